@@ -1,0 +1,31 @@
+# Third-party libraries, all from Debian 12 packages (scripts/install-deps.sh installs them).
+find_package(Eigen3 3.3 REQUIRED NO_MODULE)
+# libSBML's own CMake config drags in imported targets for its compression libraries; the
+# library and header are all we need.
+find_path(LIBSBML_INCLUDE_DIR sbml/SBMLTypes.h REQUIRED)
+find_library(LIBSBML_LIB sbml REQUIRED)
+add_library(sensode_libsbml INTERFACE)
+target_include_directories(sensode_libsbml SYSTEM INTERFACE ${LIBSBML_INCLUDE_DIR})
+target_link_libraries(sensode_libsbml INTERFACE ${LIBSBML_LIB})
+
+# Debian's libsundials-dev ships no usable CMake package config for every component, so the
+# libraries are found directly.
+find_path(SUNDIALS_INCLUDE_DIR cvodes/cvodes.h REQUIRED)
+find_library(SUNDIALS_CVODES_LIB sundials_cvodes REQUIRED)
+find_library(SUNDIALS_NVECSERIAL_LIB sundials_nvecserial REQUIRED)
+find_library(SUNDIALS_SUNLINSOLKLU_LIB sundials_sunlinsolklu REQUIRED)
+find_library(SUNDIALS_SUNLINSOLDENSE_LIB sundials_sunlinsoldense REQUIRED)
+find_library(SUNDIALS_SUNMATRIXSPARSE_LIB sundials_sunmatrixsparse REQUIRED)
+find_library(SUNDIALS_SUNMATRIXDENSE_LIB sundials_sunmatrixdense REQUIRED)
+find_library(KLU_LIB klu REQUIRED)
+add_library(sensode_sundials INTERFACE)
+target_include_directories(sensode_sundials SYSTEM INTERFACE ${SUNDIALS_INCLUDE_DIR}
+  ${SUNDIALS_INCLUDE_DIR}/suitesparse)
+target_link_libraries(sensode_sundials INTERFACE
+  ${SUNDIALS_CVODES_LIB} ${SUNDIALS_SUNLINSOLKLU_LIB} ${SUNDIALS_SUNLINSOLDENSE_LIB}
+  ${SUNDIALS_SUNMATRIXSPARSE_LIB} ${SUNDIALS_SUNMATRIXDENSE_LIB} ${SUNDIALS_NVECSERIAL_LIB}
+  ${KLU_LIB})
+
+if(SENSODE_BUILD_GUI OR SENSODE_BUILD_TESTS)
+  find_package(Qt6 REQUIRED COMPONENTS Core Gui Widgets Test Charts Svg)
+endif()

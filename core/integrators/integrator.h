@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+// The integrator interface: one class per method (CvodesIntegrator, later OdeSdIntegrator),
+// created by makeIntegrator(). Integrators see only a CompiledModel, never libSBML.
+#pragma once
+
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/common/progress.h"
+#include "core/symbolic/compiled_model.h"
+
+namespace sensode::integrators {
+
+enum class Method { OdeSd, Cvodes };
+const char* toString(Method m);
+std::optional<Method> methodFromString(const std::string& s);
+
+enum class LinearSolverKind { Auto, Dense, Sparse };
+
+struct IntegratorOptions {
+  double rtol = 1e-6;   // relative tolerance of the weighted RMS error test
+  double atol = 1e-12;  // absolute tolerance (same for every state)
+  long maxSteps = 100000;  // per advanceTo() call; exceeding it is "too much work"
+  double maxStepSize = std::numeric_limits<double>::infinity();
+  double initialStepSize = 0;  // 0 = the integrator's own estimate
+  // Dense LU for tiny systems, KLU sparse LU otherwise (Auto: sparse when nx > kDenseLimit).
+  LinearSolverKind linearSolver = LinearSolverKind::Auto;
+  static constexpr int kDenseLimit = 16;
+
+  // Message naming field, value and constraint, or nullopt when valid.
+  std::optional<std::string> validate() const;
+  bool operator==(const IntegratorOptions&) const = default;
+};
+
+struct IntegratorStats {
+  long steps = 0;
+  long rhsEvals = 0;
+  long jacEvals = 0;
+  long luFactorizations = 0;
+  long newtonIterations = 0;
+  long newtonFailures = 0;
+  long errorTestFailures = 0;
+  long secondDerivativeEvals = 0;   // ẍ evaluations (odeSD)
+  long jacobianOfSecondEvals = 0;   // J_J evaluations (odeSD)
+  bool operator==(const IntegratorStats&) const = default;
+};
+
+class Integrator {
+ public:
+  virtual ~Integrator() = default;
+  // Sets up integration of `model` from (t0, x0) with parameters p (copied).
+  virtual void initialize(std::shared_ptr<const symbolic::CompiledModel> model,
+                          const IntegratorOptions& options, double t0,
+                          const std::vector<double>& x0, const std::vector<double>& p) = 0;
+  // Integrates to tout (> current time) and writes x(tout) into x. Throws IntegrationFailure
+  // (with time, step size and cause) or Cancelled; the monitor is checked every step.
+  virtual void advanceTo(double tout, std::vector<double>& x, const ProgressMonitor& monitor) = 0;
+  virtual double currentTime() const = 0;
+  virtual const IntegratorStats& stats() const = 0;
+  virtual Method method() const = 0;
+};
+
+std::unique_ptr<Integrator> makeIntegrator(Method method);
+
+}  // namespace sensode::integrators

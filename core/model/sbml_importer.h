@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: MIT
+// SBML (Levels 2 and 3) → model::Model, through libSBML. Hierarchical models (comp) are
+// flattened by libSBML's comp flattening converter first; function definitions are expanded
+// inline. Unsupported constructs (events, delays, algebraic rules, fast reactions, ...) throw
+// UnsupportedFeature naming the construct and the element id; malformed XML, consistency errors
+// and undefined symbols throw SbmlError naming file, element and reason.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "core/model/model.h"
+
+namespace sensode::model {
+
+Model importSbmlFile(const std::filesystem::path& file);
+// `sourceName` stands in for the file name in messages (and Model::file).
+Model importSbmlString(const std::string& xml, const std::string& sourceName);
+
+}  // namespace sensode::model

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+// Stage 3 of the pipeline: evaluators for everything the integrators and sensitivity methods
+// need, each computing only the structural non-zeros of its quantity:
+//
+//   f   = dx/dt                      (nx)
+//   J   = ∂f/∂x                      sparse nx × nx
+//   fp  = ∂f/∂p                      sparse nx × np
+//   a   = ẍ = J·f + ∂f/∂t            (nx)
+//   JJ  = ∂a/∂x                      sparse nx × nx  (pattern of J² plus (∂J/∂x)·f)
+//   ap  = ∂a/∂p                      sparse nx × np
+//   x0  = x(t0; p), S0 = ∂x0/∂p      (nx), sparse nx × np
+//   y   = outputs (species values, amounts, concentrations, rule variables, reaction rates)
+//
+// All are exact symbolic derivatives compiled into tapes with shared subexpressions; calls do
+// not allocate. Sparse values come in the CSC order of the matching SparsePattern.
+//
+// Not thread-safe: every evaluator owns a scratch buffer. Use clone() for another thread.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/symbolic/ode_system.h"
+#include "core/symbolic/sparsity.h"
+#include "core/symbolic/tape.h"
+
+namespace sensode::symbolic {
+
+// Time spent building a compiled model, for the load-time report.
+struct CompileTimings {
+  double derivativeSeconds = 0;  // symbolic differentiation (J, fp, a, JJ, ap, S0)
+  double tapeSeconds = 0;        // tape compilation (ordering, CSE, slot allocation)
+  std::size_t tapeInstructions = 0;  // instructions over all tapes
+};
+
+class CompiledModel {
+ public:
+  explicit CompiledModel(OdeSystem system);
+  std::shared_ptr<CompiledModel> clone() const { return std::make_shared<CompiledModel>(*this); }
+
+  const OdeSystem& system() const { return system_; }
+  int nx() const { return system_.numStates(); }
+  int np() const { return system_.numParams(); }
+  std::vector<double> nominalParameters() const;
+
+  void rhs(double t, const double* x, const double* p, double* f) const;
+  void jacobian(double t, const double* x, const double* p, double* values) const;
+  void paramJacobian(double t, const double* x, const double* p, double* values) const;
+  void secondDerivative(double t, const double* x, const double* p, double* a) const;
+  // f and a together (shares the work of f inside a).
+  void rhsAndSecond(double t, const double* x, const double* p, double* f, double* a) const;
+  void jacobianOfSecond(double t, const double* x, const double* p, double* values) const;
+  // J and JJ together (what odeSD's Newton matrix needs).
+  void jacobianPair(double t, const double* x, const double* p, double* jValues,
+                    double* jjValues) const;
+  void secondParamJacobian(double t, const double* x, const double* p, double* values) const;
+  // ∂f/∂t (nx values; zero for autonomous models).
+  void timeDerivative(double t, const double* x, const double* p, double* ft) const;
+  void initialState(double t0, const double* p, double* x0) const;
+  void initialSensitivity(double t0, const double* p, double* values) const;
+  // Output values (value, amount and concentration of every output: 3 * outputs().size()
+  // doubles, in the order value[0..n), amount[0..n), concentration[0..n)).
+  void outputs(double t, const double* x, const double* p, double* y) const;
+
+  const SparsePattern& jacobianPattern() const { return jPattern_; }
+  const SparsePattern& paramJacobianPattern() const { return fpPattern_; }
+  const SparsePattern& jacobianOfSecondPattern() const { return jjPattern_; }
+  const SparsePattern& secondParamJacobianPattern() const { return apPattern_; }
+  const SparsePattern& initialSensitivityPattern() const { return s0Pattern_; }
+  bool isAutonomous() const { return autonomous_; }
+
+  const CompileTimings& timings() const { return timings_; }
+  // Tapes by name ("f", "J", ...) for benchmarks and the C emitter.
+  struct NamedTape {
+    std::string name;
+    const Tape* tape;
+  };
+  std::vector<NamedTape> tapes() const;
+
+ private:
+  OdeSystem system_;
+  SparsePattern jPattern_, fpPattern_, jjPattern_, apPattern_, s0Pattern_;
+  bool autonomous_ = true;
+  Tape fTape_, jTape_, fpTape_, aTape_, faTape_, jjTape_, jPairTape_, apTape_, ftTape_, x0Tape_,
+      s0Tape_, yTape_;
+  CompileTimings timings_;
+};
+
+}  // namespace sensode::symbolic

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+// The expression graph every model quantity is built from.
+//
+// An ExprPool owns hash-consed nodes: building the same node twice returns the same handle, so
+// equal subexpressions are shared by construction (this is the first half of common-subexpression
+// elimination; the tape compiler does the rest by evaluating each node once). Builders apply light
+// simplification — constant folding, 0/1 identities, flattening of nested sums and products,
+// canonical operand order — so `x*1`, `0+x` and `x+0` are all the node `x`.
+//
+// Derivatives are exact (symbolic) and memoised per (node, symbol): differentiating J·f after J
+// reuses every ∂f/∂x node already built. Booleans are the numbers 0 and 1 (SBML semantics of
+// relational operators inside arithmetic).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace sensode::symbolic {
+
+using Expr = std::uint32_t;  // handle of a node inside one ExprPool
+
+enum class Op : std::uint8_t {
+  Constant,  // value
+  Symbol,    // a named leaf; symbolIndex says which
+  Add,       // n-ary sum of children
+  Mul,       // n-ary product of children
+  Pow,       // children[0] ^ children[1]
+  // Unary functions of children[0].
+  Exp, Log, Sin, Cos, Tan, Sec, Csc, Cot, Sinh, Cosh, Tanh, Sech, Csch, Coth,
+  ArcSin, ArcCos, ArcTan, ArcSec, ArcCsc, ArcCot,
+  ArcSinh, ArcCosh, ArcTanh, ArcSech, ArcCsch, ArcCoth,
+  Abs, Floor, Ceil, Factorial, Sign,
+  // Binary.
+  Rem,       // SBML L3V2 rem: a - b*trunc(a/b)
+  Quotient,  // SBML L3V2 quotient: trunc(a/b)
+  // n-ary.
+  Min, Max,
+  // Relational, value 0 or 1, binary.
+  Lt, Le, Gt, Ge, Eq, Ne,
+  // Logical, value 0 or 1 (children are tested against 0). And/Or/Xor n-ary, Not unary.
+  And, Or, Xor, Not,
+  // Piecewise: children = v1, c1, v2, c2, ..., vk, ck, otherwise (odd count; the last child is
+  // the otherwise value, NaN when SBML gives none). The first piece whose condition is non-zero
+  // wins.
+  Piecewise,
+};
+
+const char* opName(Op op);
+
+struct Node {
+  Op op;
+  double value = 0;          // Constant only
+  std::uint32_t symbol = 0;  // Symbol only: index into the pool's symbol table
+  std::uint32_t firstChild = 0, numChildren = 0;  // range inside the pool's child array
+};
+
+class ExprPool {
+ public:
+  ExprPool();
+
+  // ---- leaves ----
+  Expr constant(double v);
+  Expr zero() const { return zero_; }
+  Expr one() const { return one_; }
+  // The symbol named `name`, created on first use. Names are unique within a pool.
+  Expr symbol(const std::string& name);
+  // The symbol if it exists, else nullopt-like: returns false and leaves out untouched.
+  bool findSymbol(const std::string& name, Expr& out) const;
+  std::uint32_t numSymbols() const { return static_cast<std::uint32_t>(symbolNames_.size()); }
+  const std::string& symbolName(std::uint32_t symbolIndex) const { return symbolNames_[symbolIndex]; }
+  Expr symbolExpr(std::uint32_t symbolIndex) const { return symbolNodes_[symbolIndex]; }
+
+  // ---- arithmetic (simplifying builders) ----
+  Expr add(Expr a, Expr b);
+  Expr add(std::span<const Expr> terms);
+  Expr sub(Expr a, Expr b);
+  Expr mul(Expr a, Expr b);
+  Expr mul(std::span<const Expr> factors);
+  Expr div(Expr a, Expr b);
+  Expr neg(Expr a);
+  Expr pow(Expr base, Expr exponent);
+  Expr sqrt(Expr a);
+  Expr log10(Expr a);
+  Expr logBase(Expr base, Expr a);  // log of a to base `base`
+  Expr root(Expr degree, Expr a);   // a^(1/degree)
+
+  // Any unary function op (Exp ... Sign) or Not.
+  Expr unary(Op op, Expr a);
+  // Rem, Quotient, Lt ... Ne (binary).
+  Expr binary(Op op, Expr a, Expr b);
+  // Min, Max, And, Or, Xor (n-ary; at least one argument).
+  Expr nary(Op op, std::span<const Expr> args);
+  // pieces = v1, c1, ..., vk, ck; otherwise may be nanExpr() when SBML gives none.
+  Expr piecewise(std::span<const Expr> pieces, Expr otherwise);
+  Expr nanExpr() { return constant(std::numeric_limits<double>::quiet_NaN()); }
+
+  // ---- inspection ----
+  const Node& node(Expr e) const { return nodes_[e]; }
+  Op op(Expr e) const { return nodes_[e].op; }
+  std::span<const Expr> children(Expr e) const {
+    const Node& n = nodes_[e];
+    return {children_.data() + n.firstChild, n.numChildren};
+  }
+  bool isConstant(Expr e) const { return nodes_[e].op == Op::Constant; }
+  bool isConstant(Expr e, double v) const {
+    return nodes_[e].op == Op::Constant && nodes_[e].value == v;
+  }
+  bool isSymbol(Expr e) const { return nodes_[e].op == Op::Symbol; }
+  std::size_t size() const { return nodes_.size(); }
+
+  // ---- transformation ----
+  // Exact derivative of e with respect to the symbol node `sym`. Memoised.
+  Expr diff(Expr e, Expr sym);
+  // Replaces symbols by expressions (map keyed by symbol node). Memoised per call.
+  Expr substitute(Expr e, const std::unordered_map<Expr, Expr>& replacement);
+  // Rebuild of `e` through `rebuild` applied to each node bottom-up (children already mapped).
+  // Used by substitute(); exposed for passes such as rateOf resolution.
+  Expr rebuild(Expr e, std::unordered_map<Expr, Expr>& memo,
+               const std::unordered_map<Expr, Expr>& leafMap);
+  // Symbol nodes e depends on, sorted by handle.
+  std::vector<Expr> dependencies(Expr e) const;
+  // True when e depends on the symbol node sym.
+  bool dependsOn(Expr e, Expr sym) const;
+
+  // Numeric evaluation of e with symbol values given by `symbolValues` indexed by symbol index
+  // (slow path for initial values and tests; compiled tapes are the fast path).
+  double evaluate(Expr e, std::span<const double> symbolValues) const;
+
+  // Readable infix text (for error messages, debugging and the C emitter's tests).
+  std::string toString(Expr e) const;
+
+ private:
+  Expr intern(Op op, double value, std::uint32_t symbol, std::span<const Expr> kids);
+  Expr makeNary(Op op, std::vector<Expr> terms);
+  Expr diffNode(Expr e, Expr sym);
+
+  std::vector<Node> nodes_;
+  std::vector<Expr> children_;
+  std::vector<std::string> symbolNames_;
+  std::vector<Expr> symbolNodes_;
+  std::unordered_map<std::string, std::uint32_t> symbolIndex_;
+  struct KeyHash {
+    std::size_t operator()(const std::vector<std::uint64_t>& k) const;
+  };
+  std::unordered_map<std::vector<std::uint64_t>, Expr, KeyHash> interned_;
+  std::unordered_map<std::uint64_t, Expr> diffMemo_;
+  Expr zero_ = 0, one_ = 0;
+};
+
+}  // namespace sensode::symbolic

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+// dx/dt = f(t, x, p) as expressions: stage 2 of the pipeline. Built from a model::Model by
+// buildOdeSystem() (ode_builder.cpp), which applies SBML semantics: amounts vs concentrations,
+// compartment-size factors, conversion factors, assignment rules (substituted in dependency
+// order), rate rules, initial assignments and rateOf.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/model/model.h"
+#include "core/symbolic/expression.h"
+
+namespace sensode::symbolic {
+
+// What a state variable x_i is.
+enum class StateKind {
+  SpeciesAmount,         // amount of a species changed by reactions (or an amount rate rule)
+  SpeciesConcentration,  // concentration of a species with a rate rule and !hasOnlySubstanceUnits
+  Compartment,           // size of a compartment with a rate rule
+  Parameter,             // parameter with a rate rule
+  SpeciesReference,      // stoichiometry with a rate rule
+};
+
+// What a parameter p_k is. All of them can be differentiated against.
+enum class ParamKind {
+  GlobalParameter,  // constant global parameter (no rule, no initial assignment)
+  LocalParameter,   // kinetic-law parameter, id "<reaction>.<local>"
+  SpeciesInitial,   // initial value of a species (amount or concentration, as the file gives it)
+  CompartmentSize,  // size of a constant compartment (no initial assignment)
+  Stoichiometry,    // constant stoichiometry of a species reference that has an id
+};
+
+const char* toString(StateKind k);
+const char* toString(ParamKind k);
+
+struct StateVar {
+  std::string id;  // SBML id of the species, compartment, parameter or species reference
+  StateKind kind;
+  Expr symbol;     // the symbol node x_i
+};
+
+struct ParamVar {
+  std::string id;  // SBML id ("<reaction>.<local>" for local parameters)
+  ParamKind kind;
+  double nominal;  // value in the file
+  Expr symbol;     // the symbol node p_k
+};
+
+// A quantity users can ask for: every SBML symbol with a value, and reaction rates.
+enum class OutputKind { Species, Compartment, Parameter, SpeciesReference, Reaction };
+
+struct OutputVar {
+  std::string id;
+  OutputKind kind;
+  Expr value;   // value in SBML semantics: species in concentration unless hasOnlySubstanceUnits
+  Expr amount;  // species: amount; others: same as value
+  Expr concentration;  // species: concentration (amount / size; amount for 0-D); others: value
+};
+
+struct OdeSystem {
+  std::string modelFile;
+  std::shared_ptr<ExprPool> pool;
+  Expr time;                     // the symbol for t
+  std::vector<StateVar> states;  // x
+  std::vector<ParamVar> params;  // p
+  std::vector<Expr> rhs;         // f_i(t, x, p), one per state
+  std::vector<Expr> initial;     // x_i(t0) as functions of p (and t at t0), one per state
+  std::vector<OutputVar> outputs;
+
+  // Stoichiometry of the species-amount states changed by reactions with constant
+  // stoichiometry (for conservation laws): triplets (state index, reaction index, coefficient),
+  // already multiplied by conversion factors. Empty when some stoichiometry is not constant;
+  // `stoichiometryIsConstant` says which.
+  struct StoichEntry {
+    int state, reaction;
+    double coefficient;
+  };
+  std::vector<StoichEntry> stoichiometry;
+  std::vector<std::string> reactionIds;
+  bool stoichiometryIsConstant = true;
+
+  int numStates() const { return static_cast<int>(states.size()); }
+  int numParams() const { return static_cast<int>(params.size()); }
+  int findState(const std::string& id) const;   // -1 when absent
+  int findParam(const std::string& id) const;   // -1 when absent
+  int findOutput(const std::string& id) const;  // -1 when absent
+};
+
+// Applies SBML semantics; throws SbmlError naming the element on anything it cannot give
+// meaning to (cyclic assignment rules, rateOf cycles, undefined symbols, NaN initial values).
+OdeSystem buildOdeSystem(const model::Model& model);
+
+}  // namespace sensode::symbolic

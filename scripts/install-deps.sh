@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Sensode builds against, only those that are missing.
+# Idempotent: a second run installs nothing and takes a second.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libsbml5-dev          # SBML import (with the comp flattening converter)
+  libeigen3-dev         # dense and sparse linear algebra
+  libsundials-dev       # CVODES
+  libsuitesparse-dev    # KLU, for SUNDIALS' sparse direct solver
+  qt6-base-dev          # Qt Widgets, Qt Test
+  qt6-charts-dev
+  qt6-svg-dev           # Debian 12's name for the Qt 6 SVG module's dev files
+  libgl-dev             # Qt6Gui's CMake config requires OpenGL headers
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
