@@ -86,6 +86,7 @@ class CompiledModel {
   Tape fTape_, jTape_, fpTape_, aTape_, faTape_, jjTape_, jPairTape_, apTape_, ftTape_, x0Tape_,
       s0Tape_, yTape_;
   CompileTimings timings_;
+  mutable std::vector<double> scratch_;  // combined outputs of the paired tapes
 };
 
 }  // namespace sensode::symbolic

@@ -50,6 +50,8 @@ enum class Op : std::uint8_t {
 };
 
 const char* opName(Op op);
+// Value of `op` applied to evaluated children (folding, slow evaluation and tapes agree on it).
+double applyOp(Op op, std::span<const double> childValues);
 
 struct Node {
   Op op;
@@ -135,11 +137,14 @@ class ExprPool {
 
  private:
   Expr intern(Op op, double value, std::uint32_t symbol, std::span<const Expr> kids);
-  Expr makeNary(Op op, std::vector<Expr> terms);
   Expr diffNode(Expr e, Expr sym);
+  Expr rebuildNode(Expr e, std::span<const Expr> kids);
 
   std::vector<Node> nodes_;
   std::vector<Expr> children_;
+  // Per node: bit (symbol index mod 64) set for every symbol it depends on. A clear bit proves
+  // independence, which lets diff() skip whole subgraphs without a traversal.
+  std::vector<std::uint64_t> masks_;
   std::vector<std::string> symbolNames_;
   std::vector<Expr> symbolNodes_;
   std::unordered_map<std::string, std::uint32_t> symbolIndex_;

@@ -41,13 +41,18 @@ class Tape {
     std::uint8_t op;        // Tape opcode (see tape.cpp)
     std::uint32_t out;      // destination slot
     std::uint32_t a, b;     // operand slots, or (first, count) into args_ for n-ary ops
+    std::uint32_t n2;       // second count, or the Op of a generic function
     double c;               // immediate constant for fused ops
   };
 
  private:
+  struct Input {
+    std::uint32_t slot, index;
+  };
   std::vector<Instr> code_;
   std::vector<std::uint32_t> args_;
-  std::vector<std::uint32_t> xSlots_, pSlots_;
+  std::vector<double> coefs_;  // per args_ entry: coefficient inside a linear combination
+  std::vector<Input> xInputs_, pInputs_;
   std::uint32_t tSlot_ = UINT32_MAX;
   std::vector<std::uint32_t> outputSlots_;
   mutable std::vector<double> slots_;  // constants pre-filled; inputs and temporaries per call

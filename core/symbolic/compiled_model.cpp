@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+#include "core/symbolic/compiled_model.h"
+
+#include <algorithm>
+#include <chrono>
+#include <tuple>
+
+namespace sensode::symbolic {
+namespace {
+
+struct Entry {
+  int row, col;
+  Expr value;
+};
+
+// Sorts entries into CSC order and splits them into a pattern and the value expressions.
+std::vector<Expr> toCsc(std::vector<Entry> entries, int rows, int cols, SparsePattern& pattern) {
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return std::tie(a.col, a.row) < std::tie(b.col, b.row); });
+  pattern.rows = rows;
+  pattern.cols = cols;
+  pattern.colPtr.assign(static_cast<std::size_t>(cols) + 1, 0);
+  pattern.rowIdx.clear();
+  std::vector<Expr> values;
+  for (const Entry& e : entries) {
+    pattern.colPtr[static_cast<std::size_t>(e.col) + 1]++;
+    pattern.rowIdx.push_back(e.row);
+    values.push_back(e.value);
+  }
+  for (int c = 0; c < cols; ++c)
+    pattern.colPtr[static_cast<std::size_t>(c) + 1] += pattern.colPtr[static_cast<std::size_t>(c)];
+  return values;
+}
+
+double secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+CompiledModel::CompiledModel(OdeSystem system) : system_(std::move(system)) {
+  ExprPool& pool = *system_.pool;
+  const int n = nx(), m = np();
+  const auto start = std::chrono::steady_clock::now();
+
+  // Symbol index → state / parameter index, to read a dependency list in one pass.
+  std::vector<int> stateOf(pool.numSymbols(), -1), paramOf(pool.numSymbols(), -1);
+  for (int i = 0; i < n; ++i) stateOf[pool.node(system_.states[static_cast<std::size_t>(i)].symbol).symbol] = i;
+  for (int k = 0; k < m; ++k) paramOf[pool.node(system_.params[static_cast<std::size_t>(k)].symbol).symbol] = k;
+
+  // Non-zero derivatives of `rows` w.r.t. states (wrt = stateOf) or parameters (paramOf).
+  auto jacobianOf = [&](const std::vector<Expr>& rows, const std::vector<int>& indexOf,
+                        const auto& varSymbol, int cols, SparsePattern& pattern) {
+    std::vector<Entry> entries;
+    for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
+      for (Expr s : pool.dependencies(rows[static_cast<std::size_t>(i)])) {
+        const int j = indexOf[pool.node(s).symbol];
+        if (j < 0) continue;
+        const Expr d = pool.diff(rows[static_cast<std::size_t>(i)], varSymbol(j));
+        if (d != pool.zero()) entries.push_back({i, j, d});
+      }
+    }
+    return toCsc(std::move(entries), static_cast<int>(rows.size()), cols, pattern);
+  };
+  auto stateSym = [&](int j) { return system_.states[static_cast<std::size_t>(j)].symbol; };
+  auto paramSym = [&](int k) { return system_.params[static_cast<std::size_t>(k)].symbol; };
+
+  const std::vector<Expr>& f = system_.rhs;
+  const std::vector<Expr> jValues = jacobianOf(f, stateOf, stateSym, n, jPattern_);
+  const std::vector<Expr> fpValues = jacobianOf(f, paramOf, paramSym, m, fpPattern_);
+
+  // ∂f/∂t and a = J·f + ∂f/∂t, built from the J entries already differentiated.
+  std::vector<Expr> ft(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    ft[static_cast<std::size_t>(i)] = pool.diff(f[static_cast<std::size_t>(i)], system_.time);
+    autonomous_ = autonomous_ && ft[static_cast<std::size_t>(i)] == pool.zero();
+  }
+  std::vector<std::vector<Expr>> aTerms(static_cast<std::size_t>(n));
+  for (int j = 0; j < n; ++j)
+    for (int k = jPattern_.colPtr[static_cast<std::size_t>(j)]; k < jPattern_.colPtr[static_cast<std::size_t>(j) + 1]; ++k)
+      aTerms[static_cast<std::size_t>(jPattern_.rowIdx[static_cast<std::size_t>(k)])].push_back(
+          pool.mul(jValues[static_cast<std::size_t>(k)], f[static_cast<std::size_t>(j)]));
+  std::vector<Expr> a(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    aTerms[static_cast<std::size_t>(i)].push_back(ft[static_cast<std::size_t>(i)]);
+    a[static_cast<std::size_t>(i)] = pool.add(aTerms[static_cast<std::size_t>(i)]);
+  }
+  const std::vector<Expr> jjValues = jacobianOf(a, stateOf, stateSym, n, jjPattern_);
+  const std::vector<Expr> apValues = jacobianOf(a, paramOf, paramSym, m, apPattern_);
+  const std::vector<Expr> s0Values = jacobianOf(system_.initial, paramOf, paramSym, m, s0Pattern_);
+
+  std::vector<Expr> y;
+  for (const auto& o : system_.outputs) y.push_back(o.value);
+  for (const auto& o : system_.outputs) y.push_back(o.amount);
+  for (const auto& o : system_.outputs) y.push_back(o.concentration);
+  timings_.derivativeSeconds = secondsSince(start);
+
+  const auto tapeStart = std::chrono::steady_clock::now();
+  TapeInputs in;
+  in.time = system_.time;
+  for (const auto& s : system_.states) in.x.push_back(s.symbol);
+  for (const auto& p : system_.params) in.p.push_back(p.symbol);
+  auto concat = [](std::vector<Expr> u, const std::vector<Expr>& v) {
+    u.insert(u.end(), v.begin(), v.end());
+    return u;
+  };
+  fTape_ = Tape(pool, in, f);
+  jTape_ = Tape(pool, in, jValues);
+  fpTape_ = Tape(pool, in, fpValues);
+  aTape_ = Tape(pool, in, a);
+  faTape_ = Tape(pool, in, concat(f, a));
+  jjTape_ = Tape(pool, in, jjValues);
+  jPairTape_ = Tape(pool, in, concat(jValues, jjValues));
+  apTape_ = Tape(pool, in, apValues);
+  ftTape_ = Tape(pool, in, ft);
+  x0Tape_ = Tape(pool, in, system_.initial);
+  s0Tape_ = Tape(pool, in, s0Values);
+  yTape_ = Tape(pool, in, y);
+  timings_.tapeSeconds = secondsSince(tapeStart);
+  for (const auto& t : tapes()) timings_.tapeInstructions += t.tape->numInstructions();
+  scratch_.resize(std::max(faTape_.numOutputs(), jPairTape_.numOutputs()));
+}
+
+std::vector<double> CompiledModel::nominalParameters() const {
+  std::vector<double> p;
+  for (const auto& v : system_.params) p.push_back(v.nominal);
+  return p;
+}
+
+void CompiledModel::rhs(double t, const double* x, const double* p, double* out) const {
+  fTape_.evaluate(t, x, p, out);
+}
+void CompiledModel::jacobian(double t, const double* x, const double* p, double* values) const {
+  jTape_.evaluate(t, x, p, values);
+}
+void CompiledModel::paramJacobian(double t, const double* x, const double* p, double* values) const {
+  fpTape_.evaluate(t, x, p, values);
+}
+void CompiledModel::secondDerivative(double t, const double* x, const double* p, double* out) const {
+  aTape_.evaluate(t, x, p, out);
+}
+void CompiledModel::rhsAndSecond(double t, const double* x, const double* p, double* f,
+                                 double* a) const {
+  faTape_.evaluate(t, x, p, scratch_.data());
+  std::copy_n(scratch_.data(), nx(), f);
+  std::copy_n(scratch_.data() + nx(), nx(), a);
+}
+void CompiledModel::jacobianOfSecond(double t, const double* x, const double* p,
+                                     double* values) const {
+  jjTape_.evaluate(t, x, p, values);
+}
+void CompiledModel::jacobianPair(double t, const double* x, const double* p, double* jValues,
+                                 double* jjValues) const {
+  jPairTape_.evaluate(t, x, p, scratch_.data());
+  std::copy_n(scratch_.data(), jPattern_.nnz(), jValues);
+  std::copy_n(scratch_.data() + jPattern_.nnz(), jjPattern_.nnz(), jjValues);
+}
+void CompiledModel::secondParamJacobian(double t, const double* x, const double* p,
+                                        double* values) const {
+  apTape_.evaluate(t, x, p, values);
+}
+void CompiledModel::timeDerivative(double t, const double* x, const double* p, double* out) const {
+  ftTape_.evaluate(t, x, p, out);
+}
+void CompiledModel::initialState(double t0, const double* p, double* x0) const {
+  x0Tape_.evaluate(t0, nullptr, p, x0);
+}
+void CompiledModel::initialSensitivity(double t0, const double* p, double* values) const {
+  s0Tape_.evaluate(t0, nullptr, p, values);
+}
+void CompiledModel::outputs(double t, const double* x, const double* p, double* y) const {
+  yTape_.evaluate(t, x, p, y);
+}
+
+std::vector<CompiledModel::NamedTape> CompiledModel::tapes() const {
+  return {{"f", &fTape_},   {"J", &jTape_},   {"fp", &fpTape_}, {"a", &aTape_},
+          {"fa", &faTape_}, {"JJ", &jjTape_}, {"J_JJ", &jPairTape_}, {"ap", &apTape_},
+          {"ft", &ftTape_}, {"x0", &x0Tape_}, {"S0", &s0Tape_}, {"y", &yTape_}};
+}
+
+}  // namespace sensode::symbolic

@@ -1,0 +1,635 @@
+// SPDX-License-Identifier: MIT
+#include "core/symbolic/expression.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "core/common/errors.h"
+
+namespace sensode::symbolic {
+namespace {
+
+bool isUnaryFunction(Op op) { return op >= Op::Exp && op <= Op::Sign; }
+bool isRelational(Op op) { return op >= Op::Lt && op <= Op::Ne; }
+
+double truthy(double v) { return v != 0.0 ? 1.0 : 0.0; }
+
+double applyUnary(Op op, double x) {
+  switch (op) {
+    case Op::Exp: return std::exp(x);
+    case Op::Log: return std::log(x);
+    case Op::Sin: return std::sin(x);
+    case Op::Cos: return std::cos(x);
+    case Op::Tan: return std::tan(x);
+    case Op::Sec: return 1.0 / std::cos(x);
+    case Op::Csc: return 1.0 / std::sin(x);
+    case Op::Cot: return 1.0 / std::tan(x);
+    case Op::Sinh: return std::sinh(x);
+    case Op::Cosh: return std::cosh(x);
+    case Op::Tanh: return std::tanh(x);
+    case Op::Sech: return 1.0 / std::cosh(x);
+    case Op::Csch: return 1.0 / std::sinh(x);
+    case Op::Coth: return 1.0 / std::tanh(x);
+    case Op::ArcSin: return std::asin(x);
+    case Op::ArcCos: return std::acos(x);
+    case Op::ArcTan: return std::atan(x);
+    case Op::ArcSec: return std::acos(1.0 / x);
+    case Op::ArcCsc: return std::asin(1.0 / x);
+    case Op::ArcCot: return std::atan(1.0 / x);
+    case Op::ArcSinh: return std::asinh(x);
+    case Op::ArcCosh: return std::acosh(x);
+    case Op::ArcTanh: return std::atanh(x);
+    case Op::ArcSech: return std::acosh(1.0 / x);
+    case Op::ArcCsch: return std::asinh(1.0 / x);
+    case Op::ArcCoth: return std::atanh(1.0 / x);
+    case Op::Abs: return std::abs(x);
+    case Op::Floor: return std::floor(x);
+    case Op::Ceil: return std::ceil(x);
+    case Op::Factorial: return std::tgamma(x + 1.0);
+    case Op::Sign: return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0);
+    case Op::Not: return x == 0.0 ? 1.0 : 0.0;
+    default: return std::nan("");
+  }
+}
+
+double applyBinary(Op op, double a, double b) {
+  switch (op) {
+    case Op::Pow: return std::pow(a, b);
+    case Op::Rem: return std::fmod(a, b);
+    case Op::Quotient: return std::trunc(a / b);
+    case Op::Lt: return a < b;
+    case Op::Le: return a <= b;
+    case Op::Gt: return a > b;
+    case Op::Ge: return a >= b;
+    case Op::Eq: return a == b;
+    case Op::Ne: return a != b;
+    default: return std::nan("");
+  }
+}
+
+}  // namespace
+
+const char* opName(Op op) {
+  static const char* names[] = {
+      "const", "symbol", "+", "*", "pow", "exp", "ln", "sin", "cos", "tan", "sec", "csc", "cot",
+      "sinh", "cosh", "tanh", "sech", "csch", "coth", "arcsin", "arccos", "arctan", "arcsec",
+      "arccsc", "arccot", "arcsinh", "arccosh", "arctanh", "arcsech", "arccsch", "arccoth", "abs",
+      "floor", "ceil", "factorial", "sign", "rem", "quotient", "min", "max", "<", "<=", ">", ">=",
+      "==", "!=", "and", "or", "xor", "not", "piecewise"};
+  return names[static_cast<int>(op)];
+}
+
+// Numeric value of an op applied to already-evaluated children (shared by evaluate() and
+// constant folding, so that folding and evaluation can never disagree).
+double applyOp(Op op, std::span<const double> v) {
+  switch (op) {
+    case Op::Add: {
+      double s = 0;
+      for (double x : v) s += x;
+      return s;
+    }
+    case Op::Mul: {
+      double s = 1;
+      for (double x : v) s *= x;
+      return s;
+    }
+    case Op::Min: return *std::min_element(v.begin(), v.end());
+    case Op::Max: return *std::max_element(v.begin(), v.end());
+    case Op::And: {
+      for (double x : v)
+        if (x == 0.0) return 0.0;
+      return 1.0;
+    }
+    case Op::Or: {
+      for (double x : v)
+        if (x != 0.0) return 1.0;
+      return 0.0;
+    }
+    case Op::Xor: {
+      double s = 0;
+      for (double x : v) s += truthy(x);
+      return std::fmod(s, 2.0);
+    }
+    case Op::Piecewise: {
+      const std::size_t n = v.size();
+      for (std::size_t i = 0; i + 1 < n; i += 2)
+        if (v[i + 1] != 0.0) return v[i];
+      return v[n - 1];
+    }
+    default:
+      if (v.size() == 1) return applyUnary(op, v[0]);
+      return applyBinary(op, v[0], v[1]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Interning. A candidate node is appended, looked up by content, and dropped again if an equal
+// node exists: no temporary key objects are allocated.
+
+std::size_t ExprPool::KeyHash::operator()(const std::vector<std::uint64_t>& k) const {
+  std::uint64_t h = 1469598103934665603ull;
+  for (auto x : k) h = (h ^ x) * 1099511628211ull;
+  return static_cast<std::size_t>(h);
+}
+
+ExprPool::ExprPool() {
+  zero_ = constant(0.0);
+  one_ = constant(1.0);
+}
+
+Expr ExprPool::intern(Op op, double value, std::uint32_t symbol, std::span<const Expr> kids) {
+  std::vector<std::uint64_t> key;
+  key.reserve(3 + kids.size());
+  key.push_back(static_cast<std::uint64_t>(op));
+  key.push_back(std::bit_cast<std::uint64_t>(value));
+  key.push_back(symbol);
+  for (Expr k : kids) key.push_back(k);
+  auto it = interned_.find(key);
+  if (it != interned_.end()) return it->second;
+  Node n;
+  n.op = op;
+  n.value = value;
+  n.symbol = symbol;
+  n.firstChild = static_cast<std::uint32_t>(children_.size());
+  n.numChildren = static_cast<std::uint32_t>(kids.size());
+  // `kids` may point into children_ itself (a sub-range of an existing node): append one by one
+  // by value so that a reallocation cannot invalidate the source.
+  for (std::size_t i = 0; i < kids.size(); ++i) {
+    const Expr k = kids[i];
+    children_.push_back(k);
+  }
+  std::uint64_t mask = 0;
+  if (op == Op::Symbol) mask = 1ull << (symbol % 64);
+  for (Expr k : kids) mask |= masks_[k];
+  const Expr id = static_cast<Expr>(nodes_.size());
+  nodes_.push_back(n);
+  masks_.push_back(mask);
+  interned_.emplace(std::move(key), id);
+  return id;
+}
+
+Expr ExprPool::constant(double v) {
+  if (v == 0.0) v = 0.0;  // fold -0 into +0 so that both intern to one node
+  return intern(Op::Constant, v, 0, {});
+}
+
+Expr ExprPool::symbol(const std::string& name) {
+  auto it = symbolIndex_.find(name);
+  if (it != symbolIndex_.end()) return symbolNodes_[it->second];
+  const auto index = static_cast<std::uint32_t>(symbolNames_.size());
+  symbolNames_.push_back(name);
+  symbolIndex_.emplace(name, index);
+  const Expr e = intern(Op::Symbol, 0.0, index, {});
+  symbolNodes_.push_back(e);
+  return e;
+}
+
+bool ExprPool::findSymbol(const std::string& name, Expr& out) const {
+  auto it = symbolIndex_.find(name);
+  if (it == symbolIndex_.end()) return false;
+  out = symbolNodes_[it->second];
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Simplifying builders.
+
+Expr ExprPool::add(Expr a, Expr b) {
+  const Expr t[2] = {a, b};
+  return add(std::span<const Expr>(t, 2));
+}
+
+Expr ExprPool::add(std::span<const Expr> terms) {
+  // Flatten, fold constants and combine like terms c1·u + c2·u = (c1+c2)·u.
+  double constantSum = 0;
+  std::map<Expr, double> coefficient;  // ordered by handle: canonical operand order
+  std::vector<Expr> stack(terms.begin(), terms.end());
+  while (!stack.empty()) {
+    const Expr t = stack.back();
+    stack.pop_back();
+    const Node& n = nodes_[t];
+    if (n.op == Op::Constant) {
+      constantSum += n.value;
+    } else if (n.op == Op::Add) {
+      for (Expr c : children(t)) stack.push_back(c);
+    } else {
+      double c = 1;
+      Expr base = t;
+      if (n.op == Op::Mul && isConstant(children(t)[0])) {
+        c = nodes_[children(t)[0]].value;
+        auto rest = children(t).subspan(1);
+        base = rest.size() == 1 ? rest[0] : intern(Op::Mul, 0, 0, rest);
+      }
+      coefficient[base] += c;
+    }
+  }
+  std::vector<Expr> out;
+  out.reserve(coefficient.size() + 1);
+  if (constantSum != 0.0 || std::isnan(constantSum)) out.push_back(constant(constantSum));
+  for (auto [base, c] : coefficient) {
+    if (c == 0.0) continue;
+    out.push_back(c == 1.0 ? base : mul(constant(c), base));
+  }
+  if (out.empty()) return zero_;
+  if (out.size() == 1) return out[0];
+  std::sort(out.begin(), out.end());
+  return intern(Op::Add, 0, 0, out);
+}
+
+Expr ExprPool::sub(Expr a, Expr b) { return add(a, neg(b)); }
+Expr ExprPool::neg(Expr a) { return mul(constant(-1.0), a); }
+
+Expr ExprPool::mul(Expr a, Expr b) {
+  const Expr t[2] = {a, b};
+  return mul(std::span<const Expr>(t, 2));
+}
+
+Expr ExprPool::mul(std::span<const Expr> factors) {
+  // Flatten, fold constants, drop ones, combine powers of one base: u^a·u^b = u^(a+b) for
+  // constant exponents (so x·x is x^2 and x/x is 1).
+  double coef = 1;
+  std::map<Expr, double> exponent;
+  std::vector<Expr> others;  // factors whose exponent is not constant
+  std::vector<Expr> stack(factors.begin(), factors.end());
+  while (!stack.empty()) {
+    const Expr f = stack.back();
+    stack.pop_back();
+    const Node& n = nodes_[f];
+    if (n.op == Op::Constant) {
+      coef *= n.value;
+    } else if (n.op == Op::Mul) {
+      for (Expr c : children(f)) stack.push_back(c);
+    } else if (n.op == Op::Pow && isConstant(children(f)[1])) {
+      exponent[children(f)[0]] += nodes_[children(f)[1]].value;
+    } else {
+      exponent[f] += 1.0;
+    }
+  }
+  if (coef == 0.0) return zero_;
+  std::vector<Expr> out;
+  for (auto [base, e] : exponent) {
+    if (e == 0.0) continue;
+    out.push_back(e == 1.0 ? base : pow(base, constant(e)));
+  }
+  std::sort(out.begin(), out.end());
+  if (out.empty()) return constant(coef);
+  if (coef != 1.0) out.insert(out.begin(), constant(coef));
+  if (out.size() == 1) return out[0];
+  return intern(Op::Mul, 0, 0, out);
+}
+
+Expr ExprPool::div(Expr a, Expr b) {
+  if (isConstant(b) && isConstant(a)) return constant(nodes_[a].value / nodes_[b].value);
+  return mul(a, pow(b, constant(-1.0)));
+}
+
+Expr ExprPool::pow(Expr base, Expr exponent) {
+  if (isConstant(exponent)) {
+    const double e = nodes_[exponent].value;
+    if (e == 0.0) return one_;
+    if (e == 1.0) return base;
+    if (isConstant(base)) return constant(std::pow(nodes_[base].value, e));
+    // (u^a)^e = u^(a·e) holds for integer e.
+    if (nodes_[base].op == Op::Pow && isConstant(children(base)[1]) && e == std::floor(e))
+      return pow(children(base)[0], constant(nodes_[children(base)[1]].value * e));
+    // (c·u·v)^e = c^e·u^e·v^e for integer e keeps products flat.
+    if (nodes_[base].op == Op::Mul && e == std::floor(e)) {
+      const std::vector<Expr> factors(children(base).begin(), children(base).end());
+      std::vector<Expr> f;
+      for (Expr c : factors) f.push_back(pow(c, exponent));
+      return mul(f);
+    }
+  } else if (isConstant(base, 1.0)) {
+    return one_;
+  }
+  const Expr k[2] = {base, exponent};
+  return intern(Op::Pow, 0, 0, k);
+}
+
+Expr ExprPool::sqrt(Expr a) { return pow(a, constant(0.5)); }
+Expr ExprPool::log10(Expr a) { return div(unary(Op::Log, a), constant(std::log(10.0))); }
+Expr ExprPool::logBase(Expr base, Expr a) { return div(unary(Op::Log, a), unary(Op::Log, base)); }
+Expr ExprPool::root(Expr degree, Expr a) { return pow(a, div(one_, degree)); }
+
+Expr ExprPool::unary(Op op, Expr a) {
+  if (!isUnaryFunction(op) && op != Op::Not)
+    throw Error(std::string("ExprPool::unary: not a unary operator: ") + opName(op));
+  if (isConstant(a)) return constant(applyUnary(op, nodes_[a].value));
+  if (op == Op::Exp && nodes_[a].op == Op::Log) return children(a)[0];
+  return intern(op, 0, 0, std::span<const Expr>(&a, 1));
+}
+
+Expr ExprPool::binary(Op op, Expr a, Expr b) {
+  if (op == Op::Pow) return pow(a, b);
+  if (!(isRelational(op) || op == Op::Rem || op == Op::Quotient))
+    throw Error(std::string("ExprPool::binary: not a binary operator: ") + opName(op));
+  if (isConstant(a) && isConstant(b)) return constant(applyBinary(op, nodes_[a].value, nodes_[b].value));
+  const Expr k[2] = {a, b};
+  return intern(op, 0, 0, k);
+}
+
+Expr ExprPool::nary(Op op, std::span<const Expr> args) {
+  if (!(op == Op::Min || op == Op::Max || op == Op::And || op == Op::Or || op == Op::Xor))
+    throw Error(std::string("ExprPool::nary: not an n-ary operator: ") + opName(op));
+  if (args.empty()) {
+    if (op == Op::And) return one_;
+    if (op == Op::Or || op == Op::Xor) return zero_;
+    throw Error(std::string(opName(op)) + " needs at least one argument");
+  }
+  bool allConstant = true;
+  std::vector<double> v;
+  for (Expr a : args) {
+    allConstant = allConstant && isConstant(a);
+    if (allConstant) v.push_back(nodes_[a].value);
+  }
+  if (allConstant) return constant(applyOp(op, v));
+  if (args.size() == 1 && (op == Op::Min || op == Op::Max)) return args[0];
+  return intern(op, 0, 0, args);
+}
+
+Expr ExprPool::piecewise(std::span<const Expr> pieces, Expr otherwise) {
+  std::vector<Expr> kept;
+  for (std::size_t i = 0; i + 1 < pieces.size(); i += 2) {
+    const Expr value = pieces[i], cond = pieces[i + 1];
+    if (isConstant(cond)) {
+      if (nodes_[cond].value == 0.0) continue;  // never taken
+      otherwise = value;                        // always taken: later pieces are unreachable
+      break;
+    }
+    kept.push_back(value);
+    kept.push_back(cond);
+  }
+  bool allSame = true;
+  for (std::size_t i = 0; i < kept.size(); i += 2) allSame = allSame && kept[i] == otherwise;
+  if (kept.empty() || allSame) return otherwise;
+  kept.push_back(otherwise);
+  return intern(Op::Piecewise, 0, 0, kept);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Differentiation.
+
+Expr ExprPool::diff(Expr e, Expr sym) {
+  if (!isSymbol(sym)) throw Error("ExprPool::diff: can only differentiate by a symbol");
+  // The dependency mask has no false negatives: a clear bit proves independence.
+  if ((masks_[e] & masks_[sym]) == 0) return zero_;
+  if (e == sym) return one_;
+  const std::uint64_t key = (static_cast<std::uint64_t>(e) << 32) | sym;
+  auto it = diffMemo_.find(key);
+  if (it != diffMemo_.end()) return it->second;
+  const Expr d = diffNode(e, sym);
+  diffMemo_.emplace(key, d);
+  return d;
+}
+
+Expr ExprPool::diffNode(Expr e, Expr sym) {
+  const Node n = nodes_[e];  // copy: building nodes may reallocate nodes_
+  const std::vector<Expr> c(children(e).begin(), children(e).end());
+  auto u = [&]() { return c[0]; };
+  auto du = [&]() { return diff(c[0], sym); };
+  auto sq = [&](Expr x) { return pow(x, constant(2.0)); };
+  switch (n.op) {
+    case Op::Constant: return zero_;
+    case Op::Symbol: return e == sym ? one_ : zero_;
+    case Op::Add: {
+      std::vector<Expr> t;
+      for (Expr x : c) t.push_back(diff(x, sym));
+      return add(t);
+    }
+    case Op::Mul: {
+      std::vector<Expr> t;
+      for (std::size_t i = 0; i < c.size(); ++i) {
+        const Expr di = diff(c[i], sym);
+        if (di == zero_) continue;
+        std::vector<Expr> f;
+        for (std::size_t j = 0; j < c.size(); ++j)
+          if (j != i) f.push_back(c[j]);
+        f.push_back(di);
+        t.push_back(mul(f));
+      }
+      return add(t);
+    }
+    case Op::Pow: {
+      const Expr base = c[0], ex = c[1];
+      const Expr db = diff(base, sym), de = diff(ex, sym);
+      if (de == zero_) {  // d(u^k) = k·u^(k−1)·du
+        if (db == zero_) return zero_;
+        return mul(std::vector<Expr>{ex, pow(base, sub(ex, one_)), db});
+      }
+      // d(u^v) = u^v·(v'·ln u + v·u'/u)
+      const Expr t1 = mul(de, unary(Op::Log, base));
+      const Expr t2 = db == zero_ ? zero_ : mul(std::vector<Expr>{ex, db, pow(base, constant(-1.0))});
+      return mul(e, add(t1, t2));
+    }
+    case Op::Exp: return mul(e, du());
+    case Op::Log: return div(du(), u());
+    case Op::Sin: return mul(unary(Op::Cos, u()), du());
+    case Op::Cos: return neg(mul(unary(Op::Sin, u()), du()));
+    case Op::Tan: return mul(add(one_, sq(e)), du());
+    case Op::Sec: return mul(std::vector<Expr>{e, unary(Op::Tan, u()), du()});
+    case Op::Csc: return neg(mul(std::vector<Expr>{e, unary(Op::Cot, u()), du()}));
+    case Op::Cot: return neg(mul(sq(unary(Op::Csc, u())), du()));
+    case Op::Sinh: return mul(unary(Op::Cosh, u()), du());
+    case Op::Cosh: return mul(unary(Op::Sinh, u()), du());
+    case Op::Tanh: return mul(sub(one_, sq(e)), du());
+    case Op::Sech: return neg(mul(std::vector<Expr>{e, unary(Op::Tanh, u()), du()}));
+    case Op::Csch: return neg(mul(std::vector<Expr>{e, unary(Op::Coth, u()), du()}));
+    case Op::Coth: return neg(mul(sq(unary(Op::Csch, u())), du()));
+    case Op::ArcSin: return div(du(), sqrt(sub(one_, sq(u()))));
+    case Op::ArcCos: return neg(div(du(), sqrt(sub(one_, sq(u())))));
+    case Op::ArcTan: return div(du(), add(one_, sq(u())));
+    case Op::ArcCot: return neg(div(du(), add(one_, sq(u()))));
+    case Op::ArcSec:
+      return div(du(), mul(unary(Op::Abs, u()), sqrt(sub(sq(u()), one_))));
+    case Op::ArcCsc:
+      return neg(div(du(), mul(unary(Op::Abs, u()), sqrt(sub(sq(u()), one_)))));
+    case Op::ArcSinh: return div(du(), sqrt(add(sq(u()), one_)));
+    case Op::ArcCosh: return div(du(), sqrt(sub(sq(u()), one_)));
+    case Op::ArcTanh:
+    case Op::ArcCoth: return div(du(), sub(one_, sq(u())));
+    case Op::ArcSech: return neg(div(du(), mul(u(), sqrt(sub(one_, sq(u()))))));
+    case Op::ArcCsch: return neg(div(du(), mul(unary(Op::Abs, u()), sqrt(add(one_, sq(u()))))));
+    case Op::Abs: return mul(unary(Op::Sign, u()), du());
+    case Op::Floor:
+    case Op::Ceil:
+    case Op::Sign:
+    case Op::Quotient:
+      return zero_;  // piecewise constant: zero almost everywhere
+    case Op::Factorial:
+      if (du() == zero_) return zero_;
+      throw Error("cannot differentiate factorial(" + toString(u()) +
+                  ") with respect to '" + symbolName(nodes_[sym].symbol) +
+                  "': factorial of a varying argument is not supported");
+    case Op::Rem:  // rem(a, b) = a − b·trunc(a/b), trunc piecewise constant
+      return sub(diff(c[0], sym), mul(diff(c[1], sym), binary(Op::Quotient, c[0], c[1])));
+    case Op::Min:
+    case Op::Max: {
+      // min(a, rest) = piecewise(a, a <= min(rest), min(rest)), differentiated piecewise.
+      const Expr a = c[0];
+      const Expr rest = nary(n.op, std::span<const Expr>(c).subspan(1));
+      const Expr cond = binary(n.op == Op::Min ? Op::Le : Op::Ge, a, rest);
+      const Expr p[2] = {diff(a, sym), cond};
+      return piecewise(p, diff(rest, sym));
+    }
+    case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Eq: case Op::Ne:
+    case Op::And: case Op::Or: case Op::Xor: case Op::Not:
+      return zero_;
+    case Op::Piecewise: {
+      std::vector<Expr> p;
+      for (std::size_t i = 0; i + 1 < c.size(); i += 2) {
+        p.push_back(diff(c[i], sym));
+        p.push_back(c[i + 1]);
+      }
+      return piecewise(p, diff(c.back(), sym));
+    }
+  }
+  return zero_;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Substitution, dependencies, evaluation, printing.
+
+Expr ExprPool::rebuildNode(Expr e, std::span<const Expr> kids) {
+  const Node n = nodes_[e];
+  switch (n.op) {
+    case Op::Constant:
+    case Op::Symbol: return e;
+    case Op::Add: return add(kids);
+    case Op::Mul: return mul(kids);
+    case Op::Pow: return pow(kids[0], kids[1]);
+    case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor: return nary(n.op, kids);
+    case Op::Piecewise: return piecewise(kids.first(kids.size() - 1), kids.back());
+    default:
+      if (kids.size() == 1) return unary(n.op, kids[0]);
+      return binary(n.op, kids[0], kids[1]);
+  }
+}
+
+Expr ExprPool::rebuild(Expr root, std::unordered_map<Expr, Expr>& memo,
+                       const std::unordered_map<Expr, Expr>& leafMap) {
+  // Iterative post-order: model expressions can be deep (long chains of assignment rules).
+  std::vector<std::pair<Expr, bool>> stack{{root, false}};
+  std::vector<Expr> kids;
+  while (!stack.empty()) {
+    auto [e, expanded] = stack.back();
+    if (memo.count(e)) {
+      stack.pop_back();
+      continue;
+    }
+    if (nodes_[e].op == Op::Symbol || nodes_[e].op == Op::Constant) {
+      auto it = leafMap.find(e);
+      memo[e] = it == leafMap.end() ? e : it->second;
+      stack.pop_back();
+      continue;
+    }
+    if (!expanded) {
+      stack.back().second = true;
+      for (Expr c : children(e))
+        if (!memo.count(c)) stack.push_back({c, false});
+      continue;
+    }
+    stack.pop_back();
+    kids.clear();
+    bool same = true;
+    for (Expr c : children(e)) {
+      kids.push_back(memo.at(c));
+      same = same && kids.back() == c;
+    }
+    memo[e] = same ? e : rebuildNode(e, kids);
+  }
+  return memo.at(root);
+}
+
+Expr ExprPool::substitute(Expr e, const std::unordered_map<Expr, Expr>& replacement) {
+  std::unordered_map<Expr, Expr> memo;
+  return rebuild(e, memo, replacement);
+}
+
+std::vector<Expr> ExprPool::dependencies(Expr e) const {
+  std::vector<Expr> out;
+  std::vector<char> seen(nodes_.size(), 0);
+  std::vector<Expr> stack{e};
+  while (!stack.empty()) {
+    const Expr x = stack.back();
+    stack.pop_back();
+    if (seen[x]) continue;
+    seen[x] = 1;
+    if (nodes_[x].op == Op::Symbol) out.push_back(x);
+    for (Expr c : children(x))
+      if (!seen[c]) stack.push_back(c);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool ExprPool::dependsOn(Expr e, Expr sym) const {
+  if ((masks_[e] & masks_[sym]) == 0) return false;
+  const auto deps = dependencies(e);
+  return std::binary_search(deps.begin(), deps.end(), sym);
+}
+
+double ExprPool::evaluate(Expr root, std::span<const double> symbolValues) const {
+  std::unordered_map<Expr, double> memo;
+  std::vector<std::pair<Expr, bool>> stack{{root, false}};
+  std::vector<double> v;
+  while (!stack.empty()) {
+    auto [e, expanded] = stack.back();
+    if (memo.count(e)) {
+      stack.pop_back();
+      continue;
+    }
+    const Node& n = nodes_[e];
+    if (n.op == Op::Constant || n.op == Op::Symbol) {
+      memo[e] = n.op == Op::Constant ? n.value
+                                     : (n.symbol < symbolValues.size() ? symbolValues[n.symbol]
+                                                                       : std::nan(""));
+      stack.pop_back();
+      continue;
+    }
+    if (!expanded) {
+      stack.back().second = true;
+      for (Expr c : children(e))
+        if (!memo.count(c)) stack.push_back({c, false});
+      continue;
+    }
+    stack.pop_back();
+    v.clear();
+    for (Expr c : children(e)) v.push_back(memo.at(c));
+    memo[e] = applyOp(n.op, v);
+  }
+  return memo.at(root);
+}
+
+std::string ExprPool::toString(Expr e) const {
+  const Node& n = nodes_[e];
+  std::ostringstream s;
+  s.precision(17);
+  auto kids = children(e);
+  switch (n.op) {
+    case Op::Constant: s << n.value; break;
+    case Op::Symbol: s << symbolNames_[n.symbol]; break;
+    case Op::Add:
+    case Op::Mul:
+      s << '(';
+      for (std::size_t i = 0; i < kids.size(); ++i) {
+        if (i) s << (n.op == Op::Add ? " + " : "*");
+        s << toString(kids[i]);
+      }
+      s << ')';
+      break;
+    case Op::Pow: s << toString(kids[0]) << '^' << toString(kids[1]); break;
+    case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Eq: case Op::Ne:
+      s << '(' << toString(kids[0]) << ' ' << opName(n.op) << ' ' << toString(kids[1]) << ')';
+      break;
+    default:
+      s << opName(n.op) << '(';
+      for (std::size_t i = 0; i < kids.size(); ++i) s << (i ? ", " : "") << toString(kids[i]);
+      s << ')';
+  }
+  return s.str();
+}
+
+}  // namespace sensode::symbolic

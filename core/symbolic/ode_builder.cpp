@@ -1,0 +1,537 @@
+// SPDX-License-Identifier: MIT
+// SBML semantics: model::Model → OdeSystem.
+//
+// Choices that follow the SBML L3V2 specification (and the Test Suite):
+// - A species changed by reactions is integrated as an amount n; its value in math is
+//   n / V (the compartment's current size) unless hasOnlySubstanceUnits. Reactions contribute
+//   stoichiometry × rate (extent per time) × conversion factor to dn/dt.
+// - A species with a rate rule is integrated in its own units: the amount when
+//   hasOnlySubstanceUnits, else the concentration (the rate rule gives d[S]/dt).
+// - A species that nothing changes (boundary, constant, or in no reaction) keeps a constant amount;
+//   its concentration follows its compartment's size.
+// - Assignment rules are substituted (they hold at all times, t0 included); cycles are an error.
+// - Quantities with an initial assignment but no rule are constants defined by that assignment.
+// - rateOf(X) is the total time derivative of X's value, Σ ∂X/∂x_j f_j + ∂X/∂t.
+// Every quantity that is a free constant becomes a parameter p_k (so that sensitivities and
+// --set cover global and local parameters, species initial values and compartment sizes).
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "core/common/errors.h"
+#include "core/symbolic/ode_system.h"
+
+namespace sensode::symbolic {
+
+const char* toString(StateKind k) {
+  switch (k) {
+    case StateKind::SpeciesAmount: return "species amount";
+    case StateKind::SpeciesConcentration: return "species concentration";
+    case StateKind::Compartment: return "compartment size";
+    case StateKind::Parameter: return "parameter";
+    case StateKind::SpeciesReference: return "stoichiometry";
+  }
+  return "?";
+}
+
+const char* toString(ParamKind k) {
+  switch (k) {
+    case ParamKind::GlobalParameter: return "global parameter";
+    case ParamKind::LocalParameter: return "local parameter";
+    case ParamKind::SpeciesInitial: return "species initial value";
+    case ParamKind::CompartmentSize: return "compartment size";
+    case ParamKind::Stoichiometry: return "stoichiometry";
+  }
+  return "?";
+}
+
+namespace {
+template <class V>
+int findById(const V& v, const std::string& id) {
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (v[i].id == id) return static_cast<int>(i);
+  return -1;
+}
+}  // namespace
+
+int OdeSystem::findState(const std::string& id) const { return findById(states, id); }
+int OdeSystem::findParam(const std::string& id) const { return findById(params, id); }
+int OdeSystem::findOutput(const std::string& id) const { return findById(outputs, id); }
+
+namespace {
+
+using model::Model;
+
+enum class SymKind { Compartment, Species, Parameter, SpeciesReference, Reaction, Local };
+
+class Builder {
+ public:
+  explicit Builder(const Model& m) : m_(m), pool_(*m.pool) {}
+
+  OdeSystem build() {
+    sys_.modelFile = m_.file;
+    sys_.pool = m_.pool;
+    sys_.time = pool_.symbol(model::kTimeSymbol);
+    indexSymbols();
+    classify();
+    createStatesAndParameters();
+    buildRates();
+    computeAllValues();
+    resolveRateOf();
+    buildInitialValues();
+    buildOutputs();
+    checkParameterValues();
+    return std::move(sys_);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& element, const std::string& reason) const {
+    throw SbmlError(m_.file, element, reason);
+  }
+
+  // ---- symbol table -----------------------------------------------------------------------
+  void indexSymbols() {
+    for (std::size_t i = 0; i < m_.compartments.size(); ++i)
+      kind_[m_.compartments[i].id] = {SymKind::Compartment, static_cast<int>(i)};
+    for (std::size_t i = 0; i < m_.species.size(); ++i)
+      kind_[m_.species[i].id] = {SymKind::Species, static_cast<int>(i)};
+    for (std::size_t i = 0; i < m_.parameters.size(); ++i)
+      kind_[m_.parameters[i].id] = {SymKind::Parameter, static_cast<int>(i)};
+    for (std::size_t r = 0; r < m_.reactions.size(); ++r) {
+      const auto& rx = m_.reactions[r];
+      kind_[rx.id] = {SymKind::Reaction, static_cast<int>(r)};
+      for (const auto* refs : {&rx.reactants, &rx.products})
+        for (const auto& sr : *refs)
+          if (!sr.id.empty()) {
+            speciesRefs_[sr.id] = &sr;
+            kind_[sr.id] = {SymKind::SpeciesReference, static_cast<int>(r)};
+          }
+      for (const auto& lp : rx.localParameters)
+        kind_[model::localParameterSymbol(rx.id, lp.id)] = {SymKind::Local, static_cast<int>(r)};
+    }
+    for (const auto& rule : m_.rules) {
+      if (!kind_.count(rule.variable))
+        fail(rule.variable, "rule variable '" + rule.variable + "' is not defined in the model");
+      auto& slot = rule.kind == model::RuleKind::Assignment ? assignment_ : rateRule_;
+      if (assignment_.count(rule.variable) || rateRule_.count(rule.variable))
+        fail(rule.variable, "more than one rule sets '" + rule.variable + "'");
+      slot[rule.variable] = rule.math;
+    }
+    for (const auto& ia : m_.initialAssignments) {
+      if (!kind_.count(ia.symbol))
+        fail(ia.symbol, "initial assignment to undefined symbol '" + ia.symbol + "'");
+      initialAssignment_[ia.symbol] = ia.math;
+    }
+  }
+
+  const model::Species& species(const std::string& id) const {
+    return m_.species[static_cast<std::size_t>(kind_.at(id).second)];
+  }
+  const model::Compartment& compartment(const std::string& id) const {
+    auto it = kind_.find(id);
+    if (it == kind_.end() || it->second.first != SymKind::Compartment)
+      fail(id, "compartment '" + id + "' is not defined");
+    return m_.compartments[static_cast<std::size_t>(it->second.second)];
+  }
+  bool isZeroDimensional(const std::string& compartmentId) const {
+    return compartment(compartmentId).spatialDimensions == 0;
+  }
+
+  // ---- which species reactions change ----------------------------------------------------
+  void classify() {
+    for (const auto& rx : m_.reactions)
+      for (const auto* refs : {&rx.reactants, &rx.products})
+        for (const auto& sr : *refs) {
+          auto it = kind_.find(sr.species);
+          if (it == kind_.end() || it->second.first != SymKind::Species)
+            fail(rx.id, "reaction refers to undefined species '" + sr.species + "'");
+          const auto& sp = species(sr.species);
+          if (!sp.boundaryCondition && !sp.constant && !assignment_.count(sp.id) &&
+              !rateRule_.count(sp.id))
+            reactionDriven_.insert(sp.id);
+        }
+  }
+
+  // ---- x and p ---------------------------------------------------------------------------
+  void addState(const std::string& id, StateKind kind) {
+    stateIndex_[id] = static_cast<int>(sys_.states.size());
+    sys_.states.push_back({id, kind, pool_.symbol("@x:" + id)});
+  }
+  Expr addParam(const std::string& id, ParamKind kind, double nominal) {
+    paramIndex_[id] = static_cast<int>(sys_.params.size());
+    const Expr s = pool_.symbol("@p:" + id);
+    sys_.params.push_back({id, kind, nominal, s});
+    return s;
+  }
+  Expr paramSymbol(const std::string& id) const {
+    return sys_.params[static_cast<std::size_t>(paramIndex_.at(id))].symbol;
+  }
+  Expr stateSymbol(const std::string& id) const {
+    return sys_.states[static_cast<std::size_t>(stateIndex_.at(id))].symbol;
+  }
+  bool isState(const std::string& id) const { return stateIndex_.count(id) > 0; }
+  bool isParam(const std::string& id) const { return paramIndex_.count(id) > 0; }
+  bool ruled(const std::string& id) const {
+    return assignment_.count(id) || rateRule_.count(id);
+  }
+
+  void createStatesAndParameters() {
+    for (const auto& sp : m_.species) {
+      if (rateRule_.count(sp.id))
+        addState(sp.id, sp.hasOnlySubstanceUnits || isZeroDimensional(sp.compartment)
+                            ? StateKind::SpeciesAmount
+                            : StateKind::SpeciesConcentration);
+      else if (reactionDriven_.count(sp.id))
+        addState(sp.id, StateKind::SpeciesAmount);
+    }
+    for (const auto& c : m_.compartments)
+      if (rateRule_.count(c.id)) addState(c.id, StateKind::Compartment);
+    for (const auto& p : m_.parameters)
+      if (rateRule_.count(p.id)) addState(p.id, StateKind::Parameter);
+    for (const auto& [id, ref] : speciesRefs_)
+      if (rateRule_.count(id)) addState(id, StateKind::SpeciesReference);
+
+    // Free constants: everything without an assignment rule or initial assignment. For rate-rule
+    // states the parameter is the initial value.
+    for (const auto& p : m_.parameters)
+      if (!assignment_.count(p.id) && !initialAssignment_.count(p.id))
+        addParam(p.id, ParamKind::GlobalParameter, p.value);
+    for (const auto& rx : m_.reactions)
+      for (const auto& lp : rx.localParameters)
+        addParam(model::localParameterSymbol(rx.id, lp.id), ParamKind::LocalParameter, lp.value);
+    for (const auto& sp : m_.species)
+      if (!assignment_.count(sp.id) && !initialAssignment_.count(sp.id))
+        addParam(sp.id, ParamKind::SpeciesInitial,
+                 !std::isnan(sp.initialAmount) ? sp.initialAmount : sp.initialConcentration);
+    for (const auto& c : m_.compartments)
+      if (!assignment_.count(c.id) && !initialAssignment_.count(c.id))
+        addParam(c.id, ParamKind::CompartmentSize,
+                 c.spatialDimensions == 0 && std::isnan(c.size) ? 1.0 : c.size);
+  }
+
+  // ---- values over time (valueOf) and at t0 (initOf) ---------------------------------------
+  // resolve() replaces every SBML symbol in an expression by its value; the lookup function
+  // decides which (valueOf for dynamics, initOf for initial values).
+  Expr resolveWith(Expr e, const std::string& context,
+                   const std::function<Expr(const std::string&)>& lookup) {
+    std::unordered_map<Expr, Expr> leaves;
+    for (Expr s : pool_.dependencies(e)) {
+      const std::string& name = pool_.symbolName(pool_.node(s).symbol);
+      if (s == sys_.time || name.rfind("@rateOf:", 0) == 0 || name.rfind("@x:", 0) == 0 ||
+          name.rfind("@p:", 0) == 0)
+        continue;
+      if (!kind_.count(name)) fail(context, "undefined symbol '" + name + "' in math");
+      leaves[s] = lookup(name);
+    }
+    return pool_.substitute(e, leaves);
+  }
+  Expr resolve(Expr e, const std::string& context) {
+    return resolveWith(e, context, [this](const std::string& id) { return valueOf(id); });
+  }
+  Expr resolveInit(Expr e, const std::string& context) {
+    return resolveWith(e, context, [this](const std::string& id) { return initOf(id); });
+  }
+
+  Expr compartmentValue(const std::string& cId) {
+    return isZeroDimensional(cId) ? pool_.one() : valueOf(cId);
+  }
+
+  // Constant amount of a species nothing changes: its initial amount.
+  Expr constantAmount(const model::Species& sp) {
+    const Expr v = initOf(sp.id);
+    if (sp.hasOnlySubstanceUnits || isZeroDimensional(sp.compartment)) return v;
+    return pool_.mul(v, initOf(sp.compartment));
+  }
+
+  Expr valueOf(const std::string& id) {
+    if (auto it = value_.find(id); it != value_.end()) return it->second;
+    if (!visiting_.insert(id).second)
+      fail(id, "assignment rules or initial assignments form a cycle through '" + id + "'");
+    const Expr v = computeValue(id);
+    visiting_.erase(id);
+    value_[id] = v;
+    return v;
+  }
+
+  Expr computeValue(const std::string& id) {
+    const auto [kind, index] = kind_.at(id);
+    if (kind == SymKind::Reaction) {
+      const auto& rx = m_.reactions[static_cast<std::size_t>(index)];
+      return rx.rate ? resolve(*rx.rate, rx.id) : pool_.zero();
+    }
+    if (kind == SymKind::Local) return paramSymbol(id);
+    if (auto it = assignment_.find(id); it != assignment_.end()) return resolve(it->second, id);
+    if (kind == SymKind::Species) {
+      const auto& sp = m_.species[static_cast<std::size_t>(index)];
+      const bool amountUnits = sp.hasOnlySubstanceUnits || isZeroDimensional(sp.compartment);
+      if (isState(id)) {
+        const auto& st = sys_.states[static_cast<std::size_t>(stateIndex_.at(id))];
+        if (st.kind == StateKind::SpeciesConcentration || amountUnits) return st.symbol;
+        return pool_.div(st.symbol, compartmentValue(sp.compartment));
+      }
+      const Expr n = constantAmount(sp);
+      return amountUnits ? n : pool_.div(n, compartmentValue(sp.compartment));
+    }
+    if (isState(id)) return stateSymbol(id);
+    if (kind == SymKind::SpeciesReference) {
+      // A constant stoichiometry: the number given, or its initial assignment.
+      if (initialAssignment_.count(id)) return initOf(id);
+      const double s = speciesRefs_.at(id)->stoichiometry;
+      return pool_.constant(std::isnan(s) ? 1.0 : s);
+    }
+    // Compartments and parameters: a free constant, or a constant fixed by its initial assignment.
+    if (isParam(id)) return paramSymbol(id);
+    return initOf(id);
+  }
+
+  Expr initOf(const std::string& id) {
+    if (auto it = init_.find(id); it != init_.end()) return it->second;
+    const std::string key = "init:" + id;
+    if (!visiting_.insert(key).second)
+      fail(id, "initial assignments or assignment rules form a cycle through '" + id + "'");
+    const Expr v = computeInit(id);
+    visiting_.erase(key);
+    init_[id] = v;
+    return v;
+  }
+
+  Expr computeInit(const std::string& id) {
+    const auto [kind, index] = kind_.at(id);
+    if (auto it = initialAssignment_.find(id); it != initialAssignment_.end())
+      return resolveInit(it->second, id);
+    if (auto it = assignment_.find(id); it != assignment_.end()) return resolveInit(it->second, id);
+    switch (kind) {
+      case SymKind::Reaction: {
+        const auto& rx = m_.reactions[static_cast<std::size_t>(index)];
+        return rx.rate ? resolveInit(*rx.rate, rx.id) : pool_.zero();
+      }
+      case SymKind::Local: return paramSymbol(id);
+      case SymKind::Species: {
+        const auto& sp = m_.species[static_cast<std::size_t>(index)];
+        const Expr p = paramSymbol(id);
+        const bool amountUnits = sp.hasOnlySubstanceUnits || isZeroDimensional(sp.compartment);
+        if (!std::isnan(sp.initialAmount))
+          return amountUnits ? p : pool_.div(p, initOf(sp.compartment));
+        if (!std::isnan(sp.initialConcentration))
+          return amountUnits && !isZeroDimensional(sp.compartment)
+                     ? pool_.mul(p, initOf(sp.compartment))
+                     : p;
+        return p;  // no value: the parameter is NaN and checkParameterValues() reports it
+      }
+      case SymKind::SpeciesReference: {
+        const double s = speciesRefs_.at(id)->stoichiometry;
+        return pool_.constant(std::isnan(s) ? 1.0 : s);
+      }
+      case SymKind::Compartment:
+        if (isZeroDimensional(id) && !isParam(id)) return pool_.one();
+        [[fallthrough]];
+      case SymKind::Parameter: return paramSymbol(id);
+    }
+    return pool_.nanExpr();
+  }
+
+  // ---- dx/dt ------------------------------------------------------------------------------
+  Expr stoichiometry(const model::SpeciesReference& sr, const std::string& reactionId) {
+    if (!sr.id.empty()) return valueOf(sr.id);
+    if (sr.stoichiometryMath) return resolve(*sr.stoichiometryMath, reactionId);
+    return pool_.constant(std::isnan(sr.stoichiometry) ? 1.0 : sr.stoichiometry);
+  }
+
+  Expr conversionFactor(const model::Species& sp) {
+    const std::string& cf = !sp.conversionFactor.empty() ? sp.conversionFactor : m_.conversionFactor;
+    return cf.empty() ? pool_.one() : valueOf(cf);
+  }
+
+  void buildRates() {
+    sys_.rhs.assign(sys_.states.size(), pool_.zero());
+    // Reaction contributions to species amounts.
+    std::vector<std::vector<Expr>> terms(sys_.states.size());
+    for (std::size_t r = 0; r < m_.reactions.size(); ++r) {
+      const auto& rx = m_.reactions[r];
+      sys_.reactionIds.push_back(rx.id);
+      const Expr rate = valueOf(rx.id);
+      auto contribute = [&](const model::SpeciesReference& sr, double sign) {
+        if (!reactionDriven_.count(sr.species)) return;
+        const int i = stateIndex_.at(sr.species);
+        const Expr nu = pool_.mul(std::vector<Expr>{pool_.constant(sign), stoichiometry(sr, rx.id),
+                                                    conversionFactor(species(sr.species))});
+        terms[static_cast<std::size_t>(i)].push_back(pool_.mul(nu, rate));
+        recordStoichiometry(i, static_cast<int>(r), nu);
+      };
+      for (const auto& sr : rx.reactants) contribute(sr, -1.0);
+      for (const auto& sr : rx.products) contribute(sr, +1.0);
+    }
+    for (std::size_t i = 0; i < sys_.states.size(); ++i) {
+      const auto& st = sys_.states[i];
+      if (auto it = rateRule_.find(st.id); it != rateRule_.end())
+        sys_.rhs[i] = resolve(it->second, st.id);
+      else
+        sys_.rhs[i] = pool_.add(terms[i]);
+    }
+  }
+
+  // Numeric stoichiometry for conservation-law analysis: only when the coefficient does not vary
+  // with time or state (parameters such as conversion factors are taken at their nominal values).
+  void recordStoichiometry(int state, int reaction, Expr nu) {
+    bool constant = true;
+    for (Expr s : pool_.dependencies(nu)) constant = constant && isParamSymbol(s);
+    if (!constant) {
+      sys_.stoichiometryIsConstant = false;
+      return;
+    }
+    std::vector<double> values(pool_.numSymbols(), std::nan(""));
+    for (const auto& p : sys_.params) values[pool_.node(p.symbol).symbol] = p.nominal;
+    sys_.stoichiometry.push_back({state, reaction, pool_.evaluate(nu, values)});
+  }
+  bool isParamSymbol(Expr s) const {
+    for (const auto& p : sys_.params)
+      if (p.symbol == s) return true;
+    return false;
+  }
+
+  // Values of every symbol, computed before rateOf is resolved so that a rateOf inside any of
+  // them (not only inside f) is found.
+  void computeAllValues() {
+    for (const auto& [id, kind] : kind_)
+      if (kind.first != SymKind::Local) valueOf(id);
+  }
+
+  // rateOf(X) = Σ_j ∂value(X)/∂x_j · f_j + ∂value(X)/∂t, substituted until no rateOf remains;
+  // a rate that depends on itself is an algebraic loop.
+  void resolveRateOf() {
+    std::map<Expr, std::string> placeholders;
+    auto collect = [&](Expr e) {
+      for (Expr s : pool_.dependencies(e)) {
+        const std::string& name = pool_.symbolName(pool_.node(s).symbol);
+        if (name.rfind("@rateOf:", 0) == 0) placeholders[s] = name.substr(8);
+      }
+    };
+    for (Expr e : sys_.rhs) collect(e);
+    for (const auto& [id, e] : value_) collect(e);
+    if (placeholders.empty()) return;
+    std::unordered_map<Expr, Expr> rate;
+    for (const auto& [sym, id] : placeholders) {
+      if (!kind_.count(id)) fail(id, "rateOf of undefined symbol '" + id + "'");
+      rate[sym] = totalDerivative(valueOf(id));
+    }
+    for (std::size_t round = 0; round <= placeholders.size(); ++round) {
+      bool pending = false;
+      for (auto& [sym, e] : rate) {
+        e = pool_.substitute(e, rate);
+        for (const auto& [other, id] : placeholders) pending = pending || pool_.dependsOn(e, other);
+      }
+      if (!pending) break;
+      if (round == placeholders.size())
+        fail(placeholders.begin()->second, "rateOf forms an algebraic loop through '" +
+                                                placeholders.begin()->second + "'");
+    }
+    for (auto& e : sys_.rhs) e = pool_.substitute(e, rate);
+    rateOf_ = std::move(rate);
+  }
+
+  Expr totalDerivative(Expr v) {
+    std::vector<Expr> terms{pool_.diff(v, sys_.time)};
+    for (std::size_t j = 0; j < sys_.states.size(); ++j) {
+      const Expr d = pool_.diff(v, sys_.states[j].symbol);
+      if (d != pool_.zero()) terms.push_back(pool_.mul(d, sys_.rhs[j]));
+    }
+    return pool_.add(terms);
+  }
+
+  // ---- x(t0) ------------------------------------------------------------------------------
+  void buildInitialValues() {
+    for (const auto& st : sys_.states) {
+      Expr x0 = initOf(st.id);
+      if (st.kind == StateKind::SpeciesAmount) {
+        const auto& sp = species(st.id);
+        if (!sp.hasOnlySubstanceUnits && !isZeroDimensional(sp.compartment))
+          x0 = pool_.mul(x0, initOf(sp.compartment));
+      }
+      for (Expr s : pool_.dependencies(x0)) {
+        const std::string& name = pool_.symbolName(pool_.node(s).symbol);
+        if (name.rfind("@rateOf:", 0) == 0)
+          throw UnsupportedFeature(m_.file, st.id, "rateOf in an initial value");
+      }
+      sys_.initial.push_back(x0);
+    }
+  }
+
+  // ---- outputs ----------------------------------------------------------------------------
+  Expr withRates(Expr e) { return rateOf_.empty() ? e : pool_.substitute(e, rateOf_); }
+
+
+  void addOutput(const std::string& id, OutputKind kind, Expr value, Expr amount, Expr conc) {
+    sys_.outputs.push_back({id, kind, withRates(value), withRates(amount), withRates(conc)});
+  }
+
+  void buildOutputs() {
+    for (const auto& sp : m_.species) {
+      const Expr v = valueOf(sp.id);
+      const bool amountUnits = sp.hasOnlySubstanceUnits || isZeroDimensional(sp.compartment);
+      const Expr size = compartmentValue(sp.compartment);
+      Expr amount, conc;
+      if (isState(sp.id) && sys_.states[static_cast<std::size_t>(stateIndex_.at(sp.id))].kind ==
+                                StateKind::SpeciesAmount) {
+        amount = stateSymbol(sp.id);
+      } else {
+        amount = amountUnits ? v : pool_.mul(v, size);
+      }
+      conc = isZeroDimensional(sp.compartment) ? amount : pool_.div(amount, size);
+      addOutput(sp.id, OutputKind::Species, v, amount, conc);
+    }
+    for (const auto& c : m_.compartments) {
+      const Expr v = compartmentValue(c.id);
+      addOutput(c.id, OutputKind::Compartment, v, v, v);
+    }
+    for (const auto& p : m_.parameters) {
+      const Expr v = valueOf(p.id);
+      addOutput(p.id, OutputKind::Parameter, v, v, v);
+    }
+    for (const auto& [id, ref] : speciesRefs_) {
+      const Expr v = valueOf(id);
+      addOutput(id, OutputKind::SpeciesReference, v, v, v);
+    }
+    for (const auto& rx : m_.reactions) {
+      const Expr v = valueOf(rx.id);
+      addOutput(rx.id, OutputKind::Reaction, v, v, v);
+    }
+  }
+
+  // A parameter without a value is an error only if something uses it.
+  void checkParameterValues() {
+    std::set<Expr> used;
+    auto mark = [&](Expr e) {
+      for (Expr s : pool_.dependencies(e)) used.insert(s);
+    };
+    for (Expr e : sys_.rhs) mark(e);
+    for (Expr e : sys_.initial) mark(e);
+    for (const auto& p : sys_.params) {
+      if (std::isfinite(p.nominal) || !used.count(p.symbol)) continue;
+      if (std::isnan(p.nominal))
+        fail(p.id, std::string(toString(p.kind)) + " '" + p.id +
+                       "' has no value (no value attribute, initial assignment or rule)");
+      fail(p.id, std::string(toString(p.kind)) + " '" + p.id + "' has a non-finite value");
+    }
+  }
+
+  const Model& m_;
+  ExprPool& pool_;
+  OdeSystem sys_;
+  std::unordered_map<std::string, std::pair<SymKind, int>> kind_;
+  std::map<std::string, const model::SpeciesReference*> speciesRefs_;
+  std::unordered_map<std::string, Expr> assignment_, rateRule_, initialAssignment_;
+  std::set<std::string> reactionDriven_;
+  std::unordered_map<std::string, int> stateIndex_, paramIndex_;
+  std::unordered_map<std::string, Expr> value_, init_;
+  std::set<std::string> visiting_;
+  std::unordered_map<Expr, Expr> rateOf_;
+};
+
+}  // namespace
+
+OdeSystem buildOdeSystem(const model::Model& model) { return Builder(model).build(); }
+
+}  // namespace sensode::symbolic
