@@ -136,8 +136,12 @@ class Builder {
       fail(id, "compartment '" + id + "' is not defined");
     return m_.compartments[static_cast<std::size_t>(it->second.second)];
   }
+  // A 0-D compartment without any size has no volume to divide by: its species' concentrations
+  // are their amounts. With a size (the Test Suite's 0-D cases give one) the usual rules apply.
   bool isZeroDimensional(const std::string& compartmentId) const {
-    return compartment(compartmentId).spatialDimensions == 0;
+    const auto& c = compartment(compartmentId);
+    return c.spatialDimensions == 0 && std::isnan(c.size) && !ruled(c.id) &&
+           !initialAssignment_.count(c.id);
   }
 
   // ---- which species reactions change ----------------------------------------------------
@@ -231,8 +235,10 @@ class Builder {
   Expr resolve(Expr e, const std::string& context) {
     return resolveWith(e, context, [this](const std::string& id) { return valueOf(id); });
   }
+  // Initial values hold at SBML's time 0: csymbol time in them is 0, not the running time.
   Expr resolveInit(Expr e, const std::string& context) {
-    return resolveWith(e, context, [this](const std::string& id) { return initOf(id); });
+    const Expr v = resolveWith(e, context, [this](const std::string& id) { return initOf(id); });
+    return pool_.substitute(v, {{sys_.time, pool_.zero()}});
   }
 
   Expr compartmentValue(const std::string& cId) {
@@ -277,7 +283,10 @@ class Builder {
     }
     if (isState(id)) return stateSymbol(id);
     if (kind == SymKind::SpeciesReference) {
-      // A constant stoichiometry: the number given, or its initial assignment.
+      // L2 stoichiometryMath, else a constant: the number given, or its initial assignment.
+      const auto* ref = speciesRefs_.at(id);
+      if (ref->stoichiometryMath)
+        return resolve(*ref->stoichiometryMath, m_.reactions[static_cast<std::size_t>(index)].id);
       if (initialAssignment_.count(id)) return initOf(id);
       const double s = speciesRefs_.at(id)->stoichiometry;
       return pool_.constant(std::isnan(s) ? 1.0 : s);
@@ -322,7 +331,9 @@ class Builder {
         return p;  // no value: the parameter is NaN and checkParameterValues() reports it
       }
       case SymKind::SpeciesReference: {
-        const double s = speciesRefs_.at(id)->stoichiometry;
+        const auto* ref = speciesRefs_.at(id);
+        if (ref->stoichiometryMath) return resolveInit(*ref->stoichiometryMath, id);
+        const double s = ref->stoichiometry;
         return pool_.constant(std::isnan(s) ? 1.0 : s);
       }
       case SymKind::Compartment:
@@ -335,7 +346,7 @@ class Builder {
 
   // ---- dx/dt ------------------------------------------------------------------------------
   Expr stoichiometry(const model::SpeciesReference& sr, const std::string& reactionId) {
-    if (!sr.id.empty()) return valueOf(sr.id);
+    if (!sr.id.empty()) return valueOf(sr.id);  // rules, stoichiometryMath, assignments
     if (sr.stoichiometryMath) return resolve(*sr.stoichiometryMath, reactionId);
     return pool_.constant(std::isnan(sr.stoichiometry) ? 1.0 : sr.stoichiometry);
   }

@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: MIT
+#include "core/integrators/cvodes_integrator.h"
+
+#include <cvodes/cvodes.h>
+#include <cvodes/cvodes_ls.h>
+#include <nvector/nvector_serial.h>
+#include <sunlinsol/sunlinsol_dense.h>
+#include <sunlinsol/sunlinsol_klu.h>
+#include <sunmatrix/sunmatrix_dense.h>
+#include <sunmatrix/sunmatrix_sparse.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <utility>
+
+#include "core/common/errors.h"
+#include "core/integrators/detail/sundials_handles.h"
+
+namespace sensode::integrators {
+
+namespace {
+
+std::string num(double v, int precision = 6) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+  return buf;
+}
+
+// What went wrong inside a callback, recorded for the exception thrown after CVode() returns.
+struct CallbackRecord {
+  enum class Kind { None, NonFiniteRhs, NonFiniteJacobian, Exception };
+  Kind kind = Kind::None;
+  int row = -1, col = -1;  // state index (f), or Jacobian entry (row, col)
+  double t = 0;
+  std::string what;  // Exception: what()
+};
+
+// One-line cause for a CVode() return flag.
+const char* describeFlag(int flag) {
+  switch (flag) {
+    case CV_TOO_MUCH_ACC: return "requested accuracy too high for machine precision";
+    case CV_ERR_FAILURE: return "error test failed repeatedly (step size too small)";
+    case CV_CONV_FAILURE: return "Newton iteration failed to converge repeatedly (step size too small)";
+    case CV_LSETUP_FAIL: return "linear solver setup failed (singular iteration matrix?)";
+    case CV_LSOLVE_FAIL: return "linear solve failed";
+    case CV_RHSFUNC_FAIL: return "right-hand side evaluation failed";
+    case CV_FIRST_RHSFUNC_ERR: return "right-hand side evaluation failed at the first call";
+    case CV_REPTD_RHSFUNC_ERR: return "repeated recoverable right-hand side errors";
+    case CV_UNREC_RHSFUNC_ERR: return "unrecoverable right-hand side error";
+    case CV_NLS_FAIL: return "nonlinear solver failed";
+    case CV_TOO_CLOSE: return "output time too close to the start time";
+    case CV_ILL_INPUT: return "illegal input";
+    default: return "CVODES error";
+  }
+}
+
+// Consecutive steps that leave t unchanged before advanceTo gives up.
+constexpr long kMaxStalledSteps = 100;
+
+}  // namespace
+
+struct CvodesIntegrator::Impl {
+  std::shared_ptr<const symbolic::CompiledModel> model;
+  IntegratorOptions options;
+  std::vector<double> p;
+  int nx = 0;
+  double t = 0;                // time of the last output (or t0)
+  std::vector<double> xLast;   // x(t)
+  bool sparse = false;
+  bool initialized = false;
+  IntegratorStats stats;
+
+  // Jacobian: values in the CompiledModel's CSC order, scattered into a pattern that is the
+  // model's pattern plus the diagonal (so CVODES's M = I − γJ never has to grow the matrix and
+  // KLU's symbolic factorisation stays valid).
+  std::vector<double> jacValues;
+  std::vector<sunindextype> colPtr, rowIdx;  // merged pattern
+  std::vector<sunindextype> target;          // model entry k → position in merged pattern
+
+  CallbackRecord record;     // the current CVode() call's first callback problem
+  CallbackRecord recovered;  // the latest problem CVODES recovered from in this advanceTo()
+  std::string cvodeMessage;  // last error message CVODES reported (never printed)
+
+  // Declaration order = construction order; destroyed in reverse (see sundials_handles.h).
+  detail::ContextPtr ctx;
+  detail::VectorPtr y, yOut;
+  detail::MatrixPtr A;
+  detail::LinearSolverPtr ls;
+  detail::CvodeMemPtr mem;
+
+  void reset() {
+    mem.reset();
+    ls.reset();
+    A.reset();
+    yOut.reset();
+    y.reset();
+    ctx.reset();
+    stats = {};
+    record = {};
+    cvodeMessage.clear();
+    initialized = false;
+  }
+
+  void buildMergedPattern() {
+    const symbolic::SparsePattern& jp = model->jacobianPattern();
+    jacValues.assign(static_cast<std::size_t>(jp.nnz()), 0.0);
+    colPtr.assign(static_cast<std::size_t>(nx) + 1, 0);
+    rowIdx.clear();
+    target.assign(static_cast<std::size_t>(jp.nnz()), 0);
+    for (int j = 0; j < nx; ++j) {
+      bool diagonalDone = false;
+      for (int k = jp.colPtr[static_cast<std::size_t>(j)];
+           k < jp.colPtr[static_cast<std::size_t>(j) + 1]; ++k) {
+        const int i = jp.rowIdx[static_cast<std::size_t>(k)];
+        if (!diagonalDone && i > j) {
+          rowIdx.push_back(j);
+          diagonalDone = true;
+        }
+        if (i == j) diagonalDone = true;
+        target[static_cast<std::size_t>(k)] = static_cast<sunindextype>(rowIdx.size());
+        rowIdx.push_back(i);
+      }
+      if (!diagonalDone) rowIdx.push_back(j);
+      colPtr[static_cast<std::size_t>(j) + 1] = static_cast<sunindextype>(rowIdx.size());
+    }
+  }
+
+  void refreshStats() {
+    if (!mem) return;
+    void* m = mem.get();
+    long v = 0;
+    if (CVodeGetNumSteps(m, &v) == CV_SUCCESS) stats.steps = v;
+    if (CVodeGetNumRhsEvals(m, &v) == CV_SUCCESS) stats.rhsEvals = v;
+    long lsRhs = 0;  // f evaluations for difference-quotient Jacobians (none: J is analytic)
+    if (CVodeGetNumLinRhsEvals(m, &lsRhs) == CV_SUCCESS) stats.rhsEvals += lsRhs;
+    if (CVodeGetNumJacEvals(m, &v) == CV_SUCCESS) stats.jacEvals = v;
+    if (CVodeGetNumLinSolvSetups(m, &v) == CV_SUCCESS) stats.luFactorizations = v;
+    if (CVodeGetNumNonlinSolvIters(m, &v) == CV_SUCCESS) stats.newtonIterations = v;
+    if (CVodeGetNumNonlinSolvConvFails(m, &v) == CV_SUCCESS) stats.newtonFailures = v;
+    if (CVodeGetNumErrTestFails(m, &v) == CV_SUCCESS) stats.errorTestFailures = v;
+  }
+
+  std::string stateName(int i) const {
+    const auto& states = model->system().states;
+    if (i >= 0 && i < static_cast<int>(states.size())) {
+      return "'" + states[static_cast<std::size_t>(i)].id + "'";
+    }
+    return "#" + std::to_string(i);
+  }
+
+  static std::string describe(const CallbackRecord& record, const Impl& self) {
+    switch (record.kind) {
+      case CallbackRecord::Kind::NonFiniteRhs:
+        return "non-finite value in f for state " + self.stateName(record.row) + " at t = " +
+               num(record.t);
+      case CallbackRecord::Kind::NonFiniteJacobian:
+        return "non-finite value in the Jacobian entry d f[" + self.stateName(record.row) +
+               "] / d " + self.stateName(record.col) + " at t = " + num(record.t);
+      case CallbackRecord::Kind::Exception:
+        return "error while evaluating the model at t = " + num(record.t) + ": " + record.what;
+      case CallbackRecord::Kind::None:
+        break;
+    }
+    return {};
+  }
+
+  // "; last recovered error: ..." when CVODES recovered from callback problems in this call.
+  std::string recoveredNote() const {
+    if (recovered.kind == CallbackRecord::Kind::None) return {};
+    return "; last recovered error: " + describe(recovered, *this);
+  }
+
+  // Time and step size where CVODES stands now (for failure messages).
+  std::pair<double, double> where() const {
+    double tn = t, h = 0;
+    if (mem) {
+      CVodeGetCurrentTime(mem.get(), &tn);
+      CVodeGetCurrentStep(mem.get(), &h);
+      if (h == 0) CVodeGetLastStep(mem.get(), &h);
+    }
+    return {tn, h};
+  }
+
+  [[noreturn]] void throwFailure(const std::string& cause) const {
+    const auto [tn, h] = where();
+    throw IntegrationFailure(
+        "CVODES failed at t = " + num(tn) + " (step size " + num(h, 3) + "): " + cause, tn, h);
+  }
+
+  [[noreturn]] void throwCvodeFailure(int flag) const {
+    std::string cause;
+    if (record.kind != CallbackRecord::Kind::None) {
+      cause = describe(record, *this) + " (" + detail::cvodeFlagName(flag) + ")";
+    } else {
+      cause = std::string(describeFlag(flag)) + " (" + detail::cvodeFlagName(flag);
+      if (!cvodeMessage.empty()) cause += ": " + cvodeMessage;
+      cause += ")";
+    }
+    throwFailure(cause);
+  }
+
+  // ---- C trampolines: never throw; 0 ok, > 0 recoverable, < 0 fatal ----
+
+  static int rhs(sunrealtype tt, N_Vector yy, N_Vector ydot, void* userData) {
+    auto* self = static_cast<Impl*>(userData);
+    try {
+      const double* x = N_VGetArrayPointer(yy);
+      double* f = N_VGetArrayPointer(ydot);
+      self->model->rhs(tt, x, self->p.data(), f);
+      for (int i = 0; i < self->nx; ++i) {
+        if (!std::isfinite(f[i])) {
+          if (self->record.kind == CallbackRecord::Kind::None) {
+            self->record.kind = CallbackRecord::Kind::NonFiniteRhs;
+            self->record.row = i;
+            self->record.t = tt;
+          }
+          return 1;
+        }
+      }
+      return 0;
+    } catch (const std::exception& e) {
+      self->recordException(tt, e.what());
+    } catch (...) {
+      self->recordException(tt, "unknown exception");
+    }
+    return -1;
+  }
+
+  static int jac(sunrealtype tt, N_Vector yy, N_Vector /*fy*/, SUNMatrix J, void* userData,
+                 N_Vector /*tmp1*/, N_Vector /*tmp2*/, N_Vector /*tmp3*/) {
+    auto* self = static_cast<Impl*>(userData);
+    try {
+      const double* x = N_VGetArrayPointer(yy);
+      self->model->jacobian(tt, x, self->p.data(), self->jacValues.data());
+      const auto& jv = self->jacValues;
+      for (std::size_t k = 0; k < jv.size(); ++k) {
+        if (!std::isfinite(jv[k])) {
+          self->recordJacobianEntry(tt, k);
+          return 1;
+        }
+      }
+      if (self->sparse) {
+        self->fillSparse(J);
+      } else {
+        self->fillDense(J);
+      }
+      return 0;
+    } catch (const std::exception& e) {
+      self->recordException(tt, e.what());
+    } catch (...) {
+      self->recordException(tt, "unknown exception");
+    }
+    return -1;
+  }
+
+  static void errorHandler(int errorCode, const char* /*module*/, const char* /*function*/,
+                           char* msg, void* userData) {
+    if (errorCode == CV_WARNING) return;  // e.g. "t + h = t": not an error by itself
+    auto* self = static_cast<Impl*>(userData);
+    try {
+      self->cvodeMessage = msg != nullptr ? msg : "";
+    } catch (...) {
+      // out of memory while copying a message: nothing sensible left to do
+    }
+  }
+
+  // An exception outranks a non-finite value recorded earlier in the same step; the first
+  // exception wins.
+  void recordException(double tt, const char* what) noexcept {
+    if (record.kind == CallbackRecord::Kind::Exception) return;
+    try {
+      record = {};
+      record.kind = CallbackRecord::Kind::Exception;
+      record.t = tt;
+      record.what = what;
+    } catch (...) {
+    }
+  }
+
+  void recordJacobianEntry(double tt, std::size_t k) noexcept {
+    if (record.kind != CallbackRecord::Kind::None) return;
+    const symbolic::SparsePattern& jp = model->jacobianPattern();
+    int col = 0;
+    while (col < nx && static_cast<std::size_t>(jp.colPtr[static_cast<std::size_t>(col) + 1]) <= k) {
+      ++col;
+    }
+    record.kind = CallbackRecord::Kind::NonFiniteJacobian;
+    record.row = jp.rowIdx[k];
+    record.col = col;
+    record.t = tt;
+  }
+
+  void fillSparse(SUNMatrix J) {
+    // CVODES zeroes the matrix, index arrays included, before every Jacobian call, so the
+    // pattern is written each time (it is cheap next to the factorisation).
+    if (SUNSparseMatrix_NNZ(J) < static_cast<sunindextype>(rowIdx.size())) {
+      SUNSparseMatrix_Reallocate(J, static_cast<sunindextype>(rowIdx.size()));
+    }
+    sunindextype* cp = SUNSparseMatrix_IndexPointers(J);
+    sunindextype* ri = SUNSparseMatrix_IndexValues(J);
+    double* data = SUNSparseMatrix_Data(J);
+    std::copy(colPtr.begin(), colPtr.end(), cp);
+    std::copy(rowIdx.begin(), rowIdx.end(), ri);
+    std::fill(data, data + rowIdx.size(), 0.0);
+    for (std::size_t k = 0; k < jacValues.size(); ++k) data[target[k]] = jacValues[k];
+  }
+
+  void fillDense(SUNMatrix J) {
+    const symbolic::SparsePattern& jp = model->jacobianPattern();
+    double* data = SUNDenseMatrix_Data(J);  // column-major, leading dimension nx
+    const auto n = static_cast<std::size_t>(nx);
+    std::fill(data, data + n * n, 0.0);
+    for (std::size_t j = 0; j < n; ++j) {
+      for (int k = jp.colPtr[j]; k < jp.colPtr[j + 1]; ++k) {
+        const auto kk = static_cast<std::size_t>(k);
+        data[j * n + static_cast<std::size_t>(jp.rowIdx[kk])] = jacValues[kk];
+      }
+    }
+  }
+};
+
+CvodesIntegrator::CvodesIntegrator() : impl_(std::make_unique<Impl>()) {}
+CvodesIntegrator::~CvodesIntegrator() = default;
+
+void CvodesIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel> model,
+                                  const IntegratorOptions& options, double t0,
+                                  const std::vector<double>& x0, const std::vector<double>& p) {
+  Impl& d = *impl_;
+  d.reset();
+  if (!model) throw Error("CvodesIntegrator::initialize: no model");
+  if (auto problem = options.validate()) throw InvalidOptions(*problem);
+  if (!std::isfinite(t0)) throw InvalidOptions("CvodesIntegrator: t0 = " + num(t0) + " is not finite");
+  const int nx = model->nx();
+  if (static_cast<int>(x0.size()) != nx || static_cast<int>(p.size()) != model->np()) {
+    throw Error("CvodesIntegrator::initialize: x0 has " + std::to_string(x0.size()) +
+                " values and p " + std::to_string(p.size()) + ", the model needs " +
+                std::to_string(nx) + " and " + std::to_string(model->np()));
+  }
+  d.model = std::move(model);
+  d.options = options;
+  d.p = p;
+  d.nx = nx;
+  d.t = t0;
+  d.xLast = x0;
+  d.initialized = true;
+  if (nx == 0) return;  // nothing to integrate; advanceTo only moves the clock
+
+  const auto n = static_cast<sunindextype>(nx);
+  SUNContext ctx = nullptr;
+  detail::checkCvode(SUNContext_Create(nullptr, &ctx), "SUNContext_Create");
+  d.ctx.reset(ctx);
+
+  d.y.reset(detail::checkCreated(N_VNew_Serial(n, ctx), "N_VNew_Serial"));
+  d.yOut.reset(detail::checkCreated(N_VNew_Serial(n, ctx), "N_VNew_Serial"));
+  std::copy(x0.begin(), x0.end(), N_VGetArrayPointer(d.y.get()));
+
+  d.mem.reset(detail::checkCreated(CVodeCreate(CV_BDF, ctx), "CVodeCreate"));
+  void* mem = d.mem.get();
+  detail::checkCvode(CVodeSetErrHandlerFn(mem, &Impl::errorHandler, &d), "CVodeSetErrHandlerFn");
+  detail::checkCvode(CVodeInit(mem, &Impl::rhs, t0, d.y.get()), "CVodeInit");
+  detail::checkCvode(CVodeSetUserData(mem, &d), "CVodeSetUserData");
+  detail::checkCvode(CVodeSStolerances(mem, options.rtol, options.atol), "CVodeSStolerances");
+  detail::checkCvode(CVodeSetMaxNumSteps(mem, options.maxSteps), "CVodeSetMaxNumSteps");
+  if (std::isfinite(options.maxStepSize)) {
+    detail::checkCvode(CVodeSetMaxStep(mem, options.maxStepSize), "CVodeSetMaxStep");
+  }
+  if (options.initialStepSize > 0) {
+    detail::checkCvode(CVodeSetInitStep(mem, options.initialStepSize), "CVodeSetInitStep");
+  }
+
+  d.sparse = options.linearSolver == LinearSolverKind::Sparse ||
+             (options.linearSolver == LinearSolverKind::Auto && nx > IntegratorOptions::kDenseLimit);
+  const symbolic::SparsePattern& jp = d.model->jacobianPattern();
+  d.jacValues.assign(static_cast<std::size_t>(jp.nnz()), 0.0);
+  if (d.sparse) {
+    d.buildMergedPattern();
+    d.A.reset(detail::checkCreated(
+        SUNSparseMatrix(n, n, static_cast<sunindextype>(d.rowIdx.size()), CSC_MAT, ctx),
+        "SUNSparseMatrix"));
+    d.ls.reset(detail::checkCreated(SUNLinSol_KLU(d.y.get(), d.A.get(), ctx), "SUNLinSol_KLU"));
+  } else {
+    d.A.reset(detail::checkCreated(SUNDenseMatrix(n, n, ctx), "SUNDenseMatrix"));
+    d.ls.reset(
+        detail::checkCreated(SUNLinSol_Dense(d.y.get(), d.A.get(), ctx), "SUNLinSol_Dense"));
+  }
+  detail::checkCvode(CVodeSetLinearSolver(mem, d.ls.get(), d.A.get()), "CVodeSetLinearSolver");
+  detail::checkCvode(CVodeSetJacFn(mem, &Impl::jac), "CVodeSetJacFn");
+}
+
+void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
+                                 const ProgressMonitor& monitor) {
+  Impl& d = *impl_;
+  if (!d.initialized) throw Error("CvodesIntegrator::advanceTo called before initialize");
+  if (!(tout >= d.t) || !std::isfinite(tout)) {
+    throw InvalidOptions("CvodesIntegrator::advanceTo: tout = " + num(tout, 17) +
+                         " is not a finite time after the current time " + num(d.t, 17));
+  }
+  if (tout == d.t) {
+    x = d.xLast;
+    return;
+  }
+  if (d.nx == 0) {
+    monitor.check({tout, tout, 0});
+    d.t = tout;
+    x.clear();
+    return;
+  }
+
+  void* mem = d.mem.get();
+  try {
+    double tn = d.t;
+    detail::checkCvode(CVodeGetCurrentTime(mem, &tn), "CVodeGetCurrentTime");
+    d.recovered = {};
+    long stepsHere = 0, stalledSteps = 0;
+    double tPrevious = tn;
+    long stepsBefore = 0;
+    CVodeGetNumSteps(mem, &stepsBefore);
+    monitor.check({tn, tout, stepsBefore});
+    // One internal step at a time until the step passes tout; earlier steps may already have
+    // passed it (several outputs inside one step).
+    while (tn < tout) {
+      if (stepsHere >= d.options.maxSteps) {
+        d.throwFailure("too much work: " + std::to_string(stepsHere) + " steps before t = " +
+                       num(tout) + d.recoveredNote());
+      }
+      d.record = {};
+      d.cvodeMessage.clear();
+      const int flag = CVode(mem, tout, d.y.get(), &tn, CV_ONE_STEP);
+      if (flag < 0) d.throwCvodeFailure(flag);
+      if (d.record.kind != CallbackRecord::Kind::None) d.recovered = d.record;
+      ++stepsHere;
+      // Steps below the resolution of t (CVODES only warns "t + h = t") leave t where it is
+      // while x keeps moving: typically a blow-up. Stop instead of burning maxSteps.
+      stalledSteps = tn == tPrevious ? stalledSteps + 1 : 0;
+      tPrevious = tn;
+      if (stalledSteps >= kMaxStalledSteps) {
+        const std::string stall =
+            "t + h = t for " + std::to_string(stalledSteps) + " consecutive steps";
+        d.throwFailure(d.recovered.kind != CallbackRecord::Kind::None
+                           ? Impl::describe(d.recovered, d) + "; CVODES cut the step size until " +
+                                 stall
+                           : "step size too small: " + stall +
+                                 " (the solution may be blowing up)");
+      }
+      monitor.check({tn, tout, stepsBefore + stepsHere});
+    }
+    const int flag = CVodeGetDky(mem, tout, 0, d.yOut.get());
+    if (flag < 0) d.throwCvodeFailure(flag);
+  } catch (...) {
+    d.refreshStats();
+    throw;
+  }
+  d.refreshStats();
+  const double* out = N_VGetArrayPointer(d.yOut.get());
+  d.xLast.assign(out, out + d.nx);
+  d.t = tout;
+  x = d.xLast;
+}
+
+double CvodesIntegrator::currentTime() const { return impl_->t; }
+
+const IntegratorStats& CvodesIntegrator::stats() const { return impl_->stats; }
+
+bool CvodesIntegrator::usesSparseSolver() const { return impl_->sparse; }
+
+}  // namespace sensode::integrators

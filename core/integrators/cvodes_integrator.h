@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+// CVODES (SUNDIALS 6) behind the Integrator interface: variable-order BDF with Newton iteration,
+// the exact sparse Jacobian of the CompiledModel, and KLU sparse LU (or dense LU for systems of
+// at most IntegratorOptions::kDenseLimit states). Scalar rtol/atol.
+//
+// advanceTo() takes single internal steps (CV_ONE_STEP) until the step passes tout, then
+// interpolates x(tout) from CVODES's Nordsieck history (CVodeGetDky). Between steps it checks the
+// ProgressMonitor, counts steps against IntegratorOptions::maxSteps ("too much work"), and stops
+// when 100 consecutive steps leave t unchanged (t + h = t: typically a blow-up, which CVODES
+// itself only warns about).
+//
+// The right-hand side and Jacobian callbacks never throw into C: a non-finite value makes them
+// return a positive (recoverable) code so CVODES cuts the step, and the first bad entry (state
+// id, time) is recorded; any other error returns a negative code. When CVode() fails, the
+// recorded cause or CVODES's own message (captured by an error handler, never printed) goes into
+// an IntegrationFailure together with time and step size.
+//
+// SUNDIALS types stay in the .cpp (pimpl), so including this header does not need SUNDIALS.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/integrators/integrator.h"
+
+namespace sensode::integrators {
+
+class CvodesIntegrator final : public Integrator {
+ public:
+  CvodesIntegrator();
+  ~CvodesIntegrator() override;
+  CvodesIntegrator(const CvodesIntegrator&) = delete;
+  CvodesIntegrator& operator=(const CvodesIntegrator&) = delete;
+
+  void initialize(std::shared_ptr<const symbolic::CompiledModel> model,
+                  const IntegratorOptions& options, double t0, const std::vector<double>& x0,
+                  const std::vector<double>& p) override;
+  void advanceTo(double tout, std::vector<double>& x, const ProgressMonitor& monitor) override;
+  double currentTime() const override;
+  const IntegratorStats& stats() const override;
+  Method method() const override { return Method::Cvodes; }
+
+  // True when initialize() chose the sparse (KLU) linear solver.
+  bool usesSparseSolver() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sensode::integrators

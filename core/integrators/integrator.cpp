@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+#include "core/integrators/integrator.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <charconv>
+
+#include "core/common/errors.h"
+#include "core/integrators/cvodes_integrator.h"
+
+namespace sensode::integrators {
+
+const char* toString(Method m) {
+  switch (m) {
+    case Method::OdeSd: return "odesd";
+    case Method::Cvodes: return "cvodes";
+  }
+  return "unknown";
+}
+
+std::optional<Method> methodFromString(const std::string& s) {
+  std::string lower(s);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower == "odesd") return Method::OdeSd;
+  if (lower == "cvodes") return Method::Cvodes;
+  return std::nullopt;
+}
+
+namespace {
+
+std::string violation(const char* field, const std::string& value, const char* constraint) {
+  return std::string("IntegratorOptions::") + field + " = " + value +
+         ". Violated constraint: " + constraint;
+}
+
+// Shortest text that reads back as v ("-1", "1e-06").
+std::string num(double v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+}  // namespace
+
+std::optional<std::string> IntegratorOptions::validate() const {
+  // Written so that NaN fails every check.
+  if (!(rtol > 0)) return violation("rtol", num(rtol), "rtol > 0");
+  if (!(rtol < 1)) return violation("rtol", num(rtol), "rtol < 1");
+  if (!(atol > 0)) return violation("atol", num(atol), "atol > 0");
+  if (!std::isfinite(atol)) return violation("atol", num(atol), "atol finite");
+  if (!(maxSteps > 0)) return violation("maxSteps", std::to_string(maxSteps), "maxSteps > 0");
+  if (!(maxStepSize > 0)) return violation("maxStepSize", num(maxStepSize), "maxStepSize > 0");
+  if (!(initialStepSize >= 0) || !std::isfinite(initialStepSize)) {
+    return violation("initialStepSize", num(initialStepSize),
+                     "initialStepSize >= 0 and finite (0 = automatic)");
+  }
+  if (initialStepSize > maxStepSize) {
+    return violation("initialStepSize", num(initialStepSize), "initialStepSize <= maxStepSize");
+  }
+  return std::nullopt;
+}
+
+std::unique_ptr<Integrator> makeIntegrator(Method method) {
+  switch (method) {
+    case Method::Cvodes: return std::make_unique<CvodesIntegrator>();
+    case Method::OdeSd: throw InvalidOptions("method odesd is not available yet");
+  }
+  throw InvalidOptions("unknown integration method");
+}
+
+}  // namespace sensode::integrators

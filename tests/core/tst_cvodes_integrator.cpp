@@ -1,0 +1,738 @@
+// SPDX-License-Identifier: MIT
+// CVODES wrapper and the Time course task on ODE systems built by hand (no SBML): analytic
+// solutions, the NUMERICS.md §11 reference problems, dense vs KLU, failures with time and step
+// size, non-finite right-hand sides naming the state, cancellation and statistics.
+#include <QtTest/QtTest>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/common/errors.h"
+#include "core/common/progress.h"
+#include "core/integrators/cvodes_integrator.h"
+#include "core/integrators/integrator.h"
+#include "core/symbolic/compiled_model.h"
+#include "core/symbolic/ode_system.h"
+#include "core/tasks/time_course_task.h"
+#include "support/numeric_compare.h"
+
+using namespace sensode;
+using sensode::integrators::IntegratorOptions;
+using sensode::integrators::LinearSolverKind;
+using sensode::symbolic::Expr;
+using sensode::symbolic::ExprPool;
+using sensode::symbolic::OdeSystem;
+
+namespace {
+
+// Builds an OdeSystem by hand: states are species amounts reported as their own value.
+class SystemBuilder {
+ public:
+  SystemBuilder() {
+    sys_.pool = std::make_shared<ExprPool>();
+    sys_.time = sys_.pool->symbol("time");
+  }
+  ExprPool& e() { return *sys_.pool; }
+  Expr t() const { return sys_.time; }
+  Expr c(double v) { return sys_.pool->constant(v); }
+
+  Expr param(const std::string& id, double nominal) {
+    const Expr s = e().symbol(id);
+    sys_.params.push_back({id, symbolic::ParamKind::GlobalParameter, nominal, s});
+    return s;
+  }
+  Expr state(const std::string& id, Expr initial) {
+    const Expr s = e().symbol(id);
+    sys_.states.push_back({id, symbolic::StateKind::SpeciesAmount, s});
+    sys_.initial.push_back(initial);
+    sys_.rhs.push_back(e().zero());
+    sys_.outputs.push_back({id, symbolic::OutputKind::Species, s, s, s});
+    return s;
+  }
+  Expr state(const std::string& id, double initial) { return state(id, c(initial)); }
+  void rhs(Expr stateSymbol, Expr f) {
+    for (std::size_t i = 0; i < sys_.states.size(); ++i) {
+      if (sys_.states[i].symbol == stateSymbol) {
+        sys_.rhs[i] = f;
+        return;
+      }
+    }
+    QFAIL("rhs(): not a state");
+  }
+  void output(const symbolic::OutputVar& o) { sys_.outputs.push_back(o); }
+  std::shared_ptr<const symbolic::CompiledModel> compile() {
+    return std::make_shared<symbolic::CompiledModel>(std::move(sys_));
+  }
+
+ private:
+  OdeSystem sys_;
+};
+
+Expr mul(ExprPool& e, std::initializer_list<Expr> f) {
+  return e.mul(std::span<const Expr>(f.begin(), f.size()));
+}
+Expr add(ExprPool& e, std::initializer_list<Expr> f) {
+  return e.add(std::span<const Expr>(f.begin(), f.size()));
+}
+
+// x' = -k x, x(0) = 2, k = 0.7.
+std::shared_ptr<const symbolic::CompiledModel> decayModel() {
+  SystemBuilder b;
+  auto& e = b.e();
+  const Expr k = b.param("k", 0.7);
+  const Expr x = b.state("x", 2.0);
+  b.rhs(x, e.neg(e.mul(k, x)));
+  return b.compile();
+}
+
+// E + S <-> C (k1, k2), C -> E + P (k3); k = (1e3, 1e2, 1); x0 = (0.1, 1, 0, 0).
+std::shared_ptr<const symbolic::CompiledModel> michaelisMentenModel() {
+  SystemBuilder b;
+  auto& e = b.e();
+  const Expr k1 = b.param("k1", 1e3), k2 = b.param("k2", 1e2), k3 = b.param("k3", 1);
+  const Expr E = b.state("E", 0.1), S = b.state("S", 1.0), C = b.state("C", 0.0),
+             P = b.state("P", 0.0);
+  const Expr v1 = mul(e, {k1, E, S}), v2 = e.mul(k2, C), v3 = e.mul(k3, C);
+  b.rhs(E, add(e, {e.neg(v1), v2, v3}));
+  b.rhs(S, e.add(e.neg(v1), v2));
+  b.rhs(C, add(e, {v1, e.neg(v2), e.neg(v3)}));
+  b.rhs(P, v3);
+  return b.compile();
+}
+
+// Robertson: k = (0.04, 1e4, 3e7), y0 = (1, 0, 0).
+std::shared_ptr<const symbolic::CompiledModel> robertsonModel() {
+  SystemBuilder b;
+  auto& e = b.e();
+  const Expr k1 = b.param("k1", 0.04), k2 = b.param("k2", 1e4), k3 = b.param("k3", 3e7);
+  const Expr y1 = b.state("y1", 1.0), y2 = b.state("y2", 0.0), y3 = b.state("y3", 0.0);
+  const Expr r1 = e.mul(k1, y1), r2 = mul(e, {k2, y2, y3}), r3 = mul(e, {k3, y2, y2});
+  b.rhs(y1, e.add(e.neg(r1), r2));
+  b.rhs(y2, add(e, {r1, e.neg(r2), e.neg(r3)}));
+  b.rhs(y3, r3);
+  return b.compile();
+}
+
+// Linear2: y0' = -p0 y0 + p1 y1, y1' = -p1 y1; p = (1000, 1); y(0) = (1, 1).
+std::shared_ptr<const symbolic::CompiledModel> linear2Model() {
+  SystemBuilder b;
+  auto& e = b.e();
+  const Expr p0 = b.param("p0", 1000), p1 = b.param("p1", 1);
+  const Expr y0 = b.state("y0", 1.0), y1 = b.state("y1", 1.0);
+  b.rhs(y0, e.add(e.neg(e.mul(p0, y0)), e.mul(p1, y1)));
+  b.rhs(y1, e.neg(e.mul(p1, y1)));
+  return b.compile();
+}
+
+// Accuracy expected at rtol = 1e-8. CVODES controls the local error; the global error at T
+// measured on these problems is 3-15 x rtol (MM, Robertson, decay, A <-> B; it depends on the
+// step sequence, e.g. on the first output time) and ~95 x rtol for Linear2, whose y1 = e^{-t}
+// accumulates local errors over ten time constants (scipy's BDF shows the same: NUMERICS.md §6).
+constexpr double kRtol = 1e-8;
+constexpr double kRel = 30 * kRtol;
+constexpr double kRelLinear2 = 200 * kRtol;
+
+IntegratorOptions tightOptions(LinearSolverKind solver = LinearSolverKind::Auto) {
+  IntegratorOptions o;
+  o.rtol = kRtol;
+  o.atol = 1e-14;
+  o.linearSolver = solver;
+  return o;
+}
+
+// Integrates `model` from 0 to each of `times` and returns the states at those times.
+std::vector<std::vector<double>> integrate(std::shared_ptr<const symbolic::CompiledModel> model,
+                                           const IntegratorOptions& options,
+                                           const std::vector<double>& times,
+                                           integrators::IntegratorStats* stats = nullptr) {
+  integrators::CvodesIntegrator integrator;
+  const std::vector<double> p = model->nominalParameters();
+  std::vector<double> x(static_cast<std::size_t>(model->nx()));
+  model->initialState(0.0, p.data(), x.data());
+  integrator.initialize(model, options, 0.0, x, p);
+  std::vector<std::vector<double>> out;
+  for (double t : times) {
+    integrator.advanceTo(t, x, {});
+    out.push_back(x);
+  }
+  if (stats) *stats = integrator.stats();
+  return out;
+}
+
+}  // namespace
+
+class TestCvodesIntegrator : public QObject {
+  Q_OBJECT
+
+ private slots:
+  // ---- options, names, factory ----
+
+  void defaultOptionsAreValid() {
+    QVERIFY(!IntegratorOptions{}.validate().has_value());
+    QVERIFY(!tasks::TimeCourseOptions{}.validate().has_value());
+  }
+
+  void invalidOptionsNameFieldValueAndConstraint() {
+    IntegratorOptions o;
+    o.rtol = -1;
+    QCOMPARE(QString::fromStdString(o.validate().value()),
+             QString("IntegratorOptions::rtol = -1. Violated constraint: rtol > 0"));
+    o = {};
+    o.atol = 0;
+    QVERIFY(o.validate().value().find("atol = 0") != std::string::npos);
+    o = {};
+    o.maxSteps = 0;
+    QVERIFY(o.validate().value().find("maxSteps") != std::string::npos);
+    o = {};
+    o.rtol = std::nan("");
+    QVERIFY(o.validate().has_value());
+    o = {};
+    o.maxStepSize = 0;
+    QVERIFY(o.validate().value().find("maxStepSize") != std::string::npos);
+    o = {};
+    o.initialStepSize = -1;
+    QVERIFY(o.validate().value().find("initialStepSize") != std::string::npos);
+  }
+
+  void methodNamesRoundTrip() {
+    using integrators::Method;
+    QCOMPARE(QString(integrators::toString(Method::Cvodes)), QString("cvodes"));
+    QCOMPARE(QString(integrators::toString(Method::OdeSd)), QString("odesd"));
+    QVERIFY(integrators::methodFromString("cvodes") == Method::Cvodes);
+    QVERIFY(integrators::methodFromString("odesd") == Method::OdeSd);
+    QVERIFY(!integrators::methodFromString("lsoda").has_value());
+  }
+
+  void factory() {
+    auto integrator = integrators::makeIntegrator(integrators::Method::Cvodes);
+    QVERIFY(integrator != nullptr);
+    QVERIFY(integrator->method() == integrators::Method::Cvodes);
+    QVERIFY_THROWS_EXCEPTION(InvalidOptions, integrators::makeIntegrator(integrators::Method::OdeSd));
+  }
+
+  // ---- analytic solutions ----
+
+  void exponentialDecay() {
+    const auto model = decayModel();
+    std::vector<double> times;
+    for (int i = 1; i <= 20; ++i) times.push_back(0.5 * i);
+    const auto xs = integrate(model, tightOptions(), times);
+    for (std::size_t i = 0; i < times.size(); ++i) {
+      SENSODE_EXPECT_CLOSE(xs[i][0], 2.0 * std::exp(-0.7 * times[i]), 1e-14, kRel, "x",
+                           static_cast<long>(i));
+    }
+  }
+
+  void reversibleConversionClosedForm() {
+    // A <-> B (k1 = 2, k2 = 0.5), A(0) = 1, B(0) = 0:
+    // A(t) = k2/(k1+k2) + k1/(k1+k2) e^{-(k1+k2) t}, B = 1 - A.
+    SystemBuilder b;
+    auto& e = b.e();
+    const Expr k1 = b.param("k1", 2.0), k2 = b.param("k2", 0.5);
+    const Expr A = b.state("A", 1.0), B = b.state("B", 0.0);
+    const Expr v = e.sub(e.mul(k1, A), e.mul(k2, B));
+    b.rhs(A, e.neg(v));
+    b.rhs(B, v);
+    const auto model = b.compile();
+    const std::vector<double> times{0.01, 0.1, 0.5, 1, 2, 5, 10};
+    const auto xs = integrate(model, tightOptions(), times);
+    for (std::size_t i = 0; i < times.size(); ++i) {
+      const double a = 0.2 + 0.8 * std::exp(-2.5 * times[i]);
+      SENSODE_EXPECT_CLOSE(xs[i][0], a, 1e-14, kRel, "A", static_cast<long>(i));
+      SENSODE_EXPECT_CLOSE(xs[i][1], 1 - a, 1e-14, kRel, "B", static_cast<long>(i));
+    }
+  }
+
+  void linear2Stiff() {
+    const std::vector<double> times{1, 10};
+    const auto xs = integrate(linear2Model(), tightOptions(), times);
+    const double p0 = 1000, p1 = 1, cc = 1 - p1 / (p0 - p1);
+    for (std::size_t i = 0; i < times.size(); ++i) {
+      const double t = times[i];
+      const double y1 = std::exp(-p1 * t);
+      const double y0 = cc * std::exp(-p0 * t) + p1 / (p0 - p1) * std::exp(-p1 * t);
+      SENSODE_EXPECT_CLOSE(xs[i][0], y0, 1e-16, kRelLinear2, "y0", static_cast<long>(i));
+      SENSODE_EXPECT_CLOSE(xs[i][1], y1, 1e-16, kRelLinear2, "y1", static_cast<long>(i));
+    }
+    // NUMERICS.md §11 reference at T = 10.
+    SENSODE_EXPECT_CLOSE(xs[1][0], 4.5445375138e-8, 0, kRelLinear2, "y0(10)", 0);
+    SENSODE_EXPECT_CLOSE(xs[1][1], 4.5399929762e-5, 0, kRelLinear2, "y1(10)", 1);
+  }
+
+  void robertsonT40() {
+    integrators::IntegratorStats stats;
+    const auto xs = integrate(robertsonModel(), tightOptions(), {40.0}, &stats);
+    const double ref[] = {7.1582706872e-1, 9.1855347646e-6, 2.8416374575e-1};
+    for (int i = 0; i < 3; ++i) {
+      SENSODE_EXPECT_CLOSE(xs[0][static_cast<std::size_t>(i)], ref[i], 1e-14, kRel, "y(40)", i);
+    }
+    // Mass is conserved by the rule (linear invariant), to round-off.
+    SENSODE_EXPECT_CLOSE(xs[0][0] + xs[0][1] + xs[0][2], 1.0, 0, 1e-12, "y1+y2+y3", 0);
+  }
+
+  void michaelisMentenT10() {
+    const auto xs = integrate(michaelisMentenModel(), tightOptions(), {10.0});
+    const double ref[] = {4.1636668606e-2, 1.4136928979e-1, 5.8363331394e-2, 8.0026737881e-1};
+    for (int i = 0; i < 4; ++i) {
+      SENSODE_EXPECT_CLOSE(xs[0][static_cast<std::size_t>(i)], ref[i], 1e-14, kRel, "x(10)", i);
+    }
+  }
+
+  // ---- linear solvers ----
+
+  void denseAndSparseAgree() {
+    // Both LU factorisations are exact up to round-off, but round-off differences flip
+    // CVODES's discrete decisions (order, Jacobian reuse), so the two runs take different step
+    // sequences and agree to the global error, not to round-off. A wrong sparse Jacobian would
+    // show in the Newton statistics (modified Newton converges slowly or fails).
+    for (auto make : {&robertsonModel, &michaelisMentenModel}) {
+      const std::vector<double> times{0.1, 1, 10, 40};
+      integrators::IntegratorStats sd, ss;
+      const auto dense = integrate(make(), tightOptions(LinearSolverKind::Dense), times, &sd);
+      const auto sparse = integrate(make(), tightOptions(LinearSolverKind::Sparse), times, &ss);
+      for (std::size_t i = 0; i < times.size(); ++i) {
+        for (std::size_t j = 0; j < dense[i].size(); ++j) {
+          SENSODE_EXPECT_CLOSE(sparse[i][j], dense[i][j], 1e-14, kRel, "sparse vs dense",
+                               static_cast<long>(i * 10 + j));
+        }
+      }
+      qInfo("dense: %ld steps, %ld Newton, %ld NCF; sparse: %ld steps, %ld Newton, %ld NCF",
+            sd.steps, sd.newtonIterations, sd.newtonFailures, ss.steps, ss.newtonIterations,
+            ss.newtonFailures);
+      QVERIFY(std::abs(ss.steps - sd.steps) <= sd.steps / 5);
+      QVERIFY(ss.newtonIterations <= sd.newtonIterations + sd.newtonIterations / 5);
+      QVERIFY(ss.newtonFailures <= sd.newtonFailures + 5);
+    }
+  }
+
+  void sparseSolverWithoutDiagonal() {
+    // Harmonic oscillator: J = [[0, 1], [-1, 0]] has no diagonal entries, which KLU's matrix
+    // I - γJ needs; the wrapper adds them to the pattern.
+    SystemBuilder b;
+    auto& e = b.e();
+    const Expr x = b.state("x", 1.0), v = b.state("v", 0.0);
+    b.rhs(x, v);
+    b.rhs(v, e.neg(x));
+    const auto model = b.compile();
+    integrators::CvodesIntegrator integrator;
+    std::vector<double> s{1.0, 0.0};
+    integrator.initialize(model, tightOptions(LinearSolverKind::Sparse), 0.0, s, {});
+    QVERIFY(integrator.usesSparseSolver());
+    for (double t : {1.0, 2.0, 5.0}) {
+      integrator.advanceTo(t, s, {});
+      SENSODE_EXPECT_CLOSE(s[0], std::cos(t), kRel, kRel, "x", static_cast<long>(t));
+      SENSODE_EXPECT_CLOSE(s[1], -std::sin(t), kRel, kRel, "v", static_cast<long>(t));
+    }
+  }
+
+  void autoPicksSparseForLargeSystems() {
+    // Pure integration chain x0' = 0, x_i' = x_{i-1}: x_i(t) = t^i / i!. 24 states (> the dense
+    // limit), an empty last column and no diagonal in J.
+    constexpr int n = 24;
+    SystemBuilder b;
+    std::vector<Expr> xs;
+    for (int i = 0; i < n; ++i) xs.push_back(b.state("x" + std::to_string(i), i == 0 ? 1.0 : 0.0));
+    for (int i = 1; i < n; ++i) b.rhs(xs[static_cast<std::size_t>(i)], xs[static_cast<std::size_t>(i) - 1]);
+    const auto model = b.compile();
+    integrators::CvodesIntegrator integrator;
+    std::vector<double> x(n, 0.0);
+    x[0] = 1;
+    integrator.initialize(model, tightOptions(), 0.0, x, {});
+    QVERIFY(integrator.usesSparseSolver());
+    integrator.advanceTo(2.0, x, {});
+    double term = 1;  // 2^i / i!
+    for (int i = 0; i < n; ++i) {
+      if (i > 0) term *= 2.0 / i;
+      SENSODE_EXPECT_CLOSE(x[static_cast<std::size_t>(i)], term, 1e-12, kRel, "x_i", i);
+    }
+
+    integrators::CvodesIntegrator small;
+    std::vector<double> y{2.0};
+    small.initialize(decayModel(), tightOptions(), 0.0, y, {0.7});
+    QVERIFY(!small.usesSparseSolver());
+  }
+
+  // ---- failures ----
+
+  void blowUpFailsWithTimeAndStepSize() {
+    // x' = x^2, x(0) = 1: x = 1/(1 - t) blows up at t = 1.
+    SystemBuilder b;
+    auto& e = b.e();
+    const Expr x = b.state("x", 1.0);
+    b.rhs(x, e.mul(x, x));
+    const auto model = b.compile();
+    integrators::CvodesIntegrator integrator;
+    std::vector<double> s{1.0};
+    integrator.initialize(model, IntegratorOptions{}, 0.0, s, {});
+    try {
+      integrator.advanceTo(2.0, s, {});
+      QFAIL("expected IntegrationFailure");
+    } catch (const IntegrationFailure& f) {
+      const std::string m = f.what();
+      qInfo("%s", m.c_str());
+      QVERIFY2(m.find("CVODES failed at t = ") != std::string::npos, m.c_str());
+      QVERIFY2(m.find("(step size ") != std::string::npos, m.c_str());
+      QVERIFY2(m.find("blowing up") != std::string::npos, m.c_str());
+      QVERIFY2(f.t() > 0.99 && f.t() <= 1.0, m.c_str());
+      QVERIFY2(std::abs(f.stepSize()) < 1e-3, m.c_str());
+    }
+    QVERIFY(integrator.stats().steps > 0);
+  }
+
+  void tooMuchWork() {
+    IntegratorOptions o;
+    o.maxSteps = 50;
+    integrators::CvodesIntegrator integrator;
+    std::vector<double> x{1.0, 0.0, 0.0};
+    const auto model = robertsonModel();
+    integrator.initialize(model, o, 0.0, x, model->nominalParameters());
+    try {
+      integrator.advanceTo(1e6, x, {});
+      QFAIL("expected IntegrationFailure");
+    } catch (const IntegrationFailure& f) {
+      const std::string m = f.what();
+      QVERIFY2(m.find("too much work: 50 steps before t = 1e+06") != std::string::npos, m.c_str());
+      QVERIFY2(m.find("step size") != std::string::npos, m.c_str());
+    }
+    QCOMPARE(integrator.stats().steps, 50L);
+  }
+
+  void nonFiniteRhsNamesTheState() {
+    // x' = -1, y' = sqrt(x): x crosses 0 at t = 1, after which f_y is NaN.
+    SystemBuilder b;
+    auto& e = b.e();
+    const Expr x = b.state("x", 1.0), y = b.state("y", 0.0);
+    b.rhs(x, e.constant(-1));
+    b.rhs(y, e.sqrt(x));
+    const auto model = b.compile();
+    integrators::CvodesIntegrator integrator;
+    std::vector<double> s{1.0, 0.0};
+    integrator.initialize(model, IntegratorOptions{}, 0.0, s, {});
+    integrator.advanceTo(0.5, s, {});
+    try {
+      integrator.advanceTo(3.0, s, {});
+      QFAIL("expected IntegrationFailure");
+    } catch (const IntegrationFailure& f) {
+      const std::string m = f.what();
+      qInfo("%s", m.c_str());
+      QVERIFY2(m.find("non-finite value in f for state 'y' at t = ") != std::string::npos,
+               m.c_str());
+      QVERIFY2(f.t() >= 0.5 && f.t() <= 1.0 + 1e-6, m.c_str());
+    }
+  }
+
+  void nonFiniteRhsAtFirstCall() {
+    // z' = sqrt(z - 2) with z(0) = 1 is NaN from the start.
+    SystemBuilder b;
+    auto& e = b.e();
+    const Expr z = b.state("z", 1.0);
+    b.rhs(z, e.sqrt(e.sub(z, e.constant(2))));
+    const auto model = b.compile();
+    integrators::CvodesIntegrator integrator;
+    std::vector<double> s{1.0};
+    integrator.initialize(model, IntegratorOptions{}, 0.0, s, {});
+    try {
+      integrator.advanceTo(1.0, s, {});
+      QFAIL("expected IntegrationFailure");
+    } catch (const IntegrationFailure& f) {
+      const std::string m = f.what();
+      QVERIFY2(m.find("non-finite value in f for state 'z' at t = 0") != std::string::npos,
+               m.c_str());
+    }
+  }
+
+  // ---- cancellation ----
+
+  void cancelFromCallbackInIntegrator() {
+    CancelToken token;
+    ProgressMonitor monitor;
+    monitor.token = token;
+    long lastSteps = 0;
+    monitor.callback = [&](const ProgressInfo& info) {
+      lastSteps = info.steps;
+      if (info.steps >= 10) token.cancel();
+      return Decision::Continue;
+    };
+    integrators::CvodesIntegrator integrator;
+    const auto model = robertsonModel();
+    std::vector<double> x{1.0, 0.0, 0.0};
+    integrator.initialize(model, tightOptions(), 0.0, x, model->nominalParameters());
+    QVERIFY_THROWS_EXCEPTION(Cancelled, integrator.advanceTo(40.0, x, monitor));
+    // The token is read before the callback, so a cancel set inside the callback after step 10
+    // stops the run at the next check, after step 11.
+    QCOMPARE(lastSteps, 10L);
+    QCOMPARE(integrator.stats().steps, 11L);
+  }
+
+  void cancelledTimeCourseKeepsPartialRows() {
+    tasks::TimeCourseProblem problem;
+    problem.model = robertsonModel();
+    for (int i = 0; i <= 40; ++i) problem.times.push_back(i == 0 ? 0.0 : std::pow(10.0, -6 + 0.2 * i));
+    tasks::TimeCourseOptions options;
+    options.integrator = tightOptions();
+    CancelToken token;
+    ProgressMonitor monitor;
+    monitor.token = token;
+    double seenEnd = 0;
+    monitor.callback = [&](const ProgressInfo& info) {
+      seenEnd = info.tEnd;
+      if (info.steps >= 10) token.cancel();
+      return Decision::Continue;
+    };
+    const tasks::TimeCourseResult r = tasks::runTimeCourse(problem, options, monitor);
+    QVERIFY(r.termination == tasks::Termination::UserAbort);
+    QVERIFY2(r.message.find("cancelled") != std::string::npos, r.message.c_str());
+    QVERIFY(!r.times.empty());
+    QVERIFY(r.times.size() < problem.times.size());
+    QCOMPARE(r.values.size(), r.times.size() * r.columns.size());
+    QCOMPARE(r.stats.steps, 11L);  // cancelled after step 10, seen at the check after step 11
+    QCOMPARE(seenEnd, problem.times.back());  // the task reports the end of the whole run
+  }
+
+  void abortDecisionCancels() {
+    tasks::TimeCourseProblem problem;
+    problem.model = decayModel();
+    problem.times = {0, 1, 2, 3};
+    ProgressMonitor monitor;
+    monitor.callback = [](const ProgressInfo& info) {
+      return info.t > 1.5 ? Decision::Abort : Decision::Continue;
+    };
+    const auto r = tasks::runTimeCourse(problem, {}, monitor);
+    QVERIFY(r.termination == tasks::Termination::UserAbort);
+    QVERIFY(r.times.size() >= 2 && r.times.size() < 4);
+  }
+
+  // ---- statistics ----
+
+  void statsAreConsistent() {
+    integrators::IntegratorStats s;
+    integrate(robertsonModel(), tightOptions(), {1, 10, 40}, &s);
+    QVERIFY(s.steps > 0);
+    QVERIFY(s.rhsEvals >= s.steps);
+    QVERIFY(s.jacEvals > 0);
+    QVERIFY(s.jacEvals <= s.luFactorizations);  // every Jacobian evaluation is followed by an LU
+    QVERIFY(s.luFactorizations <= s.steps + s.errorTestFailures + s.newtonFailures);
+    QVERIFY(s.newtonIterations >= s.steps);
+    QVERIFY(s.errorTestFailures >= 0 && s.newtonFailures >= 0);
+    QCOMPARE(s.secondDerivativeEvals, 0L);
+    QCOMPARE(s.jacobianOfSecondEvals, 0L);
+    qInfo("Robertson T=40 rtol 1e-8: %ld steps, %ld f, %ld J, %ld LU, %ld Newton, %ld NCF, %ld ETF",
+          s.steps, s.rhsEvals, s.jacEvals, s.luFactorizations, s.newtonIterations,
+          s.newtonFailures, s.errorTestFailures);
+  }
+
+  void statsAccumulateAcrossCalls() {
+    integrators::CvodesIntegrator integrator;
+    const auto model = decayModel();
+    std::vector<double> x{2.0};
+    integrator.initialize(model, tightOptions(), 0.0, x, model->nominalParameters());
+    integrator.advanceTo(1.0, x, {});
+    const auto first = integrator.stats();
+    integrator.advanceTo(5.0, x, {});
+    const auto second = integrator.stats();
+    QVERIFY(first.steps > 0);
+    QVERIFY(second.steps > first.steps);
+    QVERIFY(second.rhsEvals > first.rhsEvals);
+    QCOMPARE(integrator.currentTime(), 5.0);
+    // Asking for the current time again returns the same state without stepping.
+    std::vector<double> again;
+    integrator.advanceTo(5.0, again, {});
+    QCOMPARE(again.size(), std::size_t{1});
+    QCOMPARE(again[0], x[0]);
+    QCOMPARE(integrator.stats().steps, second.steps);
+  }
+
+  // ---- the Time course task ----
+
+  void timeCourseRowsAndColumns() {
+    tasks::TimeCourseProblem problem;
+    problem.model = michaelisMentenModel();
+    problem.times = {0, 0, 1, 5, 10};
+    tasks::TimeCourseOptions options;
+    options.integrator = tightOptions();
+    const auto r = tasks::runTimeCourse(problem, options);
+    QVERIFY2(r.termination == tasks::Termination::Success, r.message.c_str());
+    QVERIFY(r.message.empty());
+    QCOMPARE(r.columns, (std::vector<std::string>{"E", "S", "C", "P"}));
+    QCOMPARE(r.times.size(), std::size_t{5});
+    QCOMPARE(r.values.size(), std::size_t{20});
+    // t == t0 gives x0 exactly.
+    QCOMPARE(r.at(0, 0), 0.1);
+    QCOMPARE(r.at(1, 1), 1.0);
+    const double ref[] = {4.1636668606e-2, 1.4136928979e-1, 5.8363331394e-2, 8.0026737881e-1};
+    for (std::size_t j = 0; j < 4; ++j) {
+      SENSODE_EXPECT_CLOSE(r.at(4, j), ref[j], 1e-14, kRel, "MM x(10)", static_cast<long>(j));
+    }
+    QVERIFY(r.stats.steps > 0);
+    QVERIFY(r.wallSeconds >= 0);
+
+    problem.outputs = {"P", "E"};
+    const auto r2 = tasks::runTimeCourse(problem, options);
+    QCOMPARE(r2.columns, (std::vector<std::string>{"P", "E"}));
+    QCOMPARE(r2.at(4, 0), r.at(4, 3));
+  }
+
+  void timeCourseOverridesParameters() {
+    tasks::TimeCourseProblem problem;
+    problem.model = decayModel();
+    problem.times = {0, 1, 2};
+    problem.overrides = {{"k", 0.25}};
+    tasks::TimeCourseOptions options;
+    options.integrator = tightOptions();
+    const auto r = tasks::runTimeCourse(problem, options);
+    QVERIFY2(r.termination == tasks::Termination::Success, r.message.c_str());
+    SENSODE_EXPECT_CLOSE(r.at(2, 0), 2 * std::exp(-0.5), 1e-14, kRel, "x(2), k = 0.25", 0);
+
+    const auto p = tasks::resolveParameters(*problem.model, problem.overrides);
+    QCOMPARE(p, std::vector<double>{0.25});
+    try {
+      tasks::resolveParameters(*problem.model, {{"nope", 1.0}});
+      QFAIL("expected InvalidOptions");
+    } catch (const InvalidOptions& e) {
+      const std::string m = e.what();
+      QVERIFY2(m.find("unknown parameter id 'nope' in --set (known: k)") != std::string::npos,
+               m.c_str());
+    }
+    problem.overrides = {{"nope", 1.0}};
+    const auto bad = tasks::runTimeCourse(problem, options);
+    QVERIFY(bad.termination == tasks::Termination::InvalidInput);
+    QVERIFY2(bad.message.find("'nope'") != std::string::npos, bad.message.c_str());
+  }
+
+  void timeCourseInvalidInput() {
+    tasks::TimeCourseProblem problem;
+    problem.model = decayModel();
+    tasks::TimeCourseOptions options;
+
+    problem.times = {0, 2, 1};
+    auto r = tasks::runTimeCourse(problem, options);
+    QVERIFY(r.termination == tasks::Termination::InvalidInput);
+    QVERIFY2(r.message.find("ascending") != std::string::npos, r.message.c_str());
+
+    problem.t0 = 1;
+    problem.times = {0.5, 2};
+    r = tasks::runTimeCourse(problem, options);
+    QVERIFY(r.termination == tasks::Termination::InvalidInput);
+    QVERIFY2(r.message.find("before t0") != std::string::npos, r.message.c_str());
+
+    problem.t0 = 0;
+    problem.times = {0, 1};
+    problem.outputs = {"x", "ghost"};
+    r = tasks::runTimeCourse(problem, options);
+    QVERIFY(r.termination == tasks::Termination::InvalidInput);
+    QVERIFY2(r.message.find("'ghost'") != std::string::npos, r.message.c_str());
+
+    problem.outputs = {};
+    options.integrator.rtol = -1;
+    r = tasks::runTimeCourse(problem, options);
+    QVERIFY(r.termination == tasks::Termination::InvalidInput);
+    QVERIFY2(r.message.find("rtol = -1") != std::string::npos, r.message.c_str());
+
+    options = {};
+    options.method = integrators::Method::OdeSd;
+    r = tasks::runTimeCourse(problem, options);
+    QVERIFY(r.termination == tasks::Termination::InvalidInput);
+    QVERIFY2(r.message.find("odesd") != std::string::npos, r.message.c_str());
+  }
+
+  void timeCourseNonFiniteInitialValue() {
+    SystemBuilder b;
+    auto& e = b.e();
+    const Expr q = b.param("q", -1.0);
+    const Expr x = b.state("S1", e.sqrt(q));
+    b.rhs(x, e.neg(x));
+    tasks::TimeCourseProblem problem;
+    problem.model = b.compile();
+    problem.times = {0, 1};
+    const auto r = tasks::runTimeCourse(problem, {});
+    QVERIFY(r.termination == tasks::Termination::InvalidInput);
+    QVERIFY2(r.message.find("non-finite initial value for 'S1'") != std::string::npos,
+             r.message.c_str());
+  }
+
+  void timeCourseIntegrationFailureKeepsRows() {
+    SystemBuilder b;
+    auto& e = b.e();
+    const Expr x = b.state("x", 1.0);
+    b.rhs(x, e.mul(x, x));
+    tasks::TimeCourseProblem problem;
+    problem.model = b.compile();
+    problem.times = {0, 0.5, 0.9, 1.5, 2};
+    const auto r = tasks::runTimeCourse(problem, {});
+    QVERIFY(r.termination == tasks::Termination::IntegrationFailure);
+    QVERIFY2(r.message.find("CVODES failed at t = ") != std::string::npos, r.message.c_str());
+    QCOMPARE(r.times.size(), std::size_t{3});
+    QCOMPARE(r.values.size(), std::size_t{3});
+    // Default rtol 1e-6; the error grows like x^2 towards the singularity.
+    SENSODE_EXPECT_CLOSE(r.at(2, 0), 10.0, 0, 1e-2, "x(0.9)", 0);
+    QVERIFY(r.stats.steps > 0);
+  }
+
+  void timeCourseAmountAndConcentrationBlocks() {
+    // A species in a compartment of size V: value = concentration = n / V, amount = n.
+    SystemBuilder b;
+    auto& e = b.e();
+    const Expr V = b.param("V", 2.0);
+    const Expr k = b.param("k", 1.0);
+    const Expr s = b.state("n_state", 4.0);
+    b.rhs(s, e.neg(e.mul(k, s)));
+    const Expr conc = e.div(s, V);
+    b.output({"S", symbolic::OutputKind::Species, conc, s, conc});
+    // A time-varying parameter-like output (assignment rule) and a constant one.
+    b.output({"twice_t", symbolic::OutputKind::Parameter, e.mul(e.constant(2), b.t()),
+              e.mul(e.constant(2), b.t()), e.mul(e.constant(2), b.t())});
+    b.output({"Vout", symbolic::OutputKind::Compartment, V, V, V});
+    b.output({"rate", symbolic::OutputKind::Reaction, e.mul(k, s), e.mul(k, s), e.mul(k, s)});
+    tasks::TimeCourseProblem problem;
+    problem.model = b.compile();
+    problem.times = {0, 1};
+    tasks::TimeCourseOptions options;
+    options.integrator = tightOptions();
+
+    auto r = tasks::runTimeCourse(problem, options);
+    QVERIFY2(r.termination == tasks::Termination::Success, r.message.c_str());
+    // Default columns: every species, then the time-varying non-reaction quantities.
+    QCOMPARE(r.columns, (std::vector<std::string>{"n_state", "S", "twice_t"}));
+    SENSODE_EXPECT_CLOSE(r.at(1, 1), 2 * std::exp(-1.0), 1e-14, kRel, "[S](1)", 0);
+    SENSODE_EXPECT_CLOSE(r.at(1, 2), 2.0, 0, 1e-15, "twice_t(1)", 0);
+
+    problem.outputs = {"S", "rate", "Vout"};
+    problem.forceAmount = {"S"};
+    r = tasks::runTimeCourse(problem, options);
+    QVERIFY2(r.termination == tasks::Termination::Success, r.message.c_str());
+    SENSODE_EXPECT_CLOSE(r.at(0, 0), 4.0, 0, 1e-15, "amount S(0)", 0);
+    SENSODE_EXPECT_CLOSE(r.at(1, 0), 4 * std::exp(-1.0), 1e-14, kRel, "amount S(1)", 1);
+    SENSODE_EXPECT_CLOSE(r.at(1, 1), 4 * std::exp(-1.0), 1e-14, kRel, "rate(1)", 1);
+    SENSODE_EXPECT_CLOSE(r.at(1, 2), 2.0, 0, 1e-15, "V", 0);
+
+    problem.forceAmount = {};
+    problem.forceConcentration = {"S"};
+    r = tasks::runTimeCourse(problem, options);
+    SENSODE_EXPECT_CLOSE(r.at(0, 0), 2.0, 0, 1e-15, "conc S(0)", 0);
+
+    problem.forceConcentration = {"missing"};
+    r = tasks::runTimeCourse(problem, options);
+    QVERIFY(r.termination == tasks::Termination::InvalidInput);
+    QVERIFY2(r.message.find("'missing'") != std::string::npos, r.message.c_str());
+  }
+
+  void timeCourseWithoutStates() {
+    SystemBuilder b;
+    auto& e = b.e();
+    const Expr a = b.param("a", 3.0);
+    b.output({"y", symbolic::OutputKind::Parameter, e.mul(a, b.t()), e.mul(a, b.t()),
+              e.mul(a, b.t())});
+    tasks::TimeCourseProblem problem;
+    problem.model = b.compile();
+    problem.times = {0, 1, 2};
+    const auto r = tasks::runTimeCourse(problem, {});
+    QVERIFY2(r.termination == tasks::Termination::Success, r.message.c_str());
+    QCOMPARE(r.columns, std::vector<std::string>{"y"});
+    SENSODE_EXPECT_CLOSE(r.at(2, 0), 6.0, 0, 1e-15, "y(2)", 0);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCvodesIntegrator)
+#include "tst_cvodes_integrator.moc"
