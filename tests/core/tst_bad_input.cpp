@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+// Broken and unsupported SBML files (tests/data/bad_sbml): each must be refused with an
+// SbmlError whose message names the file, the element (where there is one) and the reason;
+// unsupported constructs with an UnsupportedFeature naming the feature.
+#include <QtTest/QtTest>
+
+#include <filesystem>
+#include <string>
+
+#include "core/common/errors.h"
+#include "core/model/sbml_importer.h"
+
+class TestBadInput : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void refusedWithMessage_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("element");  // empty: the error names no element
+    QTest::addColumn<QString>("reason");   // a substring of the reason
+    QTest::addColumn<QString>("feature");  // empty: a plain SbmlError, not UnsupportedFeature
+
+    auto row = [](const char* file, const char* element, const char* reason,
+                  const char* feature = "") {
+      QTest::newRow(file) << file << element << reason << feature;
+    };
+    row("truncated.xml", "", "line 11: Badly formed XML");
+    row("not_sbml.xml", "", "not an SBML document");
+    row("empty.xml", "", "empty file");
+    row("does_not_exist.xml", "", "cannot open file");
+    row("missing_species.xml", "R1", "references species 'X', which is undefined");
+    row("undefined_symbol_kinetic_law.xml", "R1", "undefined symbol 'k_missing' in math");
+    row("undefined_symbol_rule.xml", "p1", "undefined symbol 'q_missing' in math");
+    row("undefined_function.xml", "p2", "call of undefined function 'hill'");
+    row("nonfinite_initial_value.xml", "S1", "non-finite initial value");
+    row("rateof_expression.xml", "p3", "rateOf");
+    row("missing_external_model.xml", "ext1", "no_such_file.xml");
+    row("event.xml", "E1", "unsupported SBML feature: events", "events");
+    row("delay.xml", "p2", "unsupported SBML feature: delay", "delay");
+    row("algebraic_rule.xml", "constraint1", "unsupported SBML feature: algebraic rules",
+        "algebraic rules");
+    row("fast_reaction.xml", "R1", "unsupported SBML feature: fast reactions", "fast reactions");
+    row("required_package.xml", "", "unsupported SBML feature: package distrib",
+        "package distrib");
+    row("fbc_objective.xml", "obj1", "unsupported SBML feature: fbc", "fbc");
+  }
+
+  void refusedWithMessage() {
+    QFETCH(QString, file);
+    QFETCH(QString, element);
+    QFETCH(QString, reason);
+    QFETCH(QString, feature);
+    const std::filesystem::path path =
+        std::filesystem::path(SENSODE_TEST_DATA_DIR) / "bad_sbml" / file.toStdString();
+    try {
+      sensode::model::importSbmlFile(path);
+      QFAIL("the file was imported");
+    } catch (const sensode::SbmlError& e) {
+      const QString what = QString::fromStdString(e.what());
+      QVERIFY2(!what.contains('\n'), qPrintable("not one line: " + what));
+      QVERIFY2(what.startsWith(QString::fromStdString(path.string()) + ":"),
+               qPrintable("no file name: " + what));
+      QCOMPARE(QString::fromStdString(e.element()), element);
+      if (!element.isEmpty()) {
+        QVERIFY2(what.contains("element '" + element + "'"), qPrintable(what));
+      }
+      QVERIFY2(QString::fromStdString(e.reason()).contains(reason), qPrintable(what));
+      const auto* unsupported = dynamic_cast<const sensode::UnsupportedFeature*>(&e);
+      if (feature.isEmpty()) {
+        QVERIFY2(unsupported == nullptr, qPrintable("reported as unsupported: " + what));
+      } else {
+        QVERIFY2(unsupported != nullptr, qPrintable("not an UnsupportedFeature: " + what));
+        QCOMPARE(QString::fromStdString(unsupported->feature()), feature);
+      }
+    }
+  }
+
+  // The same text from memory: the source name stands in for the file.
+  void stringSourceNamedInMessage() {
+    try {
+      sensode::model::importSbmlString("<sbml", "pasted model");
+      QFAIL("malformed text was imported");
+    } catch (const sensode::SbmlError& e) {
+      QCOMPARE(e.file(), std::string("pasted model"));
+      QVERIFY(std::string(e.what()).rfind("pasted model: ", 0) == 0);
+    }
+    try {
+      sensode::model::importSbmlString("  \n", "blank");
+      QFAIL("blank text was imported");
+    } catch (const sensode::SbmlError& e) {
+      QCOMPARE(e.reason(), std::string("empty document"));
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestBadInput)
+#include "tst_bad_input.moc"
