@@ -466,4 +466,14 @@ const IntegratorStats& CvodesIntegrator::stats() const { return impl_->stats; }
 
 bool CvodesIntegrator::usesSparseSolver() const { return impl_->sparse; }
 
+// Forward sensitivities arrive with the sensitivities issue (CVodeSensInit1); until then asking
+// for them is an error, never a silent zero.
+void CvodesIntegrator::enableSensitivities(const std::vector<int>&, const std::vector<double>&,
+                                           bool) {
+  throw InvalidOptions("CVODES forward sensitivities are not available in this version");
+}
+void CvodesIntegrator::sensitivities(std::vector<double>&) const {
+  throw InvalidOptions("CVODES forward sensitivities are not available in this version");
+}
+
 }  // namespace sensode::integrators

@@ -36,6 +36,9 @@ class CvodesIntegrator final : public Integrator {
                   const IntegratorOptions& options, double t0, const std::vector<double>& x0,
                   const std::vector<double>& p) override;
   void advanceTo(double tout, std::vector<double>& x, const ProgressMonitor& monitor) override;
+  void enableSensitivities(const std::vector<int>& paramIndices, const std::vector<double>& s0,
+                           bool errorControl) override;
+  void sensitivities(std::vector<double>& s) const override;
   double currentTime() const override;
   const IntegratorStats& stats() const override;
   Method method() const override { return Method::Cvodes; }

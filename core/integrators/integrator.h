@@ -45,6 +45,10 @@ struct IntegratorStats {
   long errorTestFailures = 0;
   long secondDerivativeEvals = 0;   // ẍ evaluations (odeSD)
   long jacobianOfSecondEvals = 0;   // J_J evaluations (odeSD)
+  long sensitivityRhsEvals = 0;     // sensitivity right-hand sides / parameter-Jacobian evals
+  long sensitivityErrorTestFailures = 0;
+  long handoverSteps = 0;           // odeSD: steps CVODES took after a stiff-tail hand-over
+  double handoverTime = -1;         // odeSD: time of the hand-over to CVODES BDF (-1 = none)
   bool operator==(const IntegratorStats&) const = default;
 };
 
@@ -58,6 +62,14 @@ class Integrator {
   // Integrates to tout (> current time) and writes x(tout) into x. Throws IntegrationFailure
   // (with time, step size and cause) or Cancelled; the monitor is checked every step.
   virtual void advanceTo(double tout, std::vector<double>& x, const ProgressMonitor& monitor) = 0;
+  // Forward sensitivities S = ∂x/∂p for the parameters `paramIndices` (indices into the model's
+  // parameter vector), starting from s0 (column-major nx × paramIndices.size()). Call after
+  // initialize(). `errorControl`: include S in the local error test. Integrators that cannot
+  // compute sensitivities throw InvalidOptions.
+  virtual void enableSensitivities(const std::vector<int>& paramIndices,
+                                   const std::vector<double>& s0, bool errorControl) = 0;
+  // S at the time of the last advanceTo() (column-major nx × ns).
+  virtual void sensitivities(std::vector<double>& s) const = 0;
   virtual double currentTime() const = 0;
   virtual const IntegratorStats& stats() const = 0;
   virtual Method method() const = 0;

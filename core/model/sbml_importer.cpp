@@ -764,7 +764,10 @@ Model importSbmlFile(const std::filesystem::path& file) {
   if (!std::filesystem::is_regular_file(file, ec)) throw SbmlError(name, "", "cannot open file");
   // libSBML calls an empty file "badly formed XML"; say what it is.
   if (std::filesystem::file_size(file, ec) == 0 && !ec) throw SbmlError(name, "", "empty file");
-  std::unique_ptr<SBMLDocument> doc(readSBMLFromFile(name.c_str()));
+  // libSBML resolves comp external model files against the path it was given: an absolute path
+  // makes that independent of the working directory. Messages keep the name the user typed.
+  const std::string absolute = std::filesystem::absolute(file, ec).string();
+  std::unique_ptr<SBMLDocument> doc(readSBMLFromFile(ec ? name.c_str() : absolute.c_str()));
   if (!doc) throw SbmlError(name, "", "libSBML could not read the file");
   return importDocument(*doc, name);
 }

@@ -93,6 +93,8 @@ CompiledModel::CompiledModel(OdeSystem system) : system_(std::move(system)) {
   for (const auto& o : system_.outputs) y.push_back(o.value);
   for (const auto& o : system_.outputs) y.push_back(o.amount);
   for (const auto& o : system_.outputs) y.push_back(o.concentration);
+  const std::vector<Expr> yxValues = jacobianOf(y, stateOf, stateSym, n, yxPattern_);
+  const std::vector<Expr> ypValues = jacobianOf(y, paramOf, paramSym, m, ypPattern_);
   timings_.derivativeSeconds = secondsSince(start);
 
   const auto tapeStart = std::chrono::steady_clock::now();
@@ -116,6 +118,8 @@ CompiledModel::CompiledModel(OdeSystem system) : system_(std::move(system)) {
   x0Tape_ = Tape(pool, in, system_.initial);
   s0Tape_ = Tape(pool, in, s0Values);
   yTape_ = Tape(pool, in, y);
+  yxTape_ = Tape(pool, in, yxValues);
+  ypTape_ = Tape(pool, in, ypValues);
   timings_.tapeSeconds = secondsSince(tapeStart);
   for (const auto& t : tapes()) timings_.tapeInstructions += t.tape->numInstructions();
   scratch_.resize(std::max(faTape_.numOutputs(), jPairTape_.numOutputs()));
@@ -172,10 +176,20 @@ void CompiledModel::outputs(double t, const double* x, const double* p, double* 
   yTape_.evaluate(t, x, p, y);
 }
 
+void CompiledModel::outputStateJacobian(double t, const double* x, const double* p,
+                                        double* values) const {
+  yxTape_.evaluate(t, x, p, values);
+}
+void CompiledModel::outputParamJacobian(double t, const double* x, const double* p,
+                                        double* values) const {
+  ypTape_.evaluate(t, x, p, values);
+}
+
 std::vector<CompiledModel::NamedTape> CompiledModel::tapes() const {
   return {{"f", &fTape_},   {"J", &jTape_},   {"fp", &fpTape_}, {"a", &aTape_},
           {"fa", &faTape_}, {"JJ", &jjTape_}, {"J_JJ", &jPairTape_}, {"ap", &apTape_},
-          {"ft", &ftTape_}, {"x0", &x0Tape_}, {"S0", &s0Tape_}, {"y", &yTape_}};
+          {"ft", &ftTape_}, {"x0", &x0Tape_}, {"S0", &s0Tape_}, {"y", &yTape_},
+          {"yx", &yxTape_}, {"yp", &ypTape_}};
 }
 
 }  // namespace sensode::symbolic

@@ -63,6 +63,12 @@ class CompiledModel {
   // Output values (value, amount and concentration of every output: 3 * outputs().size()
   // doubles, in the order value[0..n), amount[0..n), concentration[0..n)).
   void outputs(double t, const double* x, const double* p, double* y) const;
+  // Chain rule for output sensitivities dy/dp = ∂y/∂x·S + ∂y/∂p, over the same 3·n outputs
+  // (value, amount, concentration blocks) as outputs().
+  void outputStateJacobian(double t, const double* x, const double* p, double* values) const;
+  void outputParamJacobian(double t, const double* x, const double* p, double* values) const;
+  const SparsePattern& outputStateJacobianPattern() const { return yxPattern_; }
+  const SparsePattern& outputParamJacobianPattern() const { return ypPattern_; }
 
   const SparsePattern& jacobianPattern() const { return jPattern_; }
   const SparsePattern& paramJacobianPattern() const { return fpPattern_; }
@@ -81,10 +87,10 @@ class CompiledModel {
 
  private:
   OdeSystem system_;
-  SparsePattern jPattern_, fpPattern_, jjPattern_, apPattern_, s0Pattern_;
+  SparsePattern jPattern_, fpPattern_, jjPattern_, apPattern_, s0Pattern_, yxPattern_, ypPattern_;
   bool autonomous_ = true;
   Tape fTape_, jTape_, fpTape_, aTape_, faTape_, jjTape_, jPairTape_, apTape_, ftTape_, x0Tape_,
-      s0Tape_, yTape_;
+      s0Tape_, yTape_, yxTape_, ypTape_;
   CompileTimings timings_;
   mutable std::vector<double> scratch_;  // combined outputs of the paired tapes
 };

@@ -188,8 +188,10 @@ class Builder {
         addState(sp.id, sp.hasOnlySubstanceUnits || isZeroDimensional(sp.compartment)
                             ? StateKind::SpeciesAmount
                             : StateKind::SpeciesConcentration);
-      else if (reactionDriven_.count(sp.id))
+      else if (reactionDriven_.count(sp.id)) {
         addState(sp.id, StateKind::SpeciesAmount);
+        sys_.states.back().byReactions = true;
+      }
     }
     for (const auto& c : m_.compartments)
       if (rateRule_.count(c.id)) addState(c.id, StateKind::Compartment);

@@ -39,6 +39,7 @@ struct StateVar {
   std::string id;  // SBML id of the species, compartment, parameter or species reference
   StateKind kind;
   Expr symbol;     // the symbol node x_i
+  bool byReactions = false;  // a species amount whose rate is stoichiometry × reaction rates
 };
 
 struct ParamVar {

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: MIT
+// sensode simulate MODEL.xml [--t-end T] [--points N | --times t1,t2,...] [--method odesd|cvodes]
+//                  [--rtol R] [--atol A] [--set ID=VALUE ...] [--out FILE.csv] [--stats FILE.json]
+//
+// Imports the model, compiles it, runs the time-course task and writes the trajectory (CSV, with
+// --out) and the solver statistics (JSON, with --stats). Stdout gets a short human summary.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "core/cli/arguments.h"
+#include "core/cli/commands.h"
+#include "core/cli/csv_writer.h"
+#include "core/cli/stats_json.h"
+#include "core/common/errors.h"
+#include "core/model/sbml_importer.h"
+#include "core/symbolic/compiled_model.h"
+#include "core/symbolic/ode_system.h"
+#include "core/tasks/time_course_task.h"
+
+namespace sensode::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+const std::vector<OptionSpec>& simulateOptions() {
+  static const std::vector<OptionSpec> specs = {
+      {"--t-end", "T", "end time; output times linspace(0, T, N) (default 10)"},
+      {"--points", "N", "number of output times including t = 0 (default 101)"},
+      {"--times", "t1,t2,...", "explicit ascending output times (instead of --t-end/--points)"},
+      {"--method", "odesd|cvodes", "integrator (default cvodes)"},
+      {"--rtol", "R", "relative tolerance (default 1e-6)"},
+      {"--atol", "A", "absolute tolerance (default 1e-12)"},
+      {"--set", "ID=VALUE",
+       "override a parameter, species initial value or compartment size;"
+       " repeatable",
+       true},
+      {"--out", "FILE.csv", "write the trajectory: time,<id>,... one row per output time"},
+      {"--stats", "FILE.json", "write solver statistics as one JSON object"},
+      {"--help", "", "show this help"},
+  };
+  return specs;
+}
+
+std::string shortNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+struct SimulateSettings {
+  std::string modelPath;
+  std::vector<double> times;
+  tasks::TimeCourseOptions options;
+  std::vector<std::pair<std::string, double>> overrides;
+  std::optional<std::string> out, stats;
+};
+
+SimulateSettings parseSimulate(const Arguments& a) {
+  const auto usage = [](const std::string& m) { return UsageError("simulate: " + m); };
+  SimulateSettings s;
+  s.modelPath = a.onlyPositional("MODEL.xml");
+
+  if (a.has("--times") && (a.has("--points") || a.has("--t-end")))
+    throw usage("--times excludes --t-end and --points");
+  if (const auto times = a.numberList("--times")) {
+    s.times = *times;
+    for (std::size_t i = 0; i < s.times.size(); ++i) {
+      if (!std::isfinite(s.times[i]) || s.times[i] < 0)
+        throw usage("--times: " + formatNumber(s.times[i]) + " is not a finite time >= 0");
+      if (i > 0 && !(s.times[i] > s.times[i - 1]))
+        throw usage("--times must be strictly ascending (" + formatNumber(s.times[i - 1]) +
+                    " then " + formatNumber(s.times[i]) + ")");
+    }
+  } else {
+    const double tEnd = a.number("--t-end", 10.0);
+    if (!std::isfinite(tEnd) || !(tEnd > 0))
+      throw usage("--t-end = " + formatNumber(tEnd) + ": must be a finite number > 0");
+    const long n = a.integer("--points", 101, 2, 100'000'000);
+    s.times.resize(static_cast<std::size_t>(n));
+    for (long i = 0; i < n; ++i)
+      s.times[static_cast<std::size_t>(i)] =
+          tEnd * static_cast<double>(i) / static_cast<double>(n - 1);
+    s.times.back() = tEnd;
+  }
+
+  if (const auto m = a.string("--method")) {
+    const auto method = integrators::methodFromString(*m);
+    if (!method) throw usage("--method: '" + *m + "' is not one of odesd, cvodes");
+    s.options.method = *method;
+  }
+  s.options.integrator.rtol = a.number("--rtol", s.options.integrator.rtol);
+  s.options.integrator.atol = a.number("--atol", s.options.integrator.atol);
+  if (const auto why = s.options.validate()) throw usage(*why);
+
+  for (const std::string& item : a.strings("--set")) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) throw usage("--set: '" + item + "' is not ID=VALUE");
+    const std::string id = item.substr(0, eq);
+    const auto v = Arguments::parseDouble(item.substr(eq + 1));
+    if (!v) throw usage("--set " + id + ": '" + item.substr(eq + 1) + "' is not a number");
+    s.overrides.emplace_back(id, *v);
+  }
+  s.out = a.string("--out");
+  s.stats = a.string("--stats");
+  return s;
+}
+
+void printSummary(const model::Model& m, const symbolic::CompiledModel& compiled,
+                  const SimulateSettings& s, const tasks::TimeCourseResult& r, double loadSeconds) {
+  std::ostream& o = std::cout;
+  o << "model        " << (m.id.empty() ? std::string("(no id)") : m.id) << "  (" << s.modelPath
+    << ")\n";
+  o << "states       " << compiled.nx() << "\n";
+  o << "parameters   " << compiled.np() << "\n";
+  o << "outputs      " << r.columns.size() << " columns x " << r.times.size() << " rows"
+    << (s.out ? " -> " + *s.out : std::string(" (write them with --out FILE.csv)")) << "\n";
+  o << "method       " << integrators::toString(s.options.method) << "  (rtol "
+    << shortNumber(s.options.integrator.rtol) << ", atol " << shortNumber(s.options.integrator.atol)
+    << ")\n";
+  o << "steps        " << r.stats.steps << "\n";
+  o << "rhs evals    " << r.stats.rhsEvals << "\n";
+  o << "jac evals    " << r.stats.jacEvals << "\n";
+  o << "wall time    " << shortNumber(r.wallSeconds) << " s  (load and compile "
+    << shortNumber(loadSeconds) << " s)\n";
+  if (!r.times.empty() && !r.columns.empty()) {
+    const std::size_t last = r.times.size() - 1;
+    const std::size_t shown = std::min<std::size_t>(r.columns.size(), 5);
+    o << "final values at t = " << shortNumber(r.times[last]) << ":\n";
+    for (std::size_t j = 0; j < shown; ++j)
+      o << "  " << r.columns[j] << " = " << formatNumber(r.at(last, j)) << "\n";
+    if (shown < r.columns.size()) o << "  ... (" << r.columns.size() - shown << " more)\n";
+  }
+  o.flush();
+}
+
+JsonObject statsObject(const symbolic::CompiledModel& compiled, const SimulateSettings& s,
+                       const tasks::TimeCourseResult& r, double loadSeconds) {
+  JsonObject json;
+  json.add("method", integrators::toString(s.options.method)).add("wall_seconds", r.wallSeconds);
+  addIntegratorStats(json, r.stats);
+  json.add("n_states", compiled.nx())
+      .add("n_parameters", compiled.np())
+      .add("n_outputs", static_cast<long>(r.columns.size()))
+      .add("n_times", static_cast<long>(r.times.size()))
+      .add("rtol", s.options.integrator.rtol)
+      .add("atol", s.options.integrator.atol)
+      .add("load_seconds", loadSeconds)
+      .add("model", s.modelPath)
+      .add("termination", tasks::toString(r.termination))
+      .add("message", r.message);
+  return json;
+}
+
+}  // namespace
+
+int runSimulate(std::span<const std::string> args) {
+  const Arguments a("simulate", simulateOptions(), args);
+  if (a.has("--help")) {
+    std::cout << "usage: sensode simulate MODEL.xml [options]\n\n"
+              << Arguments::helpText(simulateOptions());
+    return 0;
+  }
+  const SimulateSettings s = parseSimulate(a);
+  if (!fs::is_regular_file(s.modelPath))
+    throw Error(s.modelPath + ": " +
+                (fs::exists(s.modelPath) ? "not a regular file" : "no such file"));
+
+  // Output folders are checked before a possibly long run.
+  for (const auto& file : {s.out, s.stats}) {
+    if (!file) continue;
+    const fs::path dir = fs::absolute(*file).parent_path();
+    if (!fs::is_directory(dir)) throw Error(*file + ": cannot write: no folder " + dir.string());
+  }
+
+  const auto loadStart = Clock::now();
+  // Absolute, so that libSBML finds comp external model files relative to the model's folder.
+  const model::Model m = model::importSbmlFile(fs::absolute(s.modelPath));
+  const auto compiled =
+      std::make_shared<const symbolic::CompiledModel>(symbolic::buildOdeSystem(m));
+  const double loadSeconds = std::chrono::duration<double>(Clock::now() - loadStart).count();
+
+  // Checked here (not only inside the task) so that a mistyped --set id is reported as such.
+  try {
+    tasks::resolveParameters(*compiled, s.overrides);
+  } catch (const InvalidOptions& e) {
+    throw Error(s.modelPath + ": " + e.what());
+  }
+
+  tasks::TimeCourseProblem problem;
+  problem.model = compiled;
+  problem.t0 = 0;
+  problem.times = s.times;
+  problem.overrides = s.overrides;
+  const tasks::TimeCourseResult r = tasks::runTimeCourse(problem, s.options);
+
+  if (s.stats) statsObject(*compiled, s, r, loadSeconds).write(*s.stats);
+  if (r.termination != tasks::Termination::Success)
+    throw Error(s.modelPath + ": " + tasks::toString(r.termination) + ": " + r.message);
+  if (s.out) writeTimeCourseCsv(fs::path(*s.out), r);
+  printSummary(m, *compiled, s, r, loadSeconds);
+  return 0;
+}
+
+}  // namespace sensode::cli

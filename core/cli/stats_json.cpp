@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+#include "core/cli/stats_json.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include "core/common/errors.h"
+
+namespace sensode::cli {
+
+std::string jsonString(const std::string& s) {
+  std::string out = "\"";
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += ch;  // UTF-8 passes through unchanged
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string jsonNumber(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+JsonObject& JsonObject::add(const std::string& key, double value) {
+  entries_.emplace_back(key, jsonNumber(value));
+  return *this;
+}
+
+JsonObject& JsonObject::add(const std::string& key, long value) {
+  entries_.emplace_back(key, std::to_string(value));
+  return *this;
+}
+
+JsonObject& JsonObject::add(const std::string& key, bool value) {
+  entries_.emplace_back(key, value ? "true" : "false");
+  return *this;
+}
+
+JsonObject& JsonObject::add(const std::string& key, const std::string& value) {
+  entries_.emplace_back(key, jsonString(value));
+  return *this;
+}
+
+std::string JsonObject::str() const {
+  std::string out = "{";
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    out += i == 0 ? "\n  " : ",\n  ";
+    out += jsonString(entries_[i].first) + ": " + entries_[i].second;
+  }
+  return out + (entries_.empty() ? "}\n" : "\n}\n");
+}
+
+void JsonObject::write(const std::filesystem::path& file) const {
+  std::ofstream out(file);
+  if (!out) throw Error(file.string() + ": cannot open for writing");
+  out << str();
+  out.flush();
+  if (!out) throw Error(file.string() + ": write failed");
+}
+
+void addIntegratorStats(JsonObject& json, const integrators::IntegratorStats& stats) {
+  json.add("steps", stats.steps)
+      .add("rhs_evals", stats.rhsEvals)
+      .add("jac_evals", stats.jacEvals)
+      .add("lu_factorizations", stats.luFactorizations)
+      .add("newton_iterations", stats.newtonIterations)
+      .add("newton_failures", stats.newtonFailures)
+      .add("error_test_failures", stats.errorTestFailures)
+      .add("second_derivative_evals", stats.secondDerivativeEvals)
+      .add("jacobian_of_second_evals", stats.jacobianOfSecondEvals);
+}
+
+}  // namespace sensode::cli

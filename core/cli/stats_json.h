@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+// The `--stats FILE.json` object of the command-line contract: one flat JSON object whose keys
+// benchmarks and checks rely on (method, wall_seconds, steps, rhs_evals, jac_evals,
+// lu_factorizations, newton_iterations, error_test_failures) plus what else is useful. Numbers
+// are written with %.17g so that they round-trip; non-finite numbers become null.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/integrators/integrator.h"
+
+namespace sensode::cli {
+
+// A flat JSON object that keeps keys in insertion order.
+class JsonObject {
+ public:
+  JsonObject& add(const std::string& key, double value);
+  JsonObject& add(const std::string& key, long value);
+  JsonObject& add(const std::string& key, int value) { return add(key, static_cast<long>(value)); }
+  JsonObject& add(const std::string& key, bool value);
+  JsonObject& add(const std::string& key, const std::string& value);
+  JsonObject& add(const std::string& key, const char* value) {
+    return add(key, std::string(value));
+  }
+
+  // The object, pretty-printed one key per line, with a trailing newline.
+  std::string str() const;
+  // Writes str() to `file`; throws sensode::Error naming the file on failure.
+  void write(const std::filesystem::path& file) const;
+
+ private:
+  std::vector<std::pair<std::string, std::string>> entries_;  // key, rendered value
+};
+
+// JSON string literal with escapes.
+std::string jsonString(const std::string& s);
+// %.17g, or null for NaN and ±inf (JSON has no spelling for them).
+std::string jsonNumber(double v);
+
+// The keys every `--stats` file has, from integrator statistics:
+// steps, rhs_evals, jac_evals, lu_factorizations, newton_iterations, newton_failures,
+// error_test_failures (and, for odeSD, second_derivative_evals, jacobian_of_second_evals).
+void addIntegratorStats(JsonObject& json, const integrators::IntegratorStats& stats);
+
+}  // namespace sensode::cli
