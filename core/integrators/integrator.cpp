@@ -8,6 +8,7 @@
 
 #include "core/common/errors.h"
 #include "core/integrators/cvodes_integrator.h"
+#include "core/integrators/odesd_integrator.h"
 
 namespace sensode::integrators {
 
@@ -65,7 +66,7 @@ std::optional<std::string> IntegratorOptions::validate() const {
 std::unique_ptr<Integrator> makeIntegrator(Method method) {
   switch (method) {
     case Method::Cvodes: return std::make_unique<CvodesIntegrator>();
-    case Method::OdeSd: throw InvalidOptions("method odesd is not available yet");
+    case Method::OdeSd: return std::make_unique<OdeSdIntegrator>();
   }
   throw InvalidOptions("unknown integration method");
 }

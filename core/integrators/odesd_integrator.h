@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+// odeSD: the second-derivative integrator of Gonnet, Dimopoulos, Widmer and Stelling,
+// "A specialized ODE integrator for the efficient computation of parameter sensitivities",
+// BMC Systems Biology 6:46 (2012), doi:10.1186/1752-0509-6-46, as specified and verified in
+// NUMERICS.md §2–§5 (formulas, defaults and pitfalls there; section numbers below refer to it).
+//
+// Each step solves the implicit two-point Obrechkoff rule of order 4 on x, ẋ = f, ẍ = a = J f
+//
+//     x_{n+1} = x_n + (h/2)(f_n + f_{n+1}) + (h²/12)(a_n − a_{n+1})                 (R-O)
+//
+// with simplified Newton on W = I − (h/2)J + (h²/12)J_J, J and J_J evaluated once per attempt
+// at the predictor; W has the fixed union pattern of I, J and J_J, analysed once (KLU, or dense
+// LU for nx ≤ IntegratorOptions::kDenseLimit) and refactorised per attempt. Phases of a step:
+//   1. step size: controller proposal, capped by maxStepSize and by z = h‖J‖₁ ≤ zMax (§4.3);
+//      landing exactly on the stop time when one is set (setStopTime)
+//   2. predictor (§2.3): Taylor-2 on the first step; quintic Hermite through (x, f, a) at
+//      t_{n−1}, t_n when the previous step had z < 10; else quadratic extrapolation of x only
+//   3. (J, J_J) at the predictor, W, LU; Newton: rate-based test ‖δ‖·min(1, ρ) ≤ κ = 0.1 in the
+//      weighted RMS norm, divergence ‖δ_m‖ > 2‖δ_{m−1}‖, at most 4 iterations; failure → h/4
+//   4. error estimate ε = W⁻¹(g5 − g4) with the closed-form variable-ratio coefficients of §2.4
+//      (first step: ε = W⁻¹(x₁ − Taylor-2), exponent 1/3, §2.6); accept iff ‖ε‖ ≤ 1
+//   5. staggered direct sensitivities (§3) when enabled: W_s at x_{n+1}, one LU, all parameter
+//      columns in one solve; S in the error test unless disabled
+//   6. step control (§2.5): σ = (1/(2‖ε‖))^{1/5} clipped to [0.2, 5], no growth after a
+//      rejection or Newton failure or a slowly converging Newton; rejected:
+//      h·max(0.2, 0.9‖ε‖^{−1/5})
+// Output times never shorten steps: the integrator steps past tout and evaluates the dense
+// output (§2.7): the quintic Hermite on steps with z < 1, otherwise an implicit sub-step of the
+// same rule from the step start (the Hermite is polluted by stiff components there).
+//
+// Stiff tails (§4): the rule is A- but not L-stable (R(−∞) = +1), so near a stiff steady state
+// the step size stalls. z = h‖J‖₁ is capped at zMax = 1e5; when the cap cuts the controller's
+// step on handoverAfter = 3 consecutive attempts, the rest of the integration (this and every
+// later advanceTo) is handed to CVODES BDF, started from the current (t, x) (and S), and the
+// statistics record handoverTime and handoverSteps.
+//
+// Statistics: every IntegratorStats field counts odeSD and, after a hand-over, CVODES together
+// (steps − handoverSteps are odeSD's own steps). rhsEvals counts f evaluations,
+// secondDerivativeEvals ẍ evaluations (f and ẍ are evaluated together), jacEvals and
+// jacobianOfSecondEvals the (J, J_J) pair evaluations, luFactorizations LUs of W (Newton, dense
+// output sub-steps and sensitivities).
+//
+// Failures throw IntegrationFailure with time, step size and cause: Newton failing
+// maxNewtonFailures times in a row, the error test failing maxErrorTestFailures times in a row,
+// non-finite values (naming the state), too much work (IntegratorOptions::maxSteps per
+// advanceTo), the step size underflowing t. The ProgressMonitor is checked every step.
+#pragma once
+
+#include <functional>
+#include <limits>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/integrators/integrator.h"
+
+namespace sensode::integrators {
+
+// odeSD-specific settings; the defaults are NUMERICS.md §5's measured configuration.
+struct OdeSdOptions {
+  double newtonTolerance = 0.1;  // κ_N: converged when ‖δ_m‖·min(1, ρ_m) ≤ κ_N (weighted RMS)
+  int maxNewtonIterations = 4;   // per attempt; more → fewer Newton failures on stiff problems
+  double zMax = 1e5;             // cap on z = h‖J‖₁ (induced 1-norm) (§4.3)
+  int handoverAfter = 3;         // hand over to CVODES BDF when the cap cuts the controller's step
+                                 // on this many consecutive attempts (0 = never: cap only)
+  double predictorSwitch = 10;   // quintic Hermite predictor when the previous step's z < this
+  double denseSwitch = 1;        // quintic Hermite dense output when the step's z < this
+  int maxNewtonFailures = 10;    // consecutive Newton failures in one step before giving up
+  int maxErrorTestFailures = 10; // consecutive error test failures in one step before giving up
+
+  // Which sparse LU factorises W when the sparse solver is used (IntegratorOptions::linearSolver).
+  enum class SparseBackend { Klu, EigenSparseLu };
+  SparseBackend sparseBackend = SparseBackend::Klu;
+
+  // With sensitivities (§3): reuse J(x_{n+1}), J_J(x_{n+1}) of the sensitivity step as the next
+  // step's Newton Jacobians (halves Jacobian evaluations), and additionally the LU of W_s when h
+  // is kept (a step-size hysteresis keeps h whenever the proposed factor is in [1, 1.2]).
+  enum class JacobianReuse { None, Jacobians, JacobiansAndLu };
+  JacobianReuse sensitivityJacobianReuse = JacobianReuse::None;
+
+  // Testing: > 0 takes steps of exactly this size (the last one shortened to the stop time)
+  // without error control, cap or hand-over; a Newton failure is then an IntegrationFailure.
+  double fixedStepSize = 0;
+};
+
+// What the step observer sees after every accepted odeSD step (diagnostics and tests).
+struct OdeSdStepInfo {
+  double t = 0;              // start of the step
+  double h = 0;              // its size
+  double z = 0;              // h‖J‖₁ with J at the predictor
+  double error = 0;          // ‖ε‖ (weighted RMS; the states' part only)
+  int newtonIterations = 0;
+  bool firstStep = false;    // estimate from the Taylor-2 comparison (§2.6)
+  std::span<const double> xStart, xEnd;
+  std::span<const double> errorEstimate;  // ε = W⁻¹D (estimates x(t+h) − x_{n+1})
+};
+
+class OdeSdIntegrator final : public Integrator {
+ public:
+  OdeSdIntegrator();
+  ~OdeSdIntegrator() override;
+  OdeSdIntegrator(const OdeSdIntegrator&) = delete;
+  OdeSdIntegrator& operator=(const OdeSdIntegrator&) = delete;
+
+  // Before initialize(); validated there (InvalidOptions).
+  void setOdeSdOptions(const OdeSdOptions& options);
+  const OdeSdOptions& odeSdOptions() const;
+  // Steps never pass tStop and land exactly on it (CVodeSetStopTime); call after initialize().
+  // Without a stop time the last step may pass the last output time (dense output).
+  void setStopTime(double tStop);
+  // Called after every accepted odeSD step (not after the hand-over).
+  void setStepObserver(std::function<void(const OdeSdStepInfo&)> observer);
+
+  void initialize(std::shared_ptr<const symbolic::CompiledModel> model,
+                  const IntegratorOptions& options, double t0, const std::vector<double>& x0,
+                  const std::vector<double>& p) override;
+  void advanceTo(double tout, std::vector<double>& x, const ProgressMonitor& monitor) override;
+  // Staggered direct sensitivities (§3). Call after initialize() and before the first advanceTo.
+  void enableSensitivities(const std::vector<int>& paramIndices, const std::vector<double>& s0,
+                           bool errorControl) override;
+  void sensitivities(std::vector<double>& s) const override;
+  double currentTime() const override;
+  const IntegratorStats& stats() const override;
+  Method method() const override { return Method::OdeSd; }
+
+  // True when W is factorised by a sparse LU (KLU or Eigen SparseLU).
+  bool usesSparseSolver() const;
+  // True once the integration has been handed over to CVODES BDF.
+  bool handedOver() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sensode::integrators

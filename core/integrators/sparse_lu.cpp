@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: MIT
+#include "core/integrators/sparse_lu.h"
+
+#include <klu.h>
+
+#include <Eigen/Core>
+#include <Eigen/SparseCore>
+#include <Eigen/SparseLU>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+namespace sensode::integrators::detail {
+
+struct SparseLu::Impl {
+  symbolic::SparsePattern pattern;
+  std::vector<double> values;  // Dense and Klu: the caller's values
+
+  // Dense: column-major n × n LU factors in place (unit lower L below the diagonal, U on and
+  // above), row interchanges in `pivots` (LAPACK getrf convention, 0-based).
+  std::vector<double> dense;
+  std::vector<int> pivots;
+
+  // Klu
+  klu_common common{};
+  klu_symbolic* symbolic = nullptr;
+  klu_numeric* numeric = nullptr;
+
+  // EigenSparse
+  Eigen::SparseMatrix<double> sparse;
+  Eigen::SparseLU<Eigen::SparseMatrix<double>, Eigen::COLAMDOrdering<int>> sparseLu;
+
+  Eigen::MatrixXd rhs;  // EigenSparse: copy of the right-hand sides
+
+  ~Impl() { freeKlu(); }
+
+  void freeKlu() {
+    if (numeric != nullptr) klu_free_numeric(&numeric, &common);
+    if (symbolic != nullptr) klu_free_symbolic(&symbolic, &common);
+    numeric = nullptr;
+    symbolic = nullptr;
+  }
+};
+
+SparseLu::SparseLu() : impl_(std::make_unique<Impl>()) {}
+SparseLu::~SparseLu() = default;
+
+void SparseLu::analyze(const symbolic::SparsePattern& pattern, Backend backend) {
+  if (pattern.rows != pattern.cols ||
+      static_cast<int>(pattern.colPtr.size()) != pattern.cols + 1) {
+    throw std::logic_error("SparseLu::analyze: pattern is not square CSC");
+  }
+  impl_ = std::make_unique<Impl>();
+  Impl& d = *impl_;
+  backend_ = backend;
+  n_ = pattern.rows;
+  fullFactorizations_ = refactorizations_ = 0;
+  d.pattern = pattern;
+  const int nnz = pattern.nnz();
+  switch (backend) {
+    case Backend::Dense:
+      d.values.assign(static_cast<std::size_t>(nnz), 0.0);
+      d.dense.assign(static_cast<std::size_t>(n_) * static_cast<std::size_t>(n_), 0.0);
+      d.pivots.assign(static_cast<std::size_t>(n_), 0);
+      break;
+    case Backend::Klu: {
+      d.values.assign(static_cast<std::size_t>(nnz), 0.0);
+      klu_defaults(&d.common);
+      // KLU's analysis wants non-const pointers; it does not modify them.
+      d.symbolic = klu_analyze(n_, d.pattern.colPtr.data(), d.pattern.rowIdx.data(), &d.common);
+      if (d.symbolic == nullptr) {
+        throw std::runtime_error("klu_analyze failed (status " + std::to_string(d.common.status) +
+                                 ")");
+      }
+      break;
+    }
+    case Backend::EigenSparse: {
+      std::vector<Eigen::Triplet<double>> triplets;
+      triplets.reserve(static_cast<std::size_t>(nnz));
+      for (int j = 0; j < n_; ++j) {
+        for (int k = pattern.colPtr[static_cast<std::size_t>(j)];
+             k < pattern.colPtr[static_cast<std::size_t>(j) + 1]; ++k) {
+          triplets.emplace_back(pattern.rowIdx[static_cast<std::size_t>(k)], j, 1.0);
+        }
+      }
+      d.sparse.resize(n_, n_);
+      d.sparse.setFromTriplets(triplets.begin(), triplets.end());
+      d.sparse.makeCompressed();
+      d.sparseLu.analyzePattern(d.sparse);
+      d.rhs.resize(n_, 1);
+      break;
+    }
+  }
+}
+
+double* SparseLu::values() {
+  Impl& d = *impl_;
+  return backend_ == Backend::EigenSparse ? d.sparse.valuePtr() : d.values.data();
+}
+
+bool SparseLu::factorize() {
+  Impl& d = *impl_;
+  const symbolic::SparsePattern& pat = d.pattern;
+  switch (backend_) {
+    case Backend::Dense: {
+      ++fullFactorizations_;
+      const std::size_t n = static_cast<std::size_t>(n_);
+      double* a = d.dense.data();
+      std::fill(d.dense.begin(), d.dense.end(), 0.0);
+      for (std::size_t j = 0; j < n; ++j) {
+        for (int k = pat.colPtr[j]; k < pat.colPtr[j + 1]; ++k) {
+          a[j * n + static_cast<std::size_t>(pat.rowIdx[static_cast<std::size_t>(k)])] =
+              d.values[static_cast<std::size_t>(k)];
+        }
+      }
+      // Unblocked right-looking LU with partial pivoting (LAPACK dgetf2): for the tiny systems
+      // this backend serves, it beats Eigen's blocked PartialPivLU by several times and never
+      // allocates.
+      double maxPivot = 0;
+      for (std::size_t k = 0; k < n; ++k) {
+        double* colK = a + k * n;
+        std::size_t p = k;
+        double best = std::abs(colK[k]);
+        for (std::size_t i = k + 1; i < n; ++i) {
+          if (std::abs(colK[i]) > best) {
+            best = std::abs(colK[i]);
+            p = i;
+          }
+        }
+        if (!(best > 0) || !std::isfinite(best)) return false;
+        maxPivot = std::max(maxPivot, best);
+        d.pivots[k] = static_cast<int>(p);
+        if (p != k) {
+          for (std::size_t j = 0; j < n; ++j) std::swap(a[j * n + k], a[j * n + p]);
+        }
+        const double inv = 1.0 / colK[k];
+        for (std::size_t i = k + 1; i < n; ++i) colK[i] *= inv;
+        for (std::size_t j = k + 1; j < n; ++j) {
+          double* colJ = a + j * n;
+          const double akj = colJ[k];
+          if (akj == 0) continue;
+          for (std::size_t i = k + 1; i < n; ++i) colJ[i] -= colK[i] * akj;
+        }
+      }
+      for (std::size_t k = 0; k < n; ++k) {
+        if (!(std::abs(a[k * n + k]) > std::numeric_limits<double>::epsilon() * maxPivot)) {
+          return false;
+        }
+      }
+      return true;
+    }
+    case Backend::Klu: {
+      for (double v : d.values) {
+        if (!std::isfinite(v)) return false;
+      }
+      int* cp = d.pattern.colPtr.data();
+      int* ri = d.pattern.rowIdx.data();
+      if (d.numeric != nullptr) {
+        ++refactorizations_;
+        if (klu_refactor(cp, ri, d.values.data(), d.symbolic, d.numeric, &d.common) == 1 &&
+            klu_rcond(d.symbolic, d.numeric, &d.common) == 1 &&
+            d.common.rcond > std::pow(std::numeric_limits<double>::epsilon(), 2.0 / 3.0)) {
+          return true;
+        }
+        klu_free_numeric(&d.numeric, &d.common);
+        d.numeric = nullptr;
+      }
+      ++fullFactorizations_;
+      d.numeric = klu_factor(cp, ri, d.values.data(), d.symbolic, &d.common);
+      if (d.numeric == nullptr || d.common.status != KLU_OK) {
+        if (d.numeric != nullptr) klu_free_numeric(&d.numeric, &d.common);
+        d.numeric = nullptr;
+        return false;
+      }
+      return klu_rcond(d.symbolic, d.numeric, &d.common) == 1 && d.common.rcond > 0 &&
+             std::isfinite(d.common.rcond);
+    }
+    case Backend::EigenSparse: {
+      const double* v = d.sparse.valuePtr();
+      for (Eigen::Index k = 0; k < d.sparse.nonZeros(); ++k) {
+        if (!std::isfinite(v[k])) return false;
+      }
+      ++fullFactorizations_;
+      d.sparseLu.factorize(d.sparse);
+      return d.sparseLu.info() == Eigen::Success;
+    }
+  }
+  return false;
+}
+
+void SparseLu::solve(double* b, int nrhs) {
+  Impl& d = *impl_;
+  if (n_ == 0 || nrhs <= 0) return;
+  switch (backend_) {
+    case Backend::Dense: {
+      const std::size_t n = static_cast<std::size_t>(n_);
+      const double* a = d.dense.data();
+      for (int c = 0; c < nrhs; ++c) {
+        double* x = b + static_cast<std::size_t>(c) * n;
+        for (std::size_t k = 0; k < n; ++k) {
+          const auto p = static_cast<std::size_t>(d.pivots[k]);
+          if (p != k) std::swap(x[k], x[p]);
+        }
+        for (std::size_t k = 0; k < n; ++k) {  // L y = P b (unit diagonal)
+          const double xk = x[k];
+          if (xk == 0) continue;
+          const double* colK = a + k * n;
+          for (std::size_t i = k + 1; i < n; ++i) x[i] -= colK[i] * xk;
+        }
+        for (std::size_t k = n; k-- > 0;) {  // U x = y
+          const double* colK = a + k * n;
+          x[k] /= colK[k];
+          const double xk = x[k];
+          if (xk == 0) continue;
+          for (std::size_t i = 0; i < k; ++i) x[i] -= colK[i] * xk;
+        }
+      }
+      return;
+    }
+    case Backend::Klu:
+      klu_solve(d.symbolic, d.numeric, n_, nrhs, b, &d.common);
+      return;
+    case Backend::EigenSparse: {
+      Eigen::Map<Eigen::MatrixXd> x(b, n_, nrhs);
+      if (d.rhs.cols() != nrhs || d.rhs.rows() != n_) d.rhs.resize(n_, nrhs);
+      d.rhs = x;
+      x = d.sparseLu.solve(d.rhs);
+      return;
+    }
+  }
+}
+
+}  // namespace sensode::integrators::detail

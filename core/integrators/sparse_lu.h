@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+// LU factorisation of a square matrix whose sparsity pattern is fixed for the whole integration
+// (odeSD's Newton matrix W = I − (h/2)J + (h²/12)J_J on the union pattern of I, J and J_J).
+//
+// The caller writes the values in the pattern's CSC order into values() and calls factorize();
+// the symbolic work happens once in analyze():
+//   Dense        LU with partial pivoting on a dense copy (tiny systems, nx ≤ 16)
+//   Klu          klu_analyze once; klu_factor the first time, klu_refactor (same pivot order)
+//                afterwards, with a fresh klu_factor when refactoring fails or the reciprocal
+//                pivot growth estimate klu_rcond drops below ε^(2/3) (SUNDIALS' KLU rule)
+//   EigenSparse  Eigen SparseLU (COLAMD ordering) with analyzePattern once (for comparison)
+//
+// factorize() and solve() do not allocate for Dense and Klu. KLU stays out of this header.
+#pragma once
+
+#include <memory>
+
+#include "core/symbolic/sparsity.h"
+
+namespace sensode::integrators::detail {
+
+class SparseLu {
+ public:
+  enum class Backend { Dense, Klu, EigenSparse };
+
+  SparseLu();
+  ~SparseLu();
+  SparseLu(const SparseLu&) = delete;
+  SparseLu& operator=(const SparseLu&) = delete;
+
+  // Allocates everything and does the symbolic analysis. The pattern must be square and
+  // contain the diagonal.
+  void analyze(const symbolic::SparsePattern& pattern, Backend backend);
+  // The matrix values in the CSC order of the pattern (nnz entries), written by the caller.
+  double* values();
+  // Numeric factorisation of the current values; false when the matrix is (numerically)
+  // singular or not finite. Does not modify values().
+  bool factorize();
+  // Solves A X = B in place; B is column-major n × nrhs. Requires a successful factorize().
+  void solve(double* b, int nrhs = 1);
+
+  Backend backend() const { return backend_; }
+  int size() const { return n_; }
+  // Full (re-pivoting) numeric factorisations and cheap refactorisations (KLU) so far.
+  long fullFactorizations() const { return fullFactorizations_; }
+  long refactorizations() const { return refactorizations_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  Backend backend_ = Backend::Dense;
+  int n_ = 0;
+  long fullFactorizations_ = 0;
+  long refactorizations_ = 0;
+};
+
+}  // namespace sensode::integrators::detail

@@ -1,0 +1,1109 @@
+// SPDX-License-Identifier: MIT
+// odeSD (NUMERICS.md §2–§5) on ODE systems built by hand: the variable-ratio coefficients, the
+// observed order and the error estimator on Chua's circuit with fixed steps, the §11 reference
+// table with the §6 step counts, Robertson to 1e11 with the hand-over to CVODES BDF, dense output
+// on a stiff problem, staggered direct sensitivities, failures, cancellation and statistics.
+#include <QtTest/QtTest>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/common/errors.h"
+#include "core/common/progress.h"
+#include "core/integrators/cvodes_integrator.h"
+#include "core/integrators/integrator.h"
+#include "core/integrators/odesd_coefficients.h"
+#include "core/integrators/odesd_integrator.h"
+#include "core/symbolic/compiled_model.h"
+#include "core/symbolic/ode_system.h"
+#include "core/tasks/time_course_task.h"
+#include "support/numeric_compare.h"
+
+using namespace sensode;
+using sensode::integrators::IntegratorOptions;
+using sensode::integrators::IntegratorStats;
+using sensode::integrators::LinearSolverKind;
+using sensode::integrators::OdeSdIntegrator;
+using sensode::integrators::OdeSdOptions;
+using sensode::symbolic::Expr;
+using sensode::symbolic::ExprPool;
+using sensode::symbolic::OdeSystem;
+using Model = std::shared_ptr<const symbolic::CompiledModel>;
+
+// Counts heap allocations (for the "no allocation per step" check).
+namespace {
+std::atomic<long> gAllocations{0};
+}
+void* operator new(std::size_t size) {
+  ++gAllocations;
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace {
+
+// Builds an OdeSystem by hand: states are species amounts reported as their own value.
+class SystemBuilder {
+ public:
+  SystemBuilder() {
+    sys_.pool = std::make_shared<ExprPool>();
+    sys_.time = sys_.pool->symbol("time");
+  }
+  ExprPool& e() { return *sys_.pool; }
+  Expr c(double v) { return sys_.pool->constant(v); }
+  Expr t() const { return sys_.time; }
+
+  Expr param(const std::string& id, double nominal) {
+    const Expr s = e().symbol(id);
+    sys_.params.push_back({id, symbolic::ParamKind::GlobalParameter, nominal, s});
+    return s;
+  }
+  Expr state(const std::string& id, double initial) {
+    const Expr s = e().symbol(id);
+    sys_.states.push_back({id, symbolic::StateKind::SpeciesAmount, s});
+    sys_.initial.push_back(c(initial));
+    sys_.rhs.push_back(e().zero());
+    sys_.outputs.push_back({id, symbolic::OutputKind::Species, s, s, s});
+    return s;
+  }
+  void rhs(Expr stateSymbol, Expr f) {
+    for (std::size_t i = 0; i < sys_.states.size(); ++i) {
+      if (sys_.states[i].symbol == stateSymbol) {
+        sys_.rhs[i] = f;
+        return;
+      }
+    }
+    QFAIL("rhs(): not a state");
+  }
+  Model compile() { return std::make_shared<symbolic::CompiledModel>(std::move(sys_)); }
+
+ private:
+  OdeSystem sys_;
+};
+
+Expr mul(ExprPool& e, std::initializer_list<Expr> f) {
+  return e.mul(std::span<const Expr>(f.begin(), f.size()));
+}
+Expr add(ExprPool& e, std::initializer_list<Expr> f) {
+  return e.add(std::span<const Expr>(f.begin(), f.size()));
+}
+
+// ---- the NUMERICS.md §11 catalogue ----
+
+Model decayModel() {  // x' = -k x, x(0) = 2, k = 0.7
+  SystemBuilder b;
+  auto& e = b.e();
+  const Expr k = b.param("k", 0.7);
+  const Expr x = b.state("x", 2.0);
+  b.rhs(x, e.neg(e.mul(k, x)));
+  return b.compile();
+}
+
+Model michaelisMentenModel() {
+  SystemBuilder b;
+  auto& e = b.e();
+  const Expr k1 = b.param("k1", 1e3), k2 = b.param("k2", 1e2), k3 = b.param("k3", 1);
+  const Expr E = b.state("E", 0.1), S = b.state("S", 1.0), C = b.state("C", 0.0),
+             P = b.state("P", 0.0);
+  const Expr v1 = mul(e, {k1, E, S}), v2 = e.mul(k2, C), v3 = e.mul(k3, C);
+  b.rhs(E, add(e, {e.neg(v1), v2, v3}));
+  b.rhs(S, e.add(e.neg(v1), v2));
+  b.rhs(C, add(e, {v1, e.neg(v2), e.neg(v3)}));
+  b.rhs(P, v3);
+  return b.compile();
+}
+
+Model robertsonModel() {
+  SystemBuilder b;
+  auto& e = b.e();
+  const Expr k1 = b.param("k1", 0.04), k2 = b.param("k2", 1e4), k3 = b.param("k3", 3e7);
+  const Expr y1 = b.state("y1", 1.0), y2 = b.state("y2", 0.0), y3 = b.state("y3", 0.0);
+  const Expr r1 = e.mul(k1, y1), r2 = mul(e, {k2, y2, y3}), r3 = mul(e, {k3, y2, y2});
+  b.rhs(y1, e.add(e.neg(r1), r2));
+  b.rhs(y2, add(e, {r1, e.neg(r2), e.neg(r3)}));
+  b.rhs(y3, r3);
+  return b.compile();
+}
+
+Model repressilatorModel() {
+  SystemBuilder b;
+  auto& e = b.e();
+  const Expr a0 = b.param("alpha0", 0.216), al = b.param("alpha", 216), be = b.param("beta", 5),
+             nh = b.param("n", 2);
+  const Expr m1 = b.state("m1", 0), m2 = b.state("m2", 0), m3 = b.state("m3", 0);
+  const Expr p1 = b.state("p1", 2), p2 = b.state("p2", 1), p3 = b.state("p3", 3);
+  auto hill = [&](Expr rep) { return e.div(al, e.add(e.one(), e.pow(rep, nh))); };
+  b.rhs(m1, add(e, {e.neg(m1), hill(p3), a0}));
+  b.rhs(m2, add(e, {e.neg(m2), hill(p1), a0}));
+  b.rhs(m3, add(e, {e.neg(m3), hill(p2), a0}));
+  b.rhs(p1, e.neg(e.mul(be, e.sub(p1, m1))));
+  b.rhs(p2, e.neg(e.mul(be, e.sub(p2, m2))));
+  b.rhs(p3, e.neg(e.mul(be, e.sub(p3, m3))));
+  return b.compile();
+}
+
+Model linear2Model() {
+  SystemBuilder b;
+  auto& e = b.e();
+  const Expr p0 = b.param("p0", 1000), p1 = b.param("p1", 1);
+  const Expr y0 = b.state("y0", 1.0), y1 = b.state("y1", 1.0);
+  b.rhs(y0, e.add(e.neg(e.mul(p0, y0)), e.mul(p1, y1)));
+  b.rhs(y1, e.neg(e.mul(p1, y1)));
+  return b.compile();
+}
+
+Model chuaModel() {
+  SystemBuilder b;
+  auto& e = b.e();
+  const Expr q1 = b.param("p1", 7), q2 = b.param("p2", 15);
+  const Expr x1 = b.state("x1", 0), x2 = b.state("x2", 0), x3 = b.state("x3", -0.1);
+  // g(x1) = -(8/7) x1 + (4/63) x1^3
+  const Expr g = e.add(e.mul(b.c(-8.0 / 7.0), x1), e.mul(b.c(4.0 / 63.0), e.pow(x1, b.c(3))));
+  b.rhs(x1, e.mul(q1, add(e, {x2, e.neg(x1), e.neg(g)})));
+  b.rhs(x2, add(e, {x1, e.neg(x2), x3}));
+  b.rhs(x3, e.neg(e.mul(q2, x2)));
+  return b.compile();
+}
+
+struct Reference {
+  const char* name;
+  Model (*make)();
+  double T;
+  std::vector<double> x;
+};
+
+std::vector<Reference> catalogue() {
+  return {
+      {"Michaelis-Menten", &michaelisMentenModel, 10,
+       {4.1636668606e-2, 1.4136928979e-1, 5.8363331394e-2, 8.0026737881e-1}},
+      {"Robertson", &robertsonModel, 40, {7.1582706872e-1, 9.1855347646e-6, 2.8416374575e-1}},
+      {"repressilator", &repressilatorModel, 50,
+       {1.2301285264, 38.342340321, 13.435302032, 1.3422117400, 31.147354469, 16.616318254}},
+      {"Linear2", &linear2Model, 10, {4.5445375138e-8, 4.5399929762e-5}},
+      {"Chua", &chuaModel, 10, {-1.4006335318, -1.0227516857e-2, 1.1936968796}},
+  };
+}
+
+IntegratorOptions tolerances(double rtol, double atol = 1e-12,
+                             LinearSolverKind solver = LinearSolverKind::Auto) {
+  IntegratorOptions o;
+  o.rtol = rtol;
+  o.atol = atol;
+  o.linearSolver = solver;
+  return o;
+}
+
+struct Run {
+  std::vector<std::vector<double>> x;  // one row per output time
+  IntegratorStats stats;
+};
+
+Run runOdeSd(const Model& model, const IntegratorOptions& options, const std::vector<double>& times,
+             const OdeSdOptions& sd = {}, double stopTime = -1) {
+  OdeSdIntegrator integrator;
+  integrator.setOdeSdOptions(sd);
+  const std::vector<double> p = model->nominalParameters();
+  std::vector<double> x(static_cast<std::size_t>(model->nx()));
+  model->initialState(0.0, p.data(), x.data());
+  integrator.initialize(model, options, 0.0, x, p);
+  if (stopTime > 0) integrator.setStopTime(stopTime);
+  Run r;
+  for (double t : times) {
+    integrator.advanceTo(t, x, {});
+    r.x.push_back(x);
+  }
+  r.stats = integrator.stats();
+  return r;
+}
+
+std::vector<std::vector<double>> runCvodes(const Model& model, const IntegratorOptions& options,
+                                           const std::vector<double>& times,
+                                           IntegratorStats* stats = nullptr) {
+  integrators::CvodesIntegrator integrator;
+  const std::vector<double> p = model->nominalParameters();
+  std::vector<double> x(static_cast<std::size_t>(model->nx()));
+  model->initialState(0.0, p.data(), x.data());
+  integrator.initialize(model, options, 0.0, x, p);
+  std::vector<std::vector<double>> out;
+  for (double t : times) {
+    integrator.advanceTo(t, x, {});
+    out.push_back(x);
+  }
+  if (stats) *stats = integrator.stats();
+  return out;
+}
+
+struct CvodesIntegratorRun {
+  std::vector<double> x;
+  long steps = 0;
+};
+CvodesIntegratorRun cvodesStats(const Model& model, const IntegratorOptions& options, double T) {
+  IntegratorStats s;
+  CvodesIntegratorRun r;
+  r.x = runCvodes(model, options, {T}, &s)[0];
+  r.steps = s.steps;
+  return r;
+}
+
+// max_i |x_i − ref_i| / (rtol |ref_i| + atol)
+double weightedError(const std::vector<double>& x, const std::vector<double>& ref, double rtol,
+                     double atol) {
+  double e = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    e = std::max(e, std::abs(x[i] - ref[i]) / (rtol * std::abs(ref[i]) + atol));
+  }
+  return e;
+}
+
+// Max relative error over components with |ref| > floor (NUMERICS.md §6's measure).
+double maxRelativeError(const std::vector<double>& x, const std::vector<double>& ref,
+                        double floor = 1e-12) {
+  double e = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    if (std::abs(ref[i]) > floor) e = std::max(e, std::abs(x[i] - ref[i]) / std::abs(ref[i]));
+  }
+  return e;
+}
+
+// Fixed steps of size h: Newton solved to round-off (the tolerances only weight its norm).
+OdeSdOptions fixedStepOptions(double h) {
+  OdeSdOptions sd;
+  sd.fixedStepSize = h;
+  sd.maxNewtonIterations = 30;
+  return sd;
+}
+IntegratorOptions fixedStepNewtonTolerances() { return tolerances(1e-13, 1e-15); }
+
+// Fixed-step odeSD from 0 to T in N steps (the last one lands on T).
+std::vector<double> fixedSteps(const Model& model, double T, int N) {
+  return runOdeSd(model, fixedStepNewtonTolerances(), {T}, fixedStepOptions(T / N), T).x[0];
+}
+
+}  // namespace
+
+class TestOdeSdIntegrator : public QObject {
+  Q_OBJECT
+
+ private slots:
+  // ---- coefficients (§2.3, §2.4, §2.7) ----
+
+  void g5WeightsAtEqualSteps() {
+    const auto g = integrators::odesd::g5Weights(1.0);
+    SENSODE_EXPECT_CLOSE(g.f1, 14.0 / 31, 0, 1e-15, "g5 weight of f(t+h)", 0);
+    SENSODE_EXPECT_CLOSE(g.a1, -2.0 / 31, 0, 1e-15, "g5 weight of a(t+h)", 0);
+    SENSODE_EXPECT_CLOSE(g.f0, 16.0 / 31, 0, 1e-15, "g5 weight of f(t)", 0);
+    SENSODE_EXPECT_CLOSE(g.a0, 4.0 / 31, 0, 1e-15, "g5 weight of a(t)", 0);
+    SENSODE_EXPECT_CLOSE(g.x, 32.0 / 31, 0, 1e-15, "g5 weight of x(t)", 0);
+    SENSODE_EXPECT_CLOSE(g.xm, -1.0 / 31, 0, 1e-15, "g5 weight of x(t-h)", 0);
+    const auto d = integrators::odesd::errorWeights(1.0);
+    const double expected[] = {1.0 / 31, 0.5 / 31, -1.5 / 31, 17.0 / 12 / 31, 7.0 / 12 / 31};
+    const double actual[] = {d.dx, d.f0, d.f1, d.a0, d.a1};
+    for (int i = 0; i < 5; ++i) SENSODE_EXPECT_CLOSE(actual[i], expected[i], 0, 1e-14, "D(r=1)", i);
+    const auto k = integrators::odesd::hermitePredictor(1.0);
+    const double pk[] = {k.xm, k.x, k.fm, k.f, k.am, k.a};
+    const double pe[] = {-31, 32, -14, -16, -2, 4};
+    for (int i = 0; i < 6; ++i) SENSODE_EXPECT_CLOSE(pk[i], pe[i], 0, 1e-15, "predictor(r=1)", i);
+  }
+
+  void errorWeightsAreG5MinusG4() {
+    // D = g5 − g4 with g4 = x_n + (h/2)(f_n + f_{n+1}) + (h²/12)(a_n − a_{n+1}), for any r.
+    for (double r : {0.2, 0.5, 1.0, 1.7, 3.0, 5.0}) {
+      const auto g = integrators::odesd::g5Weights(r);
+      const auto d = integrators::odesd::errorWeights(r);
+      const long i = static_cast<long>(r * 10);
+      SENSODE_EXPECT_CLOSE(d.dx, -g.xm, 1e-15, 1e-13, "dx", i);
+      SENSODE_EXPECT_CLOSE(g.x + g.xm, 1.0, 1e-15, 1e-13, "x weights sum", i);
+      SENSODE_EXPECT_CLOSE(d.f0, g.f0 - 0.5, 1e-15, 1e-13, "f0", i);
+      SENSODE_EXPECT_CLOSE(d.f1, g.f1 - 0.5, 1e-15, 1e-13, "f1", i);
+      SENSODE_EXPECT_CLOSE(d.a0, g.a0 - 1.0 / 12, 1e-15, 1e-13, "a0", i);
+      SENSODE_EXPECT_CLOSE(d.a1, g.a1 + 1.0 / 12, 1e-15, 1e-13, "a1", i);
+      const auto k = integrators::odesd::hermitePredictor(r);
+      SENSODE_EXPECT_CLOSE(k.xm + k.x, 1.0, 1e-12, 1e-13, "predictor x weights sum", i);
+    }
+  }
+
+  void coefficientsAreExactOnPolynomials() {
+    // A quintic q(t): the predictor, g5 and the dense output reproduce it exactly; D vanishes
+    // on quartics (the rule is exact there) and equals h⁵ q⁽⁵⁾/720 + O(h⁶) on the quintic.
+    const double c[] = {0.3, -1.1, 0.7, 0.25, -0.4, 0.15};
+    auto q = [&](double t, int deriv) {
+      double s = 0;
+      for (int k = deriv; k < 6; ++k) {
+        double coef = c[k];
+        for (int j = 0; j < deriv; ++j) coef *= (k - j);
+        s += coef * std::pow(t, k - deriv);
+      }
+      return s;
+    };
+    for (double r : {0.5, 1.0, 2.0}) {
+      const double hm = 0.4, h = r * hm, t0 = 0.2, tm = t0 - hm, t1 = t0 + h;
+      const auto k = integrators::odesd::hermitePredictor(r);
+      const double pred = k.xm * q(tm, 0) + k.x * q(t0, 0) + hm * (k.fm * q(tm, 1) + k.f * q(t0, 1)) +
+                          hm * hm * (k.am * q(tm, 2) + k.a * q(t0, 2));
+      SENSODE_EXPECT_CLOSE(pred, q(t1, 0), 1e-12, 1e-12, "quintic predictor", static_cast<long>(r * 10));
+      const auto g = integrators::odesd::g5Weights(r);
+      const double g5 = g.xm * q(tm, 0) + g.x * q(t0, 0) + h * (g.f0 * q(t0, 1) + g.f1 * q(t1, 1)) +
+                        h * h * (g.a0 * q(t0, 2) + g.a1 * q(t1, 2));
+      SENSODE_EXPECT_CLOSE(g5, q(t1, 0), 1e-12, 1e-12, "g5 on a quintic", static_cast<long>(r * 10));
+      for (double th : {0.0, 0.25, 0.5, 0.9, 1.0}) {
+        const auto dn = integrators::odesd::hermiteDense(th);
+        const double v = dn.x0 * q(t0, 0) + dn.x1 * q(t1, 0) + h * (dn.f0 * q(t0, 1) + dn.f1 * q(t1, 1)) +
+                         h * h * (dn.a0 * q(t0, 2) + dn.a1 * q(t1, 2));
+        SENSODE_EXPECT_CLOSE(v, q(t0 + th * h, 0), 1e-12, 1e-12, "dense output", static_cast<long>(th * 100));
+      }
+    }
+    const auto qc = integrators::odesd::quadraticPredictor(0.3, 0.2, 0.1);
+    auto quad = [](double t) { return 1 + 2 * t - 3 * t * t; };
+    SENSODE_EXPECT_CLOSE(qc.xm2 * quad(-0.3) + qc.xm1 * quad(-0.2) + qc.x * quad(0), quad(0.3), 1e-14,
+                         1e-13, "quadratic predictor", 0);
+  }
+
+  // ---- order and error estimate on Chua's circuit (fixed steps) ----
+
+  void observedOrderIsFour() {
+    const auto model = chuaModel();
+    const Reference chua = catalogue()[4];
+    const std::vector<double> x10 = fixedSteps(model, 10, 5120);
+    for (std::size_t i = 0; i < 3; ++i) {
+      SENSODE_EXPECT_CLOSE(x10[i], chua.x[i], 1e-9, 0, "Chua x(10), 5120 steps vs §11", static_cast<long>(i));
+    }
+    const double T = 1;
+    const std::vector<double> ref = fixedSteps(model, T, 2560);
+    std::vector<double> errors;
+    for (int N : {20, 40, 80, 160}) {
+      const std::vector<double> x = fixedSteps(model, T, N);
+      double e = 0;
+      for (std::size_t i = 0; i < 3; ++i) e = std::max(e, std::abs(x[i] - ref[i]));
+      errors.push_back(e);
+    }
+    qInfo("Chua fixed-step errors N = 20, 40, 80, 160: %.4g %.4g %.4g %.4g", errors[0], errors[1],
+          errors[2], errors[3]);
+    for (std::size_t k = 0; k + 1 < errors.size(); ++k) {
+      const double order = std::log2(errors[k] / errors[k + 1]);
+      qInfo("observed order %zu: %.4f", k, order);
+      QVERIFY2(std::abs(order - 4.0) <= 0.1, qPrintable(QString("order %1").arg(order)));
+    }
+  }
+
+  void errorEstimateMatchesLocalError() {
+    // ε = W⁻¹(g5 − g4) estimates x(t+h) − x_{n+1} for the exact solution through x_n.
+    const auto model = chuaModel();
+    const double T = 10, h = 0.02;
+    const std::vector<double> p = model->nominalParameters();
+    struct Sample {
+      double t;
+      std::vector<double> xStart, xEnd, eps;
+    };
+    std::vector<Sample> samples;
+    OdeSdIntegrator integrator;
+    integrator.setOdeSdOptions(fixedStepOptions(h));
+    long stepNo = 0;
+    integrator.setStepObserver([&](const integrators::OdeSdStepInfo& s) {
+      if (!s.firstStep && ++stepNo % 25 == 0) {
+        samples.push_back({s.t, {s.xStart.begin(), s.xStart.end()}, {s.xEnd.begin(), s.xEnd.end()},
+                           {s.errorEstimate.begin(), s.errorEstimate.end()}});
+      }
+    });
+    std::vector<double> x{0, 0, -0.1};
+    integrator.initialize(model, fixedStepNewtonTolerances(), 0.0, x, p);
+    integrator.setStopTime(T);
+    integrator.advanceTo(T, x, {});
+    QVERIFY(samples.size() >= 15);
+    std::vector<double> ratios;
+    for (const Sample& s : samples) {
+      // Exact local solution from xStart over h: 64 fixed sub-steps (error ~ 64⁻⁴ of the step's).
+      OdeSdIntegrator fine;
+      fine.setOdeSdOptions(fixedStepOptions(h / 64));
+      std::vector<double> xe = s.xStart;
+      fine.initialize(model, fixedStepNewtonTolerances(), s.t, xe, p);
+      fine.setStopTime(s.t + h);
+      fine.advanceTo(s.t + h, xe, {});
+      double num = 0, den = 0;
+      for (std::size_t i = 0; i < 3; ++i) {
+        const double trueErr = xe[i] - s.xEnd[i];
+        num += s.eps[i] * trueErr;
+        den += trueErr * trueErr;
+      }
+      ratios.push_back(num / den);
+    }
+    std::sort(ratios.begin(), ratios.end());
+    const double median = ratios[ratios.size() / 2];
+    qInfo("estimator / true local error: median %.4f, min %.4f, max %.4f over %zu steps", median,
+          ratios.front(), ratios.back(), ratios.size());
+    QVERIFY2(median >= 0.8 && median <= 1.2, qPrintable(QString::number(median)));
+  }
+
+  // ---- the §11 reference table and §6 step counts ----
+
+  void referenceTable_data() {
+    QTest::addColumn<int>("problem");
+    QTest::addColumn<double>("rtol");
+    QTest::addColumn<double>("maxError");   // relative, components > 1e-12
+    QTest::addColumn<int>("expectedSteps");  // NUMERICS.md §6 (0 = not given)
+    QTest::newRow("MM 1e-6") << 0 << 1e-6 << 1e-5 << 62;
+    QTest::newRow("MM 1e-8") << 0 << 1e-8 << 1e-7 << 118;
+    QTest::newRow("Robertson 1e-6") << 1 << 1e-6 << 1e-5 << 85;
+    QTest::newRow("Robertson 1e-8") << 1 << 1e-8 << 1e-7 << 146;
+    QTest::newRow("repressilator 1e-6") << 2 << 1e-6 << 1e-4 << 405;
+    QTest::newRow("repressilator 1e-8") << 2 << 1e-8 << 1e-6 << 1008;
+    QTest::newRow("Linear2 1e-6") << 3 << 1e-6 << 1e-4 << 123;
+    QTest::newRow("Linear2 1e-8") << 3 << 1e-8 << 1e-6 << 262;
+    // Chua's circuit amplifies local errors over T = 10 (CVODES at the same rtol: 3.8e-4, 1.5e-6).
+    QTest::newRow("Chua 1e-6") << 4 << 1e-6 << 2e-3 << 0;
+    QTest::newRow("Chua 1e-8") << 4 << 1e-8 << 5e-5 << 0;
+  }
+
+  void referenceTable() {
+    QFETCH(int, problem);
+    QFETCH(double, rtol);
+    QFETCH(double, maxError);
+    QFETCH(int, expectedSteps);
+    const Reference ref = catalogue()[static_cast<std::size_t>(problem)];
+    const Run r = runOdeSd(ref.make(), tolerances(rtol), {ref.T});
+    const double err = maxRelativeError(r.x[0], ref.x);
+    const IntegratorStats& s = r.stats;
+    IntegratorStats cs;
+    const double cvodesErr =
+        maxRelativeError(runCvodes(ref.make(), tolerances(rtol), {ref.T}, &cs)[0], ref.x);
+    qInfo("%s rtol %g: err %.3g; %ld steps (§6: %d), %ld ETF, %ld NCF, %ld Newton, %ld f, %ld J, "
+          "%ld LU; CVODES err %.3g, %ld steps",
+          ref.name, rtol, err, s.steps, expectedSteps, s.errorTestFailures, s.newtonFailures,
+          s.newtonIterations, s.rhsEvals, s.jacEvals, s.luFactorizations, cvodesErr, cs.steps);
+    QVERIFY2(err <= maxError, qPrintable(QString("error %1 > %2").arg(err).arg(maxError)));
+    if (expectedSteps > 0) {
+      QVERIFY2(std::abs(s.steps - expectedSteps) <= 0.2 * expectedSteps,
+               qPrintable(QString("%1 steps, §6 has %2").arg(s.steps).arg(expectedSteps)));
+    }
+    QCOMPARE(s.handoverTime, -1.0);
+  }
+
+  // ---- stiff tail: cap z and hand over to CVODES BDF (§4.3) ----
+
+  void robertsonLongTailHandsOver_data() {
+    QTest::addColumn<double>("rtol");
+    QTest::newRow("1e-4") << 1e-4;
+    QTest::newRow("1e-6") << 1e-6;
+    QTest::newRow("1e-8") << 1e-8;
+  }
+
+  void robertsonLongTailHandsOver() {
+    QFETCH(double, rtol);
+    const auto model = robertsonModel();
+    const std::vector<double> ref{2.0833401497e-8, 8.3333607703e-14, 9.9999997917e-1};
+    const double atol = 1e-14;
+    OdeSdIntegrator integrator;
+    std::vector<double> x{1, 0, 0};
+    integrator.initialize(model, tolerances(rtol, atol), 0.0, x, model->nominalParameters());
+    integrator.advanceTo(1e11, x, {});
+    const IntegratorStats s = integrator.stats();
+    const CvodesIntegratorRun bdf = cvodesStats(model, tolerances(rtol, atol), 1e11);
+    const double err = weightedError(x, ref, rtol, atol);
+    qInfo("Robertson T = 1e11 rtol %g: hand-over at t = %.4g after %ld odeSD steps + %ld BDF "
+          "steps = %ld; weighted error %.3g (y1 %.10g); CVODES alone: %ld steps, %.3g",
+          rtol, s.handoverTime, s.steps - s.handoverSteps, s.handoverSteps, s.steps, err, x[0],
+          bdf.steps, weightedError(bdf.x, ref, rtol, atol));
+    QVERIFY(integrator.handedOver());
+    QVERIFY(s.handoverTime > 0 && s.handoverTime < 1e11);
+    QVERIFY(s.handoverSteps > 0 && s.handoverSteps < s.steps);
+    // The error at T is CVODES's global error over the tail: started from the exact state at the
+    // hand-over time, CVODES itself lands anywhere within ±15 weights of y1 (measured).
+    QVERIFY2(err <= 30, qPrintable(QString::number(err)));
+    SENSODE_EXPECT_CLOSE(x[2], ref[2], 0, rtol, "y3(1e11)", 2);
+    QVERIFY(s.steps < bdf.steps);
+    // Later calls delegate to CVODES.
+    integrator.advanceTo(2e11, x, {});
+    const IntegratorStats s2 = integrator.stats();
+    QVERIFY(s2.steps > s.steps);
+    QCOMPARE(s2.steps - s2.handoverSteps, s.steps - s.handoverSteps);
+    QCOMPARE(s2.handoverTime, s.handoverTime);
+  }
+
+  void capWithoutHandover() {
+    // handoverAfter = 0: the cap alone keeps z ≤ zMax (and never hands over).
+    OdeSdOptions sd;
+    sd.handoverAfter = 0;
+    sd.zMax = 1e3;
+    double zMax = 0;
+    OdeSdIntegrator integrator;
+    integrator.setOdeSdOptions(sd);
+    integrator.setStepObserver([&](const integrators::OdeSdStepInfo& i) { zMax = std::max(zMax, i.z); });
+    const auto model = robertsonModel();
+    std::vector<double> x{1, 0, 0};
+    integrator.initialize(model, tolerances(1e-6), 0.0, x, model->nominalParameters());
+    integrator.advanceTo(40, x, {});
+    QVERIFY(!integrator.handedOver());
+    QVERIFY2(zMax <= 1.5e3, qPrintable(QString::number(zMax)));
+    const std::vector<double> ref{7.1582706872e-1, 9.1855347646e-6, 2.8416374575e-1};
+    QVERIFY(maxRelativeError(x, ref) < 1e-5);
+  }
+
+  // ---- dense output (§2.7) ----
+
+  void denseOutputOnStiffProblem() {
+    // Robertson, rtol 1e-6, 400 output times in (0, 40]: interior points must be as accurate as
+    // the step points (the quintic Hermite alone is far worse on stiff steps).
+    const auto model = robertsonModel();
+    const double rtol = 1e-6, atol = 1e-12;
+    std::vector<double> times;
+    for (int i = 1; i <= 400; ++i) times.push_back(0.1 * i);
+    const auto ref = runCvodes(model, tolerances(1e-12, 1e-20), times);
+    auto maxWeighted = [&](const std::vector<std::vector<double>>& xs,
+                           const std::vector<std::vector<double>>& refs) {
+      double e = 0;
+      for (std::size_t i = 0; i < xs.size(); ++i) e = std::max(e, weightedError(xs[i], refs[i], rtol, atol));
+      return e;
+    };
+    // Step points of the same run (the observer sees them).
+    std::vector<double> stepTimes;
+    std::vector<std::vector<double>> stepStates;
+    auto observe = [&](const integrators::OdeSdStepInfo& s) {
+      stepTimes.push_back(s.t + s.h);
+      stepStates.emplace_back(s.xEnd.begin(), s.xEnd.end());
+    };
+    auto run = [&](const OdeSdOptions& sd, bool record) {
+      OdeSdIntegrator integrator;
+      integrator.setOdeSdOptions(sd);
+      if (record) integrator.setStepObserver(observe);
+      std::vector<double> x{1, 0, 0};
+      integrator.initialize(model, tolerances(rtol, atol), 0.0, x, model->nominalParameters());
+      std::vector<std::vector<double>> out;
+      for (double t : times) {
+        integrator.advanceTo(t, x, {});
+        out.push_back(x);
+      }
+      return out;
+    };
+    const auto hybrid = run({}, true);
+    OdeSdOptions hermiteOnly;
+    hermiteOnly.denseSwitch = std::numeric_limits<double>::infinity();
+    const auto hermite = run(hermiteOnly, false);
+    // Steps past t = 40 are not in the CVODES reference.
+    while (!stepTimes.empty() && stepTimes.back() > 40) {
+      stepTimes.pop_back();
+      stepStates.pop_back();
+    }
+    const double eSteps = maxWeighted(stepStates, runCvodes(model, tolerances(1e-12, 1e-20), stepTimes));
+    const double eHybrid = maxWeighted(hybrid, ref), eHermite = maxWeighted(hermite, ref);
+    qInfo("Robertson rtol 1e-6, max weighted error: step points %.3g, dense output hybrid %.3g, "
+          "quintic Hermite only %.3g",
+          eSteps, eHybrid, eHermite);
+    QVERIFY2(eHybrid <= 2 * eSteps + 1, qPrintable(QString::number(eHybrid)));
+    QVERIFY(eHermite > 10 * eHybrid);
+  }
+
+  void outputTimesDoNotShortenSteps() {
+    // Many output times cost no extra steps (they are interpolated), except the last step.
+    const auto model = michaelisMentenModel();
+    const Run one = runOdeSd(model, tolerances(1e-6), {10});
+    std::vector<double> times;
+    for (int i = 1; i <= 1000; ++i) times.push_back(0.01 * i);
+    const Run many = runOdeSd(model, tolerances(1e-6), times);
+    QCOMPARE(many.stats.steps, one.stats.steps);
+    QCOMPARE(many.x.back(), one.x.back());
+    // With a stop time the last step lands exactly on it.
+    const Run landed = runOdeSd(model, tolerances(1e-6), {10}, {}, 10);
+    const std::vector<double> ref{4.1636668606e-2, 1.4136928979e-1, 5.8363331394e-2, 8.0026737881e-1};
+    QVERIFY(maxRelativeError(landed.x[0], ref) < 1e-5);
+    QVERIFY(std::abs(landed.stats.steps - one.stats.steps) <= 2);
+  }
+
+  // ---- linear solvers ----
+
+  void denseKluAndEigenSparseAgree() {
+    for (auto make : {&robertsonModel, &michaelisMentenModel, &repressilatorModel}) {
+      const auto model = make();
+      const std::vector<double> times{0.1, 1, 10, 40};
+      const Run dense = runOdeSd(model, tolerances(1e-8, 1e-12, LinearSolverKind::Dense), times);
+      const Run klu = runOdeSd(model, tolerances(1e-8, 1e-12, LinearSolverKind::Sparse), times);
+      OdeSdOptions eigen;
+      eigen.sparseBackend = OdeSdOptions::SparseBackend::EigenSparseLu;
+      const Run slu = runOdeSd(model, tolerances(1e-8, 1e-12, LinearSolverKind::Sparse), times, eigen);
+      for (std::size_t i = 0; i < times.size(); ++i) {
+        for (std::size_t j = 0; j < dense.x[i].size(); ++j) {
+          SENSODE_EXPECT_CLOSE(klu.x[i][j], dense.x[i][j], 1e-14, 1e-7, "KLU vs dense",
+                               static_cast<long>(i * 10 + j));
+          SENSODE_EXPECT_CLOSE(slu.x[i][j], dense.x[i][j], 1e-14, 1e-7, "SparseLU vs dense",
+                               static_cast<long>(i * 10 + j));
+        }
+      }
+      QVERIFY(std::abs(klu.stats.steps - dense.stats.steps) <= dense.stats.steps / 10);
+      QVERIFY(std::abs(slu.stats.steps - dense.stats.steps) <= dense.stats.steps / 10);
+    }
+  }
+
+  void sparseWithoutDiagonalAndLargeSystems() {
+    // Integration chain x0' = 0, x_i' = x_{i-1}: x_i(t) = t^i / i!. 24 states (Auto picks the
+    // sparse LU), no diagonal in J, an empty column.
+    constexpr int n = 24;
+    SystemBuilder b;
+    std::vector<Expr> xs;
+    for (int i = 0; i < n; ++i) xs.push_back(b.state("x" + std::to_string(i), i == 0 ? 1.0 : 0.0));
+    for (int i = 1; i < n; ++i) b.rhs(xs[static_cast<std::size_t>(i)], xs[static_cast<std::size_t>(i) - 1]);
+    const auto model = b.compile();
+    OdeSdIntegrator integrator;
+    std::vector<double> x(n, 0.0);
+    x[0] = 1;
+    integrator.initialize(model, tolerances(1e-10, 1e-14), 0.0, x, {});
+    QVERIFY(integrator.usesSparseSolver());
+    integrator.advanceTo(2.0, x, {});
+    double term = 1;  // 2^i / i!
+    for (int i = 0; i < n; ++i) {
+      if (i > 0) term *= 2.0 / i;
+      SENSODE_EXPECT_CLOSE(x[static_cast<std::size_t>(i)], term, 1e-12, 1e-7, "x_i", i);
+    }
+    OdeSdIntegrator small;
+    std::vector<double> y{2.0};
+    small.initialize(decayModel(), tolerances(1e-8), 0.0, y, {0.7});
+    QVERIFY(!small.usesSparseSolver());
+    small.advanceTo(3.0, y, {});
+    SENSODE_EXPECT_CLOSE(y[0], 2 * std::exp(-2.1), 0, 1e-6, "decay", 0);
+  }
+
+  // ---- failures ----
+
+  void blowUpFailsWithTimeAndStepSize() {
+    // x' = x², x(0) = 1: x = 1/(1 − t) blows up at t = 1.
+    SystemBuilder b;
+    auto& e = b.e();
+    const Expr x = b.state("x", 1.0);
+    b.rhs(x, e.mul(x, x));
+    OdeSdIntegrator integrator;
+    std::vector<double> s{1.0};
+    integrator.initialize(b.compile(), IntegratorOptions{}, 0.0, s, {});
+    try {
+      integrator.advanceTo(2.0, s, {});
+      QFAIL("expected IntegrationFailure");
+    } catch (const IntegrationFailure& f) {
+      const std::string m = f.what();
+      qInfo("%s", m.c_str());
+      QVERIFY2(m.find("odeSD failed at t = ") != std::string::npos, m.c_str());
+      QVERIFY2(m.find("(step size ") != std::string::npos, m.c_str());
+      QVERIFY2(m.find("blowing up") != std::string::npos, m.c_str());
+      QVERIFY2(f.t() > 0.99 && f.t() <= 1.001, m.c_str());
+      QVERIFY2(std::abs(f.stepSize()) < 1e-3, m.c_str());
+    }
+    QVERIFY(integrator.stats().steps > 0);
+  }
+
+  void tooMuchWork() {
+    IntegratorOptions o;
+    o.maxSteps = 50;
+    OdeSdIntegrator integrator;
+    std::vector<double> x{0, 0, -0.1};
+    const auto model = chuaModel();
+    integrator.initialize(model, o, 0.0, x, model->nominalParameters());
+    try {
+      integrator.advanceTo(1e6, x, {});
+      QFAIL("expected IntegrationFailure");
+    } catch (const IntegrationFailure& f) {
+      const std::string m = f.what();
+      QVERIFY2(m.find("too much work: 50 steps before t = 1e+06") != std::string::npos, m.c_str());
+      QVERIFY2(m.find("step size") != std::string::npos, m.c_str());
+    }
+    QCOMPARE(integrator.stats().steps, 50L);
+  }
+
+  void nonFiniteRhsNamesTheState() {
+    // x' = -1, y' = sqrt(x): x crosses 0 at t = 1, after which f_y is NaN.
+    SystemBuilder b;
+    auto& e = b.e();
+    const Expr x = b.state("x", 1.0), y = b.state("y", 0.0);
+    b.rhs(x, e.constant(-1));
+    b.rhs(y, e.sqrt(x));
+    OdeSdIntegrator integrator;
+    std::vector<double> s{1.0, 0.0};
+    integrator.initialize(b.compile(), IntegratorOptions{}, 0.0, s, {});
+    integrator.advanceTo(0.5, s, {});
+    try {
+      integrator.advanceTo(3.0, s, {});
+      QFAIL("expected IntegrationFailure");
+    } catch (const IntegrationFailure& f) {
+      const std::string m = f.what();
+      qInfo("%s", m.c_str());
+      QVERIFY2(m.find("non-finite value in ") == m.find("): ") + 3, m.c_str());
+      QVERIFY2(m.find("f['y']") != std::string::npos || m.find("state 'y'") != std::string::npos,
+               m.c_str());
+      QVERIFY2(f.t() >= 0.5 && f.t() <= 1.0 + 1e-6, m.c_str());
+    }
+  }
+
+  void nonFiniteRhsAtFirstCall() {
+    SystemBuilder b;
+    auto& e = b.e();
+    const Expr z = b.state("z", 1.0);
+    b.rhs(z, e.sqrt(e.sub(z, e.constant(2))));
+    OdeSdIntegrator integrator;
+    std::vector<double> s{1.0};
+    integrator.initialize(b.compile(), IntegratorOptions{}, 0.0, s, {});
+    try {
+      integrator.advanceTo(1.0, s, {});
+      QFAIL("expected IntegrationFailure");
+    } catch (const IntegrationFailure& f) {
+      const std::string m = f.what();
+      QVERIFY2(m.find("non-finite value in f for state 'z' at t = 0") != std::string::npos,
+               m.c_str());
+    }
+  }
+
+  void invalidUse() {
+    OdeSdIntegrator integrator;
+    std::vector<double> x{2.0};
+    QVERIFY_THROWS_EXCEPTION(Error, integrator.advanceTo(1.0, x, {}));
+    IntegratorOptions bad;
+    bad.rtol = 0;
+    QVERIFY_THROWS_EXCEPTION(InvalidOptions, integrator.initialize(decayModel(), bad, 0.0, x, {0.7}));
+    OdeSdOptions sd;
+    sd.maxNewtonIterations = 0;
+    integrator.setOdeSdOptions(sd);
+    QVERIFY_THROWS_EXCEPTION(InvalidOptions,
+                             integrator.initialize(decayModel(), IntegratorOptions{}, 0.0, x, {0.7}));
+    integrator.setOdeSdOptions({});
+    integrator.initialize(decayModel(), IntegratorOptions{}, 0.0, x, {0.7});
+    integrator.advanceTo(1.0, x, {});
+    QVERIFY_THROWS_EXCEPTION(InvalidOptions, integrator.advanceTo(0.5, x, {}));
+    QVERIFY_THROWS_EXCEPTION(InvalidOptions, integrator.enableSensitivities({0}, {0.0}, true));
+  }
+
+  // ---- cancellation and progress ----
+
+  void cancelFromCallback() {
+    CancelToken token;
+    ProgressMonitor monitor;
+    monitor.token = token;
+    long lastSteps = 0;
+    monitor.callback = [&](const ProgressInfo& info) {
+      lastSteps = info.steps;
+      if (info.steps >= 10) token.cancel();
+      return Decision::Continue;
+    };
+    OdeSdIntegrator integrator;
+    const auto model = robertsonModel();
+    std::vector<double> x{1.0, 0.0, 0.0};
+    integrator.initialize(model, tolerances(1e-8), 0.0, x, model->nominalParameters());
+    QVERIFY_THROWS_EXCEPTION(Cancelled, integrator.advanceTo(40.0, x, monitor));
+    QCOMPARE(lastSteps, 10L);
+    QCOMPARE(integrator.stats().steps, 11L);
+  }
+
+  void cancelledTimeCourseKeepsPartialRows() {
+    tasks::TimeCourseProblem problem;
+    problem.model = robertsonModel();
+    for (int i = 0; i <= 40; ++i) problem.times.push_back(i == 0 ? 0.0 : std::pow(10.0, -6 + 0.2 * i));
+    tasks::TimeCourseOptions options;
+    options.method = integrators::Method::OdeSd;
+    options.integrator = tolerances(1e-8);
+    CancelToken token;
+    ProgressMonitor monitor;
+    monitor.token = token;
+    monitor.callback = [&](const ProgressInfo& info) {
+      if (info.steps >= 10) token.cancel();
+      return Decision::Continue;
+    };
+    const tasks::TimeCourseResult r = tasks::runTimeCourse(problem, options, monitor);
+    QVERIFY(r.termination == tasks::Termination::UserAbort);
+    QVERIFY(!r.times.empty());
+    QVERIFY(r.times.size() < problem.times.size());
+    QCOMPARE(r.stats.steps, 11L);
+  }
+
+  // ---- statistics, factory, task ----
+
+  void statsAreConsistent() {
+    IntegratorStats s = runOdeSd(robertsonModel(), tolerances(1e-8), {1, 10, 40}).stats;
+    qInfo("Robertson T=40 rtol 1e-8: %ld steps, %ld f, %ld a, %ld (J, J_J), %ld LU, %ld Newton, "
+          "%ld NCF, %ld ETF",
+          s.steps, s.rhsEvals, s.secondDerivativeEvals, s.jacEvals, s.luFactorizations,
+          s.newtonIterations, s.newtonFailures, s.errorTestFailures);
+    QVERIFY(s.steps > 0);
+    QCOMPARE(s.secondDerivativeEvals, s.rhsEvals);        // f and ẍ are evaluated together
+    QCOMPARE(s.jacobianOfSecondEvals, s.jacEvals);        // J and J_J likewise
+    QVERIFY(s.jacEvals >= s.steps + s.errorTestFailures + s.newtonFailures);  // one per attempt
+    QVERIFY(s.luFactorizations >= s.jacEvals);
+    // Per attempt: the Newton iterations' evaluations plus one at the converged point.
+    QVERIFY(s.rhsEvals >= s.newtonIterations + s.steps);
+    QVERIFY(s.newtonIterations >= s.steps);
+    QCOMPARE(s.handoverSteps, 0L);
+    QCOMPARE(s.handoverTime, -1.0);
+  }
+
+  void statsAccumulateAndRepeatedTimes() {
+    OdeSdIntegrator integrator;
+    const auto model = decayModel();
+    std::vector<double> x{2.0};
+    integrator.initialize(model, tolerances(1e-8), 0.0, x, model->nominalParameters());
+    integrator.advanceTo(1.0, x, {});
+    const auto first = integrator.stats();
+    integrator.advanceTo(5.0, x, {});
+    const auto second = integrator.stats();
+    QVERIFY(second.steps > first.steps);
+    QCOMPARE(integrator.currentTime(), 5.0);
+    // Local error control: the global error grows with the number of steps (≈ 25 rtol here).
+    SENSODE_EXPECT_CLOSE(x[0], 2 * std::exp(-3.5), 0, 1e-6, "x(5)", 0);
+    std::vector<double> again;
+    integrator.advanceTo(5.0, again, {});
+    QCOMPARE(again, x);
+    QCOMPARE(integrator.stats().steps, second.steps);
+  }
+
+  void factoryAndTimeCourseTask() {
+    auto integrator = integrators::makeIntegrator(integrators::Method::OdeSd);
+    QVERIFY(integrator != nullptr);
+    QVERIFY(integrator->method() == integrators::Method::OdeSd);
+    QVERIFY(dynamic_cast<OdeSdIntegrator*>(integrator.get()) != nullptr);
+
+    tasks::TimeCourseProblem problem;
+    problem.model = michaelisMentenModel();
+    problem.times = {0, 0, 1, 5, 10};
+    tasks::TimeCourseOptions options;
+    options.method = integrators::Method::OdeSd;
+    options.integrator = tolerances(1e-8);
+    const auto r = tasks::runTimeCourse(problem, options);
+    QVERIFY2(r.termination == tasks::Termination::Success, r.message.c_str());
+    QCOMPARE(r.at(0, 0), 0.1);
+    const double ref[] = {4.1636668606e-2, 1.4136928979e-1, 5.8363331394e-2, 8.0026737881e-1};
+    for (std::size_t j = 0; j < 4; ++j) {
+      SENSODE_EXPECT_CLOSE(r.at(4, j), ref[j], 1e-14, 1e-6, "MM x(10)", static_cast<long>(j));
+    }
+    QVERIFY(r.stats.steps > 0 && r.stats.secondDerivativeEvals > 0);
+  }
+
+  void timeDependentRightHandSide() {
+    // x' = cos(t) x, x(0) = 1: x = exp(sin t) (ẍ includes ∂f/∂t).
+    SystemBuilder b;
+    auto& e = b.e();
+    const Expr x = b.state("x", 1.0);
+    b.rhs(x, e.mul(e.unary(symbolic::Op::Cos, b.t()), x));
+    const Run r = runOdeSd(b.compile(), tolerances(1e-9, 1e-14), {1, 5, 10});
+    const double ts[] = {1, 5, 10};
+    for (int i = 0; i < 3; ++i) {
+      SENSODE_EXPECT_CLOSE(r.x[static_cast<std::size_t>(i)][0], std::exp(std::sin(ts[i])), 0, 2e-8, "exp(sin t)", i);
+    }
+  }
+
+  void stepsDoNotAllocate_data() {
+    QTest::addColumn<int>("solver");  // LinearSolverKind
+    QTest::addColumn<bool>("sensitivities");
+    QTest::newRow("dense") << static_cast<int>(LinearSolverKind::Dense) << false;
+    QTest::newRow("KLU") << static_cast<int>(LinearSolverKind::Sparse) << false;
+    QTest::newRow("dense, sensitivities") << static_cast<int>(LinearSolverKind::Dense) << true;
+    QTest::newRow("KLU, sensitivities") << static_cast<int>(LinearSolverKind::Sparse) << true;
+  }
+
+  void stepsDoNotAllocate() {
+    // After initialize() and the first step, steps, Newton iterations, LUs, dense output and the
+    // sensitivity solves run on preallocated buffers: no heap allocation at all.
+    QFETCH(int, solver);
+    QFETCH(bool, sensitivities);
+    const auto model = robertsonModel();
+    OdeSdIntegrator integrator;
+    std::vector<double> x{1, 0, 0};
+    integrator.initialize(model, tolerances(1e-8, 1e-12, static_cast<LinearSolverKind>(solver)),
+                          0.0, x, model->nominalParameters());
+    if (sensitivities) integrator.enableSensitivities({0, 1, 2}, std::vector<double>(9, 0.0), true);
+    integrator.advanceTo(1e-3, x, {});
+    std::vector<double> S(sensitivities ? 9 : 0);
+    const ProgressMonitor monitor;  // (a default monitor allocates its cancel token)
+    const long before = gAllocations.load();
+    const long stepsBefore = integrator.stats().steps;
+    for (int i = 1; i <= 400; ++i) {
+      integrator.advanceTo(0.1 * i, x, monitor);  // many outputs: dense output (sub-steps) too
+      if (sensitivities) integrator.sensitivities(S);
+    }
+    const long allocations = gAllocations.load() - before;
+    QVERIFY(integrator.stats().steps > stepsBefore + 50);
+    QVERIFY(!integrator.handedOver());
+    QCOMPARE(allocations, 0L);
+  }
+
+  // ---- staggered direct sensitivities (§3) ----
+
+  void sensitivitiesMatchReferences_data() {
+    QTest::addColumn<int>("problem");
+    QTest::addColumn<double>("rtol");
+    QTest::addColumn<double>("maxError");  // relative Frobenius error of S(T)
+    QTest::addColumn<int>("reuse");        // OdeSdOptions::JacobianReuse
+    for (int reuse = 0; reuse < 3; ++reuse) {
+      const char* tag[] = {"", " reuse J", " reuse J+LU"};
+      for (auto [problem, name] : {std::pair{0, "MM"}, {1, "Robertson"}, {2, "repressilator"},
+                                   {3, "Linear2"}, {4, "Chua"}}) {
+        // Chua amplifies errors over T = 10 (as for the states).
+        const double f = problem == 4 ? 30 : 1;
+        QTest::newRow(qPrintable(QString("%1 1e-6%2").arg(name).arg(tag[reuse])))
+            << problem << 1e-6 << 1e-4 * f << reuse;
+        QTest::newRow(qPrintable(QString("%1 1e-8%2").arg(name).arg(tag[reuse])))
+            << problem << 1e-8 << 1e-6 * f << reuse;
+      }
+    }
+  }
+
+  void sensitivitiesMatchReferences() {
+    QFETCH(int, problem);
+    QFETCH(double, rtol);
+    QFETCH(double, maxError);
+    QFETCH(int, reuse);
+    // NUMERICS.md §11, rows = states, columns = parameters (repressilator: rows m1, m2 only).
+    const std::vector<std::vector<double>> refs[] = {
+        {{-4.66134174e-6, 4.64398189e-5, 8.55193667e-2},
+         {-1.14387803e-4, 1.13290830e-3, -4.97034333e-1},
+         {4.66134174e-6, -4.64398189e-5, -8.55193667e-2},
+         {1.09726462e-4, -1.08646848e-3, 5.82553700e-1}},
+        {{-4.24755877, 1.37308080e-5, -2.28835509e-9},
+         {4.59119625e-5, -2.35719211e-10, -1.13805951e-13},
+         {4.24751286, -1.37305723e-5, 2.28846889e-9}},
+        {{-2.62427316, 7.20869419e-3, -6.57122211e-1, 7.30467933},
+         {6.81515713e2, -1.01162103, 1.30770845e2, -1.57945664e3}},
+        {{-4.5490866004e-11, -4.0896288537e-7}, {0, -4.5399929762e-4}},
+        {{3.19560574e-2, -1.04331856e-1},
+         {-8.00466848e-2, -4.77291055e-2},
+         {-2.81654975e-1, 1.40961061e-1}},
+    };
+    const Reference ref = catalogue()[static_cast<std::size_t>(problem)];
+    const auto model = ref.make();
+    const int nx = model->nx(), np = model->np();
+    OdeSdIntegrator integrator;
+    OdeSdOptions sd;
+    sd.sensitivityJacobianReuse = static_cast<OdeSdOptions::JacobianReuse>(reuse);
+    integrator.setOdeSdOptions(sd);
+    const std::vector<double> p = model->nominalParameters();
+    std::vector<double> x(static_cast<std::size_t>(nx));
+    model->initialState(0, p.data(), x.data());
+    integrator.initialize(model, tolerances(rtol), 0.0, x, p);
+    std::vector<int> params;
+    for (int k = 0; k < np; ++k) params.push_back(k);
+    integrator.enableSensitivities(params, std::vector<double>(static_cast<std::size_t>(nx * np), 0.0),
+                                   true);
+    integrator.advanceTo(ref.T, x, {});
+    std::vector<double> S;
+    integrator.sensitivities(S);
+    QCOMPARE(S.size(), static_cast<std::size_t>(nx * np));
+    const auto& R = refs[problem];
+    double num = 0, den = 0;
+    for (std::size_t i = 0; i < R.size(); ++i) {
+      for (std::size_t k = 0; k < R[i].size(); ++k) {
+        const double d = S[k * static_cast<std::size_t>(nx) + i] - R[i][k];
+        num += d * d;
+        den += R[i][k] * R[i][k];
+      }
+    }
+    const double err = std::sqrt(num / den);
+    const IntegratorStats& st = integrator.stats();
+    qInfo("%s rtol %g reuse %d: S error %.3g, x error %.3g; %ld steps / %ld (J, J_J) / %ld LU, "
+          "%ld NCF, %ld ETF (%ld by S)",
+          ref.name, rtol, reuse, err, maxRelativeError(x, ref.x), st.steps, st.jacEvals,
+          st.luFactorizations, st.newtonFailures, st.errorTestFailures,
+          st.sensitivityErrorTestFailures);
+    QVERIFY2(err <= maxError, qPrintable(QString("S error %1 > %2").arg(err).arg(maxError)));
+    QVERIFY(st.sensitivityRhsEvals >= st.steps);
+  }
+
+  void sensitivitiesAcrossTheHandover() {
+    // Robertson to 1e11 with S: the hand-over starts CVODES with its forward sensitivities from
+    // the current S; the result agrees with CVODES alone.
+    const auto model = robertsonModel();
+    const std::vector<double> p = model->nominalParameters();
+    const double rtol = 1e-6, atol = 1e-14;
+    auto run = [&](integrators::Integrator& integrator) {
+      std::vector<double> x{1, 0, 0};
+      integrator.initialize(model, tolerances(rtol, atol), 0.0, x, p);
+      integrator.enableSensitivities({0, 1, 2}, std::vector<double>(9, 0.0), true);
+      integrator.advanceTo(40, x, {});
+      integrator.advanceTo(1e11, x, {});
+      std::vector<double> S;
+      integrator.sensitivities(S);
+      return S;
+    };
+    integrators::CvodesIntegrator cvodes;
+    std::vector<double> ref;
+    try {
+      ref = run(cvodes);
+    } catch (const InvalidOptions& e) {
+      QSKIP(qPrintable(QString("CVODES sensitivities unavailable: %1").arg(e.what())));
+    }
+    OdeSdIntegrator odesd;
+    const std::vector<double> S = run(odesd);
+    QVERIFY(odesd.handedOver());
+    qInfo("hand-over at t = %.4g; odeSD + BDF %ld steps, CVODES alone %ld",
+          odesd.stats().handoverTime, odesd.stats().steps, cvodes.stats().steps);
+    // Measured agreement 2e-5 relative or better on every entry (values from 1e-6 down to 3e-21).
+    for (std::size_t k = 0; k < 9; ++k) {
+      SENSODE_EXPECT_CLOSE(S[k], ref[k], 0, 1e-3, "S(1e11) odeSD + BDF vs CVODES",
+                           static_cast<long>(k));
+    }
+  }
+
+  void sensitivityDenseOutputAndSubset() {
+    // S at interior output times (dense output, stiff and non-stiff steps) against a tight run;
+    // a subset of parameters gives the same columns.
+    const auto model = robertsonModel();
+    const std::vector<double> p = model->nominalParameters();
+    const std::vector<double> times{0.37, 1.3, 7.7, 23.1, 40};
+    auto run = [&](double rtol, const std::vector<int>& params, bool errorControl = true) {
+      OdeSdIntegrator integrator;
+      std::vector<double> x{1, 0, 0};
+      integrator.initialize(model, tolerances(rtol, 1e-14), 0.0, x, p);
+      integrator.enableSensitivities(params, std::vector<double>(3 * params.size(), 0.0),
+                                     errorControl);
+      std::vector<std::vector<double>> out;
+      for (double t : times) {
+        integrator.advanceTo(t, x, {});
+        std::vector<double> S;
+        integrator.sensitivities(S);
+        out.push_back(S);
+      }
+      return out;
+    };
+    const auto tight = run(1e-11, {0, 1, 2});
+    const auto loose = run(1e-7, {0, 1, 2});
+    // Without S in the error test the steps depend on x only, so columns agree to round-off.
+    const auto all = run(1e-7, {0, 1, 2}, false);
+    const auto subset = run(1e-7, {2, 0}, false);
+    for (std::size_t i = 0; i < times.size(); ++i) {
+      for (std::size_t k = 0; k < 9; ++k) {
+        SENSODE_EXPECT_CLOSE(loose[i][k], tight[i][k], 1e-14, 1e-5, "S(t) dense output",
+                             static_cast<long>(10 * i + k));
+      }
+      for (std::size_t r = 0; r < 3; ++r) {
+        SENSODE_EXPECT_CLOSE(subset[i][r], all[i][6 + r], 0, 1e-12, "subset column k3",
+                             static_cast<long>(10 * i + r));
+        SENSODE_EXPECT_CLOSE(subset[i][3 + r], all[i][r], 0, 1e-12, "subset column k1",
+                             static_cast<long>(10 * i + r));
+        SENSODE_EXPECT_CLOSE(all[i][3 * r], tight[i][3 * r], 1e-14, 1e-4, "S(t) without S control",
+                             static_cast<long>(10 * i + r));
+      }
+    }
+  }
+
+  void sensitivitiesWithInitialConditionParameter() {
+    // x' = -k x, parameters (k, x0) with x(0) = x0: S = (-t x0 e^{-kt}, e^{-kt}).
+    SystemBuilder b;
+    auto& e = b.e();
+    const Expr k = b.param("k", 0.7);
+    const Expr x = b.state("x", 2.0);
+    b.param("x0", 2.0);
+    b.rhs(x, e.neg(e.mul(k, x)));
+    const auto model = b.compile();
+    OdeSdIntegrator integrator;
+    std::vector<double> xs{2.0};
+    integrator.initialize(model, tolerances(1e-9, 1e-14), 0.0, xs, {0.7, 2.0});
+    integrator.enableSensitivities({0, 1}, {0.0, 1.0}, true);
+    for (double t : {0.5, 2.0, 5.0}) {
+      integrator.advanceTo(t, xs, {});
+      std::vector<double> S;
+      integrator.sensitivities(S);
+      SENSODE_EXPECT_CLOSE(S[0], -t * 2 * std::exp(-0.7 * t), 1e-14, 1e-6, "dx/dk", static_cast<long>(t));
+      SENSODE_EXPECT_CLOSE(S[1], std::exp(-0.7 * t), 1e-14, 1e-6, "dx/dx0", static_cast<long>(t));
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestOdeSdIntegrator)
+#include "tst_odesd_integrator.moc"
