@@ -31,9 +31,16 @@ std::string num(double v, int precision = 6) {
 
 // What went wrong inside a callback, recorded for the exception thrown after CVode() returns.
 struct CallbackRecord {
-  enum class Kind { None, NonFiniteRhs, NonFiniteJacobian, Exception };
+  enum class Kind {
+    None,
+    NonFiniteRhs,
+    NonFiniteJacobian,
+    NonFiniteParamJacobian,  // ∂f/∂p entry (row = state, col = model parameter index)
+    NonFiniteSensitivityRhs,  // Ṡ entry (row = state, col = model parameter index)
+    Exception
+  };
   Kind kind = Kind::None;
-  int row = -1, col = -1;  // state index (f), or Jacobian entry (row, col)
+  int row = -1, col = -1;  // state index (f), Jacobian entry (row, col), or (state, parameter)
   double t = 0;
   std::string what;  // Exception: what()
 };
@@ -80,6 +87,20 @@ struct CvodesIntegrator::Impl {
   std::vector<sunindextype> colPtr, rowIdx;  // merged pattern
   std::vector<sunindextype> target;          // model entry k → position in merged pattern
 
+  // Forward sensitivities (enableSensitivities): CVodeSensInit with the analytic right-hand
+  // side Ṡ = J·S + ∂f/∂p for the selected parameters, all columns per call.
+  bool advanced = false;       // advanceTo() has integrated (sensitivities must come first)
+  bool sensEnabled = false;
+  int sensMethod = CV_STAGGERED;  // corrector: CV_STAGGERED (default) or CV_SIMULTANEOUS
+  std::vector<int> sensParams;    // model parameter index of each sensitivity column
+  std::vector<double> sLast;      // S at t, column-major nx × ns
+  std::vector<double> pbar;       // |p_k| (1 when p_k = 0): scales the sensitivity tolerances
+  // J and ∂f/∂p at (sensT, sensX): CVODES calls the sensitivity right-hand side repeatedly at
+  // the same state (every staggered corrector iteration), so the values are cached.
+  std::vector<double> sensJac, sensFp, sensX;
+  double sensT = 0;
+  bool sensCacheValid = false;
+
   CallbackRecord record;     // the current CVode() call's first callback problem
   CallbackRecord recovered;  // the latest problem CVODES recovered from in this advanceTo()
   std::string cvodeMessage;  // last error message CVODES reported (never printed)
@@ -87,6 +108,8 @@ struct CvodesIntegrator::Impl {
   // Declaration order = construction order; destroyed in reverse (see sundials_handles.h).
   detail::ContextPtr ctx;
   detail::VectorPtr y, yOut;
+  std::vector<detail::VectorPtr> ySOwned, ySOutOwned;  // sensitivity vectors (ns each)
+  std::vector<N_Vector> yS, ySOut;                      // the same, as CVODES wants them
   detail::MatrixPtr A;
   detail::LinearSolverPtr ls;
   detail::CvodeMemPtr mem;
@@ -95,6 +118,10 @@ struct CvodesIntegrator::Impl {
     mem.reset();
     ls.reset();
     A.reset();
+    yS.clear();
+    ySOut.clear();
+    ySOwned.clear();
+    ySOutOwned.clear();
     yOut.reset();
     y.reset();
     ctx.reset();
@@ -102,6 +129,11 @@ struct CvodesIntegrator::Impl {
     record = {};
     cvodeMessage.clear();
     initialized = false;
+    advanced = false;
+    sensEnabled = false;
+    sensParams.clear();
+    sLast.clear();
+    sensCacheValid = false;
   }
 
   void buildMergedPattern() {
@@ -141,6 +173,26 @@ struct CvodesIntegrator::Impl {
     if (CVodeGetNumNonlinSolvIters(m, &v) == CV_SUCCESS) stats.newtonIterations = v;
     if (CVodeGetNumNonlinSolvConvFails(m, &v) == CV_SUCCESS) stats.newtonFailures = v;
     if (CVodeGetNumErrTestFails(m, &v) == CV_SUCCESS) stats.errorTestFailures = v;
+    if (sensEnabled && !sensParams.empty()) {
+      if (CVodeGetSensNumRhsEvals(m, &v) == CV_SUCCESS) stats.sensitivityRhsEvals = v;
+      if (CVodeGetSensNumErrTestFails(m, &v) == CV_SUCCESS) {
+        stats.sensitivityErrorTestFailures = v;
+      }
+      // f evaluations CVODES makes for the sensitivities (difference quotients; none here).
+      if (CVodeGetNumRhsEvalsSens(m, &v) == CV_SUCCESS) stats.rhsEvals += v;
+      // Staggered: the sensitivity corrector's own Newton matrix set-ups and iterations.
+      if (CVodeGetSensNumLinSolvSetups(m, &v) == CV_SUCCESS) stats.luFactorizations += v;
+      if (CVodeGetSensNumNonlinSolvIters(m, &v) == CV_SUCCESS) stats.newtonIterations += v;
+      if (CVodeGetSensNumNonlinSolvConvFails(m, &v) == CV_SUCCESS) stats.newtonFailures += v;
+    }
+  }
+
+  std::string paramName(int k) const {
+    const auto& params = model->system().params;
+    if (k >= 0 && k < static_cast<int>(params.size())) {
+      return "'" + params[static_cast<std::size_t>(k)].id + "'";
+    }
+    return "#" + std::to_string(k);
   }
 
   std::string stateName(int i) const {
@@ -159,6 +211,13 @@ struct CvodesIntegrator::Impl {
       case CallbackRecord::Kind::NonFiniteJacobian:
         return "non-finite value in the Jacobian entry d f[" + self.stateName(record.row) +
                "] / d " + self.stateName(record.col) + " at t = " + num(record.t);
+      case CallbackRecord::Kind::NonFiniteParamJacobian:
+        return "non-finite value in the parameter Jacobian entry d f[" +
+               self.stateName(record.row) + "] / d " + self.paramName(record.col) +
+               " at t = " + num(record.t);
+      case CallbackRecord::Kind::NonFiniteSensitivityRhs:
+        return "non-finite sensitivity derivative d/dt (d " + self.stateName(record.row) +
+               " / d " + self.paramName(record.col) + ") at t = " + num(record.t);
       case CallbackRecord::Kind::Exception:
         return "error while evaluating the model at t = " + num(record.t) + ": " + record.what;
       case CallbackRecord::Kind::None:
@@ -254,6 +313,91 @@ struct CvodesIntegrator::Impl {
       self->recordException(tt, "unknown exception");
     }
     return -1;
+  }
+
+  // Ṡ_j = J·S_j + ∂f/∂p_j for every sensitivity column j (CVSensRhsFn: all columns per call).
+  static int sensRhs(int ns, sunrealtype tt, N_Vector yy, N_Vector /*ydot*/, N_Vector* ySv,
+                     N_Vector* ySdot, void* userData, N_Vector /*tmp1*/, N_Vector /*tmp2*/) {
+    auto* self = static_cast<Impl*>(userData);
+    try {
+      const double* x = N_VGetArrayPointer(yy);
+      const int problem = self->evaluateSensitivityJacobians(tt, x);
+      if (problem != 0) return problem;
+      const symbolic::SparsePattern& jp = self->model->jacobianPattern();
+      const symbolic::SparsePattern& fpp = self->model->paramJacobianPattern();
+      const auto n = static_cast<std::size_t>(self->nx);
+      for (int j = 0; j < ns; ++j) {
+        const double* s = N_VGetArrayPointer(ySv[j]);
+        double* out = N_VGetArrayPointer(ySdot[j]);
+        std::fill(out, out + n, 0.0);
+        for (std::size_t c = 0; c < n; ++c) {
+          const double sc = s[c];
+          if (sc == 0) continue;
+          for (int k = jp.colPtr[c]; k < jp.colPtr[c + 1]; ++k) {
+            const auto kk = static_cast<std::size_t>(k);
+            out[jp.rowIdx[kk]] += self->sensJac[kk] * sc;
+          }
+        }
+        const auto col = static_cast<std::size_t>(self->sensParams[static_cast<std::size_t>(j)]);
+        for (int k = fpp.colPtr[col]; k < fpp.colPtr[col + 1]; ++k) {
+          const auto kk = static_cast<std::size_t>(k);
+          out[fpp.rowIdx[kk]] += self->sensFp[kk];
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+          if (!std::isfinite(out[i])) {
+            if (self->record.kind == CallbackRecord::Kind::None) {
+              self->record.kind = CallbackRecord::Kind::NonFiniteSensitivityRhs;
+              self->record.row = static_cast<int>(i);
+              self->record.col = static_cast<int>(col);
+              self->record.t = tt;
+            }
+            return 1;
+          }
+        }
+      }
+      return 0;
+    } catch (const std::exception& e) {
+      self->recordException(tt, e.what());
+    } catch (...) {
+      self->recordException(tt, "unknown exception");
+    }
+    return -1;
+  }
+
+  // J and ∂f/∂p at (t, x) into sensJac / sensFp unless cached; 0, or 1 (recorded) when a value
+  // the sensitivities use is not finite.
+  int evaluateSensitivityJacobians(double tt, const double* x) {
+    const auto n = static_cast<std::size_t>(nx);
+    if (sensCacheValid && tt == sensT && std::equal(x, x + n, sensX.begin())) return 0;
+    sensCacheValid = false;
+    model->jacobian(tt, x, p.data(), sensJac.data());
+    model->paramJacobian(tt, x, p.data(), sensFp.data());
+    for (std::size_t k = 0; k < sensJac.size(); ++k) {
+      if (!std::isfinite(sensJac[k])) {
+        recordJacobianEntry(tt, k);
+        return 1;
+      }
+    }
+    const symbolic::SparsePattern& fpp = model->paramJacobianPattern();
+    for (const int col : sensParams) {
+      const auto c = static_cast<std::size_t>(col);
+      for (int k = fpp.colPtr[c]; k < fpp.colPtr[c + 1]; ++k) {
+        const auto kk = static_cast<std::size_t>(k);
+        if (!std::isfinite(sensFp[kk])) {
+          if (record.kind == CallbackRecord::Kind::None) {
+            record.kind = CallbackRecord::Kind::NonFiniteParamJacobian;
+            record.row = fpp.rowIdx[kk];
+            record.col = col;
+            record.t = tt;
+          }
+          return 1;
+        }
+      }
+    }
+    std::copy(x, x + n, sensX.begin());
+    sensT = tt;
+    sensCacheValid = true;
+    return 0;
   }
 
   static void errorHandler(int errorCode, const char* /*module*/, const char* /*function*/,
@@ -410,6 +554,7 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
   }
 
   void* mem = d.mem.get();
+  d.advanced = true;
   try {
     double tn = d.t;
     detail::checkCvode(CVodeGetCurrentTime(mem, &tn), "CVodeGetCurrentTime");
@@ -449,6 +594,10 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
     }
     const int flag = CVodeGetDky(mem, tout, 0, d.yOut.get());
     if (flag < 0) d.throwCvodeFailure(flag);
+    if (d.sensEnabled && !d.sensParams.empty()) {
+      const int sflag = CVodeGetSensDky(mem, tout, 0, d.ySOut.data());
+      if (sflag < 0) d.throwCvodeFailure(sflag);
+    }
   } catch (...) {
     d.refreshStats();
     throw;
@@ -456,6 +605,13 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
   d.refreshStats();
   const double* out = N_VGetArrayPointer(d.yOut.get());
   d.xLast.assign(out, out + d.nx);
+  if (d.sensEnabled) {
+    const auto n = static_cast<std::size_t>(d.nx);
+    for (std::size_t j = 0; j < d.ySOut.size(); ++j) {
+      const double* s = N_VGetArrayPointer(d.ySOut[j]);
+      std::copy(s, s + n, d.sLast.begin() + static_cast<std::ptrdiff_t>(j * n));
+    }
+  }
   d.t = tout;
   x = d.xLast;
 }
@@ -466,14 +622,99 @@ const IntegratorStats& CvodesIntegrator::stats() const { return impl_->stats; }
 
 bool CvodesIntegrator::usesSparseSolver() const { return impl_->sparse; }
 
-// Forward sensitivities arrive with the sensitivities issue (CVodeSensInit1); until then asking
-// for them is an error, never a silent zero.
-void CvodesIntegrator::enableSensitivities(const std::vector<int>&, const std::vector<double>&,
-                                           bool) {
-  throw InvalidOptions("CVODES forward sensitivities are not available in this version");
+// Forward sensitivities (CVODES guide §5): CVodeSensInit with the analytic right-hand side
+// Ṡ_j = J·S_j + ∂f/∂p_j for all columns per call (CVSensRhsFn; J and ∂f/∂p come from the compiled
+// model's sparse evaluators and are cached per (t, x), since the staggered corrector calls it
+// repeatedly at the same state). CVodeSensInit rather than CVodeSensInit1: one evaluation of J
+// and ∂f/∂p serves every column; CVodeSensInit1 is only needed for CV_STAGGERED1. Corrector:
+// CV_STAGGERED (Impl::sensMethod; CV_SIMULTANEOUS works too but needs an option in the public
+// header to be chosen). Tolerances: CVodeSensEEtolerances with p̄_k = |p_k| (1 for p_k = 0),
+// i.e. rtol and atol/p̄_k; errorControl puts S in the local error test (CVodeSetSensErrCon).
+// advanceTo() interpolates S(tout) with CVodeGetSensDky like x; sensitivityRhsEvals counts the
+// calls of the sensitivity right-hand side, sensitivityErrorTestFailures CVODES's count, and the
+// staggered corrector's LU set-ups, iterations and convergence failures are added to
+// luFactorizations, newtonIterations and newtonFailures.
+void CvodesIntegrator::enableSensitivities(const std::vector<int>& paramIndices,
+                                           const std::vector<double>& s0, bool errorControl) {
+  Impl& d = *impl_;
+  if (!d.initialized) throw Error("CvodesIntegrator::enableSensitivities called before initialize");
+  if (d.advanced) {
+    throw Error("CvodesIntegrator::enableSensitivities called after advanceTo (call it right "
+                "after initialize)");
+  }
+  if (d.sensEnabled) {
+    throw Error("CvodesIntegrator::enableSensitivities called twice (initialize() starts over)");
+  }
+  const int np = d.model->np();
+  const auto n = static_cast<std::size_t>(d.nx);
+  const std::size_t ns = paramIndices.size();
+  for (const int k : paramIndices) {
+    if (k < 0 || k >= np) {
+      throw InvalidOptions("CvodesIntegrator::enableSensitivities: parameter index " +
+                           std::to_string(k) + " outside [0, " + std::to_string(np) + ")");
+    }
+  }
+  if (s0.size() != n * ns) {
+    throw InvalidOptions("CvodesIntegrator::enableSensitivities: s0 has " +
+                         std::to_string(s0.size()) + " values, expected nx × ns = " +
+                         std::to_string(n * ns));
+  }
+  for (std::size_t k = 0; k < s0.size(); ++k) {
+    if (!std::isfinite(s0[k])) {
+      throw InvalidOptions("CvodesIntegrator::enableSensitivities: initial sensitivity d " +
+                           d.stateName(static_cast<int>(k % std::max<std::size_t>(n, 1))) +
+                           " / d " + d.paramName(paramIndices[k / std::max<std::size_t>(n, 1)]) +
+                           " = " + num(s0[k]) + " is not finite");
+    }
+  }
+  d.sensParams = paramIndices;
+  d.sLast = s0;
+  d.sensEnabled = true;
+  if (ns == 0 || d.nx == 0) return;  // nothing for CVODES to integrate
+
+  SUNContext ctx = d.ctx.get();
+  d.ySOwned.clear();
+  d.ySOutOwned.clear();
+  d.yS.clear();
+  d.ySOut.clear();
+  for (std::size_t j = 0; j < ns; ++j) {
+    d.ySOwned.emplace_back(detail::checkCreated(N_VNew_Serial(static_cast<sunindextype>(n), ctx),
+                                                "N_VNew_Serial"));
+    d.ySOutOwned.emplace_back(detail::checkCreated(
+        N_VNew_Serial(static_cast<sunindextype>(n), ctx), "N_VNew_Serial"));
+    d.yS.push_back(d.ySOwned.back().get());
+    d.ySOut.push_back(d.ySOutOwned.back().get());
+    std::copy(s0.begin() + static_cast<std::ptrdiff_t>(j * n),
+              s0.begin() + static_cast<std::ptrdiff_t>((j + 1) * n), N_VGetArrayPointer(d.yS[j]));
+  }
+  d.sensJac.assign(static_cast<std::size_t>(d.model->jacobianPattern().nnz()), 0.0);
+  d.sensFp.assign(static_cast<std::size_t>(d.model->paramJacobianPattern().nnz()), 0.0);
+  d.sensX.assign(n, 0.0);
+  d.sensCacheValid = false;
+
+  // Tolerances of S_k: rtol, and atol / |p̄_k| with p̄_k = |p_k| (1 for p_k = 0): CVODES's
+  // estimated tolerances, so that S_k·p̄_k is controlled like the states.
+  d.pbar.resize(ns);
+  for (std::size_t j = 0; j < ns; ++j) {
+    const double pk = std::abs(d.p[static_cast<std::size_t>(paramIndices[j])]);
+    d.pbar[j] = pk > 0 && std::isfinite(pk) ? pk : 1.0;
+  }
+  void* mem = d.mem.get();
+  detail::checkCvode(
+      CVodeSensInit(mem, static_cast<int>(ns), d.sensMethod, &Impl::sensRhs, d.yS.data()),
+      "CVodeSensInit");
+  detail::checkCvode(CVodeSetSensParams(mem, nullptr, d.pbar.data(), nullptr),
+                     "CVodeSetSensParams");
+  detail::checkCvode(CVodeSensEEtolerances(mem), "CVodeSensEEtolerances");
+  detail::checkCvode(CVodeSetSensErrCon(mem, errorControl ? SUNTRUE : SUNFALSE),
+                     "CVodeSetSensErrCon");
 }
-void CvodesIntegrator::sensitivities(std::vector<double>&) const {
-  throw InvalidOptions("CVODES forward sensitivities are not available in this version");
+
+void CvodesIntegrator::sensitivities(std::vector<double>& s) const {
+  if (!impl_->sensEnabled) {
+    throw Error("CvodesIntegrator::sensitivities called without enableSensitivities");
+  }
+  s = impl_->sLast;
 }
 
 }  // namespace sensode::integrators

@@ -31,7 +31,7 @@ struct TimeCourseProblem {
 };
 
 struct TimeCourseOptions {
-  integrators::Method method = integrators::Method::Cvodes;
+  integrators::Method method = integrators::Method::OdeSd;
   integrators::IntegratorOptions integrator;
   std::optional<std::string> validate() const { return integrator.validate(); }
   bool operator==(const TimeCourseOptions&) const = default;

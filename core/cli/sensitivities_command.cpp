@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: MIT
+// sensode sensitivities MODEL.xml [--params ID,ID,...|all] [--method odesd|cvodes|pbsr|exp|fd]
+//                       [--scaled] [--t-end T] [--points N | --times t1,t2,...] [--rtol R]
+//                       [--atol A] [--set ID=VALUE ...] [--trajectory odesd|cvodes]
+//                       [--outputs ID,...] [--no-error-control] [--fd-step H]
+//                       [--out FILE.csv] [--stats FILE.json]
+//
+// Imports the model, compiles it, runs the sensitivities task and writes dy/dp in long format
+// (CSV header `time,variable,parameter,value`, one row per entry: times outermost, then outputs,
+// then parameters) and the statistics (JSON: simulate's keys plus sens_evals and the method's
+// own counts). Stdout gets a short human summary.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "core/cli/arguments.h"
+#include "core/cli/commands.h"
+#include "core/cli/csv_writer.h"
+#include "core/cli/stats_json.h"
+#include "core/common/errors.h"
+#include "core/model/sbml_importer.h"
+#include "core/symbolic/compiled_model.h"
+#include "core/symbolic/ode_system.h"
+#include "core/tasks/sensitivities_task.h"
+
+namespace sensode::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// The method used when --method is absent: odeSD's direct sensitivities (the task's default).
+constexpr tasks::SensitivityMethod kDefaultMethod = tasks::SensitivityOptions{}.method;
+
+const std::vector<OptionSpec>& sensitivitiesOptions() {
+  static const std::vector<OptionSpec> specs = {
+      {"--params", "ID,ID,...|all",
+       "parameters to differentiate against: global, local (REACTION.ID), species initial "
+       "values, compartment sizes (default all)"},
+      {"--method", "odesd|cvodes|pbsr|exp|fd",
+       std::string("sensitivity method (default ") + tasks::toString(kDefaultMethod) + ")"},
+      {"--scaled", "", "report (p/y)*dy/dp; 0 where |y| <= atol"},
+      {"--t-end", "T", "end time; output times linspace(0, T, N) (default 10)"},
+      {"--points", "N", "number of output times including t = 0 (default 101)"},
+      {"--times", "t1,t2,...", "explicit ascending output times (instead of --t-end/--points)"},
+      {"--rtol", "R", "relative tolerance (default 1e-6)"},
+      {"--atol", "A", "absolute tolerance (default 1e-12)"},
+      {"--set", "ID=VALUE",
+       "override a parameter, species initial value or compartment size; repeatable", true},
+      {"--trajectory", "odesd|cvodes",
+       "pbsr/exp/fd: integrator of the state trajectory (default cvodes)"},
+      {"--outputs", "ID,...", "outputs to differentiate (default: species, then time-varying "
+                              "quantities)"},
+      {"--no-error-control", "", "odesd/cvodes: leave S out of the local error test"},
+      {"--fd-step", "H", "fd: relative parameter step (default 1e-4; simulations at rtol 1e-12)"},
+      {"--out", "FILE.csv", "write time,variable,parameter,value (one row per entry)"},
+      {"--stats", "FILE.json", "write statistics as one JSON object"},
+      {"--help", "", "show this help"},
+  };
+  return specs;
+}
+
+std::string shortNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::vector<std::string> splitList(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t from = 0;
+  while (from <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', from), text.size());
+    std::string item = text.substr(from, comma - from);
+    const auto first = item.find_first_not_of(" \t");
+    const auto last = item.find_last_not_of(" \t");
+    items.push_back(first == std::string::npos ? std::string() : item.substr(first, last - first + 1));
+    from = comma + 1;
+  }
+  return items;
+}
+
+struct Settings {
+  std::string modelPath;
+  tasks::SensitivityProblem problem;
+  tasks::SensitivityOptions options;
+  std::optional<std::string> out, stats;
+};
+
+Settings parse(const Arguments& a) {
+  const auto usage = [](const std::string& m) { return UsageError("sensitivities: " + m); };
+  Settings s;
+  s.modelPath = a.onlyPositional("MODEL.xml");
+  tasks::SensitivityProblem& problem = s.problem;
+  tasks::SensitivityOptions& options = s.options;
+  options.method = kDefaultMethod;
+
+  if (a.has("--times") && (a.has("--points") || a.has("--t-end")))
+    throw usage("--times excludes --t-end and --points");
+  if (const auto times = a.numberList("--times")) {
+    problem.times = *times;
+    for (std::size_t i = 0; i < problem.times.size(); ++i) {
+      if (!std::isfinite(problem.times[i]) || problem.times[i] < 0)
+        throw usage("--times: " + formatNumber(problem.times[i]) + " is not a finite time >= 0");
+      if (i > 0 && !(problem.times[i] > problem.times[i - 1]))
+        throw usage("--times must be strictly ascending (" + formatNumber(problem.times[i - 1]) +
+                    " then " + formatNumber(problem.times[i]) + ")");
+    }
+  } else {
+    const double tEnd = a.number("--t-end", 10.0);
+    if (!std::isfinite(tEnd) || !(tEnd > 0))
+      throw usage("--t-end = " + formatNumber(tEnd) + ": must be a finite number > 0");
+    const long n = a.integer("--points", 101, 2, 100'000'000);
+    problem.times.resize(static_cast<std::size_t>(n));
+    for (long i = 0; i < n; ++i)
+      problem.times[static_cast<std::size_t>(i)] =
+          tEnd * static_cast<double>(i) / static_cast<double>(n - 1);
+    problem.times.back() = tEnd;
+  }
+
+  if (const auto m = a.string("--method")) {
+    const auto method = tasks::sensitivityMethodFromString(*m);
+    if (!method) throw usage("--method: '" + *m + "' is not one of odesd, cvodes, pbsr, exp, fd");
+    options.method = *method;
+  }
+  if (const auto m = a.string("--trajectory")) {
+    const auto method = integrators::methodFromString(*m);
+    if (!method) throw usage("--trajectory: '" + *m + "' is not one of odesd, cvodes");
+    if (options.method == tasks::SensitivityMethod::OdeSd ||
+        options.method == tasks::SensitivityMethod::Cvodes)
+      throw usage("--trajectory applies to --method pbsr, exp and fd");
+    options.trajectory = *method;
+  }
+  if (const auto params = a.string("--params"); params && *params != "all") {
+    problem.parameters = splitList(*params);
+    for (const std::string& id : problem.parameters)
+      if (id.empty()) throw usage("--params: empty id in '" + *params + "'");
+  }
+  if (const auto outputs = a.string("--outputs")) {
+    problem.outputs = splitList(*outputs);
+    for (const std::string& id : problem.outputs)
+      if (id.empty()) throw usage("--outputs: empty id in '" + *outputs + "'");
+  }
+  options.scaled = a.has("--scaled");
+  options.errorControl = !a.has("--no-error-control");
+  options.integrator.rtol = a.number("--rtol", options.integrator.rtol);
+  options.integrator.atol = a.number("--atol", options.integrator.atol);
+  options.fdRelativeStep = a.number("--fd-step", options.fdRelativeStep);
+  if (const auto why = options.validate()) throw usage(*why);
+
+  for (const std::string& item : a.strings("--set")) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) throw usage("--set: '" + item + "' is not ID=VALUE");
+    const std::string id = item.substr(0, eq);
+    const auto v = Arguments::parseDouble(item.substr(eq + 1));
+    if (!v) throw usage("--set " + id + ": '" + item.substr(eq + 1) + "' is not a number");
+    problem.overrides.emplace_back(id, *v);
+  }
+  s.out = a.string("--out");
+  s.stats = a.string("--stats");
+  return s;
+}
+
+void writeCsv(const fs::path& file, const tasks::SensitivityResult& r) {
+  std::ofstream out(file);
+  if (!out) throw Error(file.string() + ": cannot open for writing");
+  out << "time,variable,parameter,value\n";
+  std::vector<std::string> outputs, params;
+  for (const std::string& id : r.outputIds) outputs.push_back(csvField(id));
+  for (const std::string& id : r.parameterIds) params.push_back(csvField(id));
+  for (std::size_t it = 0; it < r.times.size(); ++it) {
+    const std::string t = formatNumber(r.times[it]);
+    for (std::size_t iy = 0; iy < outputs.size(); ++iy) {
+      for (std::size_t ip = 0; ip < params.size(); ++ip) {
+        out << t << ',' << outputs[iy] << ',' << params[ip] << ',' << formatNumber(r.at(it, iy, ip))
+            << '\n';
+      }
+    }
+  }
+  out.flush();
+  if (!out) throw Error(file.string() + ": write failed");
+}
+
+JsonObject statsObject(const symbolic::CompiledModel& compiled, const Settings& s,
+                       const tasks::SensitivityResult& r, double loadSeconds) {
+  const tasks::SensitivityOptions& o = s.options;
+  JsonObject json;
+  json.add("method", tasks::toString(o.method)).add("wall_seconds", r.wallSeconds);
+  addIntegratorStats(json, r.stats.integrator);
+  json.add("sens_evals", r.stats.sensitivityEvals)
+      .add("sensitivity_rhs_evals", r.stats.integrator.sensitivityRhsEvals)
+      .add("sensitivity_error_test_failures", r.stats.integrator.sensitivityErrorTestFailures)
+      .add("simulations", r.stats.simulations);
+  const bool peanoBaker =
+      o.method == tasks::SensitivityMethod::Pbsr || o.method == tasks::SensitivityMethod::Exp;
+  if (peanoBaker || o.method == tasks::SensitivityMethod::FiniteDifferences)
+    json.add("trajectory", integrators::toString(o.trajectory));
+  if (peanoBaker) {
+    const auto& pb = r.stats.peanoBaker;
+    json.add("intervals", pb.intervals)
+        .add("exponential_steps", pb.exponentialSteps)
+        .add("refined_intervals", pb.refinedIntervals)
+        .add("subintervals", pb.subintervals)
+        .add("pb_jacobian_evals", pb.jacobianEvals)
+        .add("replay_steps", r.stats.replay.steps);
+  }
+  json.add("n_states", compiled.nx())
+      .add("n_parameters", static_cast<long>(r.parameterIds.size()))
+      .add("n_outputs", static_cast<long>(r.outputIds.size()))
+      .add("n_times", static_cast<long>(r.times.size()))
+      .add("scaled", o.scaled)
+      .add("guarded", r.guardedCount)
+      .add("error_control", o.errorControl)
+      .add("rtol", o.integrator.rtol)
+      .add("atol", o.integrator.atol)
+      .add("load_seconds", loadSeconds)
+      .add("model", s.modelPath)
+      .add("termination", tasks::toString(r.termination))
+      .add("message", r.message);
+  return json;
+}
+
+void printSummary(const model::Model& m, const symbolic::CompiledModel& compiled,
+                  const Settings& s, const tasks::SensitivityResult& r, double loadSeconds) {
+  std::ostream& o = std::cout;
+  o << "model        " << (m.id.empty() ? std::string("(no id)") : m.id) << "  (" << s.modelPath
+    << ")\n";
+  o << "states       " << compiled.nx() << "\n";
+  o << "parameters   " << r.parameterIds.size() << " of " << compiled.np() << "\n";
+  o << "outputs      " << r.outputIds.size() << " x " << r.times.size() << " times -> "
+    << r.times.size() * r.outputIds.size() * r.parameterIds.size() << " "
+    << (s.options.scaled ? "scaled " : "") << "sensitivities"
+    << (s.out ? " -> " + *s.out : std::string(" (write them with --out FILE.csv)")) << "\n";
+  o << "method       " << tasks::toString(s.options.method) << "  (rtol "
+    << shortNumber(s.options.integrator.rtol) << ", atol "
+    << shortNumber(s.options.integrator.atol) << ")\n";
+  o << "steps        " << r.stats.integrator.steps << "\n";
+  o << "sens evals   " << r.stats.sensitivityEvals << "\n";
+  if (r.guardedCount > 0)
+    o << "guarded      " << r.guardedCount << " (time, output) pairs with |y| <= atol: scaled 0\n";
+  o << "wall time    " << shortNumber(r.wallSeconds) << " s  (load and compile "
+    << shortNumber(loadSeconds) << " s)\n";
+  o.flush();
+}
+
+}  // namespace
+
+int runSensitivities(std::span<const std::string> args) {
+  const Arguments a("sensitivities", sensitivitiesOptions(), args);
+  if (a.has("--help")) {
+    std::cout << "usage: sensode sensitivities MODEL.xml [options]\n\n"
+              << Arguments::helpText(sensitivitiesOptions());
+    return 0;
+  }
+  const Settings s = parse(a);
+  if (!fs::is_regular_file(s.modelPath))
+    throw Error(s.modelPath + ": " +
+                (fs::exists(s.modelPath) ? "not a regular file" : "no such file"));
+  for (const auto& file : {s.out, s.stats}) {
+    if (!file) continue;
+    const fs::path dir = fs::absolute(*file).parent_path();
+    if (!fs::is_directory(dir)) throw Error(*file + ": cannot write: no folder " + dir.string());
+  }
+
+  const auto loadStart = Clock::now();
+  const model::Model m = model::importSbmlFile(fs::absolute(s.modelPath));
+  const auto compiled =
+      std::make_shared<const symbolic::CompiledModel>(symbolic::buildOdeSystem(m));
+  const double loadSeconds = std::chrono::duration<double>(Clock::now() - loadStart).count();
+  try {
+    tasks::resolveParameters(*compiled, s.problem.overrides);
+  } catch (const InvalidOptions& e) {
+    throw Error(s.modelPath + ": " + e.what());
+  }
+
+  tasks::SensitivityProblem problem = s.problem;
+  problem.model = compiled;
+  const tasks::SensitivityResult r = tasks::runSensitivities(problem, s.options);
+
+  if (s.stats) statsObject(*compiled, s, r, loadSeconds).write(*s.stats);
+  if (r.termination != tasks::Termination::Success)
+    throw Error(s.modelPath + ": " + tasks::toString(r.termination) + ": " + r.message);
+  if (s.out) writeCsv(fs::path(*s.out), r);
+  printSummary(m, *compiled, s, r, loadSeconds);
+  return 0;
+}
+
+}  // namespace sensode::cli

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: MIT
+#include "core/sensitivity/peano_baker.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "core/common/errors.h"
+
+namespace sensode::sensitivity {
+
+namespace {
+
+std::string num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string violation(const char* field, const std::string& value, const char* constraint) {
+  return std::string("PeanoBakerOptions::") + field + " = " + value +
+         ". Violated constraint: " + constraint;
+}
+
+// Induced 1-norm (largest absolute column sum).
+double norm1(const Eigen::MatrixXd& m) {
+  if (m.size() == 0) return 0;
+  return m.cwiseAbs().colwise().sum().maxCoeff();
+}
+
+// ‖right − left‖₁ ≤ tol·max(‖left‖₁, tiny): true for two zero matrices.
+bool nearlyEqual(const Eigen::MatrixXd& left, const Eigen::MatrixXd& right, double tol) {
+  const double scale = std::max(norm1(left), std::numeric_limits<double>::min());
+  return norm1(right - left) <= tol * scale;
+}
+
+}  // namespace
+
+std::optional<std::string> PeanoBakerOptions::validate() const {
+  if (!(refinement > 0) || !std::isfinite(refinement)) {
+    return violation("refinement", num(refinement), "0 < refinement < inf");
+  }
+  if (maxSubintervals < 1) {
+    return violation("maxSubintervals", std::to_string(maxSubintervals), "maxSubintervals >= 1");
+  }
+  if (!(constantTolerance >= 0) || !std::isfinite(constantTolerance)) {
+    return violation("constantTolerance", num(constantTolerance), "0 <= constantTolerance < inf");
+  }
+  return std::nullopt;
+}
+
+PeanoBakerPropagator::PeanoBakerPropagator(std::shared_ptr<const symbolic::CompiledModel> model,
+                                           std::vector<double> p, std::vector<int> paramIndices,
+                                           const PeanoBakerOptions& options)
+    : model_(std::move(model)), p_(std::move(p)), params_(std::move(paramIndices)),
+      options_(options) {
+  if (!model_) throw Error("PeanoBakerPropagator: no model");
+  if (auto why = options_.validate()) throw InvalidOptions(*why);
+  nx_ = model_->nx();
+  ns_ = static_cast<int>(params_.size());
+  for (const int k : params_) {
+    if (k < 0 || k >= model_->np()) {
+      throw InvalidOptions("PeanoBakerPropagator: parameter index " + std::to_string(k) +
+                           " outside [0, " + std::to_string(model_->np()) + ")");
+    }
+  }
+  jValues_.assign(static_cast<std::size_t>(model_->jacobianPattern().nnz()), 0.0);
+  fpValues_.assign(static_cast<std::size_t>(model_->paramJacobianPattern().nnz()), 0.0);
+}
+
+void PeanoBakerPropagator::start(double t0, const std::vector<double>& x0,
+                                 const std::vector<double>& s0) {
+  const auto n = static_cast<std::size_t>(nx_);
+  if (x0.size() != n || s0.size() != n * static_cast<std::size_t>(ns_)) {
+    throw Error("PeanoBakerPropagator::start: x0 has " + std::to_string(x0.size()) +
+                " values and s0 " + std::to_string(s0.size()) + ", expected " +
+                std::to_string(n) + " and " + std::to_string(n * static_cast<std::size_t>(ns_)));
+  }
+  t_ = t0;
+  x_ = x0;
+  s_ = Eigen::Map<const Eigen::MatrixXd>(s0.data(), nx_, ns_);
+  leftValid_ = false;
+  stats_ = {};
+}
+
+void PeanoBakerPropagator::sensitivities(std::vector<double>& s) const {
+  s.assign(s_.data(), s_.data() + s_.size());
+}
+
+void PeanoBakerPropagator::evaluate(double t, const std::vector<double>& x, Eigen::MatrixXd& a,
+                                    Eigen::MatrixXd& b) {
+  const symbolic::CompiledModel& m = *model_;
+  m.jacobian(t, x.data(), p_.data(), jValues_.data());
+  m.paramJacobian(t, x.data(), p_.data(), fpValues_.data());
+  ++stats_.jacobianEvals;
+  const symbolic::SparsePattern& jp = m.jacobianPattern();
+  a.setZero(nx_, nx_);
+  for (int c = 0; c < nx_; ++c) {
+    for (int k = jp.colPtr[static_cast<std::size_t>(c)];
+         k < jp.colPtr[static_cast<std::size_t>(c) + 1]; ++k) {
+      a(jp.rowIdx[static_cast<std::size_t>(k)], c) = jValues_[static_cast<std::size_t>(k)];
+    }
+  }
+  const symbolic::SparsePattern& fp = m.paramJacobianPattern();
+  b.setZero(nx_, ns_);
+  for (int j = 0; j < ns_; ++j) {
+    const auto col = static_cast<std::size_t>(params_[static_cast<std::size_t>(j)]);
+    for (int k = fp.colPtr[col]; k < fp.colPtr[col + 1]; ++k) {
+      b(fp.rowIdx[static_cast<std::size_t>(k)], j) = fpValues_[static_cast<std::size_t>(k)];
+    }
+  }
+  if (!a.allFinite() || !b.allFinite()) {
+    throw IntegrationFailure("Peano-Baker sensitivities: non-finite Jacobian or parameter "
+                             "Jacobian at t = " + num(t),
+                             t, 0);
+  }
+}
+
+void PeanoBakerPropagator::ensureLeft() {
+  if (leftValid_) return;
+  evaluate(t_, x_, aLeft_, bLeft_);
+  leftValid_ = true;
+}
+
+void PeanoBakerPropagator::exponential(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b,
+                                       double dt) {
+  exponentialStep(a, b, dt, s_, expWork_);
+  ++stats_.exponentialSteps;
+}
+
+void PeanoBakerPropagator::pbs(const Eigen::MatrixXd& aLeft, const Eigen::MatrixXd& bLeft,
+                               const Eigen::MatrixXd& aRight, const Eigen::MatrixXd& bRight,
+                               double h) {
+  // (4.6): Φ̂(t_b; t_a) = I + Î₁ + Î₂, Φ̂(t_a; t_b) = I − Î₁ + Î₂ (the printed form, §7.1).
+  sumA_ = aLeft + aRight;
+  i2_.noalias() = (0.25 * h * h) * (aRight * sumA_);
+  phi_ = i2_ - (0.5 * h) * sumA_;
+  phi_.diagonal().array() += 1.0;  // Φ̂(t_a; t_b)
+  rhs_ = bLeft;
+  rhs_.noalias() += phi_ * bRight;
+  rhs_ = s_ + (0.5 * h) * rhs_;
+  phi_ = i2_ + (0.5 * h) * sumA_;
+  phi_.diagonal().array() += 1.0;  // Φ̂(t_b; t_a)
+  s_.noalias() = phi_ * rhs_;
+  ++stats_.subintervals;
+}
+
+void PeanoBakerPropagator::advance(double t1, const StateSource& states) {
+  if (!(t1 >= t_)) {
+    throw Error("PeanoBakerPropagator::advance: t1 = " + num(t1) + " is before t = " + num(t_));
+  }
+  if (t1 == t_) return;
+  const double t0 = t_;
+  const double dt = t1 - t0;
+  const double tMid = t0 + 0.5 * dt;
+  ++stats_.intervals;
+  auto request = [&](double t, std::vector<double>& x) {
+    states(t, x);
+    ++stats_.stateRequests;
+    if (x.size() != static_cast<std::size_t>(nx_)) {
+      throw Error("PeanoBakerPropagator: the trajectory returned " + std::to_string(x.size()) +
+                  " states, expected " + std::to_string(nx_));
+    }
+  };
+  auto finish = [&](bool rightValid) {
+    t_ = t1;
+    x_ = xRight_;
+    if (rightValid) {
+      aLeft_.swap(aRight_);
+      bLeft_.swap(bRight_);
+    }
+    leftValid_ = rightValid;
+  };
+
+  if (ns_ == 0 || nx_ == 0) {
+    request(t1, xRight_);
+    finish(false);
+    return;
+  }
+
+  // Exp, or PBSR on an interval the refinement rule finds too stiff: the exponential formula.
+  int nInt = 1;
+  bool exponentialOnly = options_.method == PeanoBakerMethod::Exp;
+  if (!exponentialOnly) {
+    ensureLeft();
+    const double want = std::ceil(options_.refinement * dt * norm1(aLeft_));
+    exponentialOnly = !(want <= options_.maxSubintervals);  // also NaN
+    nInt = exponentialOnly ? 1 : std::max(1, static_cast<int>(want));
+  }
+  if (exponentialOnly) {
+    if (options_.midpoint) {
+      request(tMid, xMid_);
+      evaluate(tMid, xMid_, aMid_, bMid_);
+      request(t1, xRight_);
+      exponential(aMid_, bMid_, dt);
+    } else {
+      ensureLeft();
+      request(t1, xRight_);
+      exponential(aLeft_, bLeft_, dt);
+    }
+    finish(false);
+    return;
+  }
+
+  // PBSR with n_int ≤ maxSubintervals: states at the sub-grid points (and the midpoint, which is
+  // one of them when n_int is even), in increasing time, then the right end.
+  const double h = dt / nInt;
+  if (subStates_.size() < static_cast<std::size_t>(nInt)) subStates_.resize(static_cast<std::size_t>(nInt));
+  const bool midIsSubPoint = nInt % 2 == 0;
+  for (int j = 1; j < nInt; ++j) {
+    const double tj = t0 + j * h;
+    if (!midIsSubPoint && j == (nInt + 1) / 2) request(tMid, xMid_);
+    request(tj, subStates_[static_cast<std::size_t>(j)]);
+  }
+  if (nInt == 1) request(tMid, xMid_);
+  if (midIsSubPoint) xMid_ = subStates_[static_cast<std::size_t>(nInt / 2)];
+  request(t1, xRight_);
+  evaluate(t1, xRight_, aRight_, bRight_);
+
+  if (options_.constantTolerance > 0 &&
+      nearlyEqual(aLeft_, aRight_, options_.constantTolerance) &&
+      nearlyEqual(bLeft_, bRight_, options_.constantTolerance)) {
+    if (options_.midpoint) {
+      evaluate(tMid, xMid_, aMid_, bMid_);
+      exponential(aMid_, bMid_, dt);
+    } else {
+      exponential(aLeft_, bLeft_, dt);
+    }
+    finish(true);
+    return;
+  }
+
+  ++stats_.refinedIntervals;
+  // aSub_/bSub_ hold the current sub-interval's right end; the left end starts at (t0, x0).
+  Eigen::MatrixXd aPrev = aLeft_, bPrev = bLeft_;
+  for (int j = 1; j <= nInt; ++j) {
+    if (j < nInt) {
+      evaluate(t0 + j * h, subStates_[static_cast<std::size_t>(j)], aSub_, bSub_);
+      pbs(aPrev, bPrev, aSub_, bSub_, h);
+      aPrev.swap(aSub_);
+      bPrev.swap(bSub_);
+    } else {
+      pbs(aPrev, bPrev, aRight_, bRight_, h);
+    }
+  }
+  finish(true);
+}
+
+}  // namespace sensode::sensitivity

@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: MIT
+#include "core/tasks/sensitivities_task.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <unordered_set>
+
+#include "core/common/errors.h"
+#include "core/sensitivity/output_sensitivities.h"
+#include "core/tasks/task_common.h"
+
+namespace sensode::tasks {
+
+const char* toString(SensitivityMethod m) {
+  switch (m) {
+    case SensitivityMethod::OdeSd: return "odesd";
+    case SensitivityMethod::Cvodes: return "cvodes";
+    case SensitivityMethod::Pbsr: return "pbsr";
+    case SensitivityMethod::Exp: return "exp";
+    case SensitivityMethod::FiniteDifferences: return "fd";
+  }
+  return "unknown";
+}
+
+std::optional<SensitivityMethod> sensitivityMethodFromString(const std::string& s) {
+  std::string lower(s);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const SensitivityMethod m :
+       {SensitivityMethod::OdeSd, SensitivityMethod::Cvodes, SensitivityMethod::Pbsr,
+        SensitivityMethod::Exp, SensitivityMethod::FiniteDifferences}) {
+    if (lower == toString(m)) return m;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+using detail::exactNumber;
+using detail::InvalidInput;
+using detail::OutputColumn;
+using integrators::IntegratorStats;
+
+std::string violation(const char* field, const std::string& value, const char* constraint) {
+  return std::string("SensitivityOptions::") + field + " = " + value +
+         ". Violated constraint: " + constraint;
+}
+
+void accumulate(IntegratorStats& into, const IntegratorStats& s) {
+  into.steps += s.steps;
+  into.rhsEvals += s.rhsEvals;
+  into.jacEvals += s.jacEvals;
+  into.luFactorizations += s.luFactorizations;
+  into.newtonIterations += s.newtonIterations;
+  into.newtonFailures += s.newtonFailures;
+  into.errorTestFailures += s.errorTestFailures;
+  into.secondDerivativeEvals += s.secondDerivativeEvals;
+  into.jacobianOfSecondEvals += s.jacobianOfSecondEvals;
+  into.sensitivityRhsEvals += s.sensitivityRhsEvals;
+  into.sensitivityErrorTestFailures += s.sensitivityErrorTestFailures;
+  into.handoverSteps += s.handoverSteps;
+  if (into.handoverTime < 0) into.handoverTime = s.handoverTime;
+}
+
+// Indices into the model's parameter vector for `ids` (empty = all), InvalidInput on unknown or
+// repeated ids.
+std::vector<int> selectParameters(const symbolic::CompiledModel& model,
+                                  const std::vector<std::string>& ids) {
+  const symbolic::OdeSystem& sys = model.system();
+  std::vector<int> indices;
+  if (ids.empty()) {
+    for (int k = 0; k < model.np(); ++k) indices.push_back(k);
+    return indices;
+  }
+  std::unordered_set<int> seen;
+  for (const std::string& id : ids) {
+    const int k = sys.findParam(id);
+    if (k < 0) {
+      throw InvalidInput(
+          "unknown parameter id '" + id + "' (known: " +
+          detail::firstIds(sys.params, [](const symbolic::ParamVar& v) { return v.id; }) + ")");
+    }
+    if (!seen.insert(k).second) throw InvalidInput("parameter id '" + id + "' given twice");
+    indices.push_back(k);
+  }
+  return indices;
+}
+
+// S0 = ∂x0/∂p for the selected parameters, dense column-major nx × ns.
+std::vector<double> initialSensitivities(const symbolic::CompiledModel& model, double t0,
+                                         const std::vector<double>& p,
+                                         const std::vector<int>& params) {
+  const symbolic::SparsePattern& pattern = model.initialSensitivityPattern();
+  std::vector<double> sparse(static_cast<std::size_t>(pattern.nnz()));
+  model.initialSensitivity(t0, p.data(), sparse.data());
+  const auto nx = static_cast<std::size_t>(model.nx());
+  std::vector<double> s0(nx * params.size(), 0.0);
+  for (std::size_t j = 0; j < params.size(); ++j) {
+    const auto col = static_cast<std::size_t>(params[j]);
+    for (int k = pattern.colPtr[col]; k < pattern.colPtr[col + 1]; ++k) {
+      const double v = sparse[static_cast<std::size_t>(k)];
+      const int row = pattern.rowIdx[static_cast<std::size_t>(k)];
+      if (!std::isfinite(v)) {
+        throw InvalidInput("non-finite initial sensitivity d '" +
+                           model.system().states[static_cast<std::size_t>(row)].id + "' / d '" +
+                           model.system().params[col].id + "': " + exactNumber(v));
+      }
+      s0[j * nx + static_cast<std::size_t>(row)] = v;
+    }
+  }
+  return s0;
+}
+
+// Appends one output time to the result: y and dy/dp by the chain rule, x and S.
+class Recorder {
+ public:
+  Recorder(std::shared_ptr<const symbolic::CompiledModel> model, const std::vector<double>& p,
+           const std::vector<OutputColumn>& columns, const std::vector<int>& params,
+           SensitivityResult& result)
+      : model_(model), p_(p), outputs_(model, rowsOf(*model, columns), params), result_(result) {
+    y_.resize(columns.size());
+    dydp_.resize(columns.size() * params.size());
+  }
+
+  void record(double t, const std::vector<double>& x, const std::vector<double>& s) {
+    outputs_.evaluate(t, x.data(), p_.data(), s.data(), y_.data(), dydp_.data());
+    result_.times.push_back(t);
+    result_.outputValues.insert(result_.outputValues.end(), y_.begin(), y_.end());
+    result_.values.insert(result_.values.end(), dydp_.begin(), dydp_.end());
+    result_.states.insert(result_.states.end(), x.begin(), x.end());
+    const std::size_t nx = x.size();
+    const std::size_t ns = outputs_.numParams();
+    for (std::size_t i = 0; i < nx; ++i) {
+      for (std::size_t j = 0; j < ns; ++j) result_.stateSensitivities.push_back(s[j * nx + i]);
+    }
+  }
+
+  static std::vector<std::size_t> rowsOf(const symbolic::CompiledModel& model,
+                                         const std::vector<OutputColumn>& columns) {
+    std::vector<std::size_t> rows;
+    for (const OutputColumn& c : columns) rows.push_back(c.row(model.system().outputs.size()));
+    return rows;
+  }
+
+ private:
+  std::shared_ptr<const symbolic::CompiledModel> model_;
+  const std::vector<double>& p_;
+  sensitivity::OutputSensitivities outputs_;
+  SensitivityResult& result_;
+  std::vector<double> y_, dydp_;
+};
+
+// Everything the methods share.
+struct Setup {
+  std::shared_ptr<const symbolic::CompiledModel> model;
+  const SensitivityProblem* problem = nullptr;
+  const SensitivityOptions* options = nullptr;
+  const ProgressMonitor* monitor = nullptr;
+  std::vector<OutputColumn> columns;
+  std::vector<double> p;
+  std::vector<int> params;
+  std::vector<double> x0, s0;
+  double t0 = 0, tEnd = 0;
+};
+
+// odeSD direct or CVODES forward: the integrator computes S with the states.
+void runDirect(const Setup& s, integrators::Method method, SensitivityResult& result) {
+  Recorder recorder(s.model, s.p, s.columns, s.params, result);
+  std::unique_ptr<integrators::Integrator> integrator;
+  std::vector<double> x = s.x0, sens = s.s0;
+  try {
+    if (s.tEnd > s.t0) {
+      integrator = integrators::makeIntegrator(method);
+      integrator->initialize(s.model, s.options->integrator, s.t0, x, s.p);
+      integrator->enableSensitivities(s.params, s.s0, s.options->errorControl);
+      result.stats.simulations = 1;
+    }
+    const ProgressMonitor runMonitor = detail::wholeRunMonitor(*s.monitor, s.t0, s.tEnd);
+    double tCurrent = s.t0;
+    for (const double t : s.problem->times) {
+      if (t > tCurrent) {
+        integrator->advanceTo(t, x, runMonitor);
+        integrator->sensitivities(sens);
+        tCurrent = t;
+      }
+      recorder.record(t, x, sens);
+    }
+  } catch (...) {
+    if (integrator) result.stats.integrator = integrator->stats();
+    result.stats.sensitivityEvals = result.stats.integrator.sensitivityRhsEvals;
+    throw;
+  }
+  if (integrator) result.stats.integrator = integrator->stats();
+  result.stats.sensitivityEvals = result.stats.integrator.sensitivityRhsEvals;
+}
+
+// PBSR / Exp on the trajectory of options.trajectory.
+//
+// The grid is the trajectory integrator's own step grid plus the output times. The Integrator
+// interface reports every accepted step to the ProgressMonitor (ProgressInfo::t) but offers no
+// dense output after the fact, and the Peano-Baker formulas need states inside every interval
+// (sub-grid points, midpoints) after they have seen the interval's ends. So the trajectory is
+// computed twice: pass 1 integrates to tEnd and records the step times; pass 2 integrates again
+// (the first step size fixed to pass 1's, so that both take the same steps) and supplies the
+// states at every requested time, in increasing order, through advanceTo's dense output. With a
+// step/dense-output hook in the interface this would be one pass.
+void runPeanoBaker(const Setup& s, SensitivityMethod method, SensitivityResult& result) {
+  Recorder recorder(s.model, s.p, s.columns, s.params, result);
+  const std::vector<double>& times = s.problem->times;
+  std::size_t next = 0;
+  while (next < times.size() && times[next] == s.t0) {
+    recorder.record(s.t0, s.x0, s.s0);
+    ++next;
+  }
+  if (next == times.size()) return;
+
+  const integrators::Method trajectoryMethod = s.options->trajectory;
+  std::unique_ptr<integrators::Integrator> pass1, pass2;
+  sensitivity::PeanoBakerOptions pbOptions = s.options->peanoBaker;
+  pbOptions.method = method == SensitivityMethod::Exp ? sensitivity::PeanoBakerMethod::Exp
+                                                      : sensitivity::PeanoBakerMethod::Pbsr;
+  sensitivity::PeanoBakerPropagator propagator(s.model, s.p, s.params, pbOptions);
+  auto collectStats = [&] {
+    if (pass1) result.stats.integrator = pass1->stats();
+    if (pass2) result.stats.replay = pass2->stats();
+    result.stats.peanoBaker = propagator.stats();
+    result.stats.sensitivityEvals = propagator.stats().jacobianEvals;
+  };
+
+  try {
+    // Pass 1: the step grid.
+    std::vector<double> stepTimes;
+    {
+      const ProgressMonitor mapped = detail::wholeRunMonitor(*s.monitor, s.t0, s.tEnd, 0, 2);
+      ProgressMonitor recording;
+      recording.token = mapped.token;
+      recording.callback = [&stepTimes, &mapped](const ProgressInfo& info) {
+        stepTimes.push_back(info.t);
+        return mapped.callback ? mapped.callback(info) : Decision::Continue;
+      };
+      pass1 = integrators::makeIntegrator(trajectoryMethod);
+      pass1->initialize(s.model, s.options->integrator, s.t0, s.x0, s.p);
+      std::vector<double> x;
+      pass1->advanceTo(s.tEnd, x, recording);
+      result.stats.simulations = 1;
+    }
+    std::vector<double> grid;
+    for (const double t : stepTimes) {
+      if (t > s.t0 && t < s.tEnd) grid.push_back(t);
+    }
+    for (std::size_t i = next; i < times.size(); ++i) grid.push_back(times[i]);
+    std::sort(grid.begin(), grid.end());
+    grid.erase(std::unique(grid.begin(), grid.end()), grid.end());
+
+    // Pass 2: dense-output states for the propagator.
+    integrators::IntegratorOptions replayOptions = s.options->integrator;
+    if (replayOptions.initialStepSize == 0 && !stepTimes.empty()) {
+      const auto first = std::find_if(stepTimes.begin(), stepTimes.end(),
+                                      [&](double t) { return t > s.t0; });
+      if (first != stepTimes.end()) {
+        replayOptions.initialStepSize = std::min(*first - s.t0, replayOptions.maxStepSize);
+      }
+    }
+    pass2 = integrators::makeIntegrator(trajectoryMethod);
+    pass2->initialize(s.model, replayOptions, s.t0, s.x0, s.p);
+    result.stats.simulations = 2;
+    const ProgressMonitor replayMonitor = detail::wholeRunMonitor(*s.monitor, s.t0, s.tEnd, 1, 2);
+    double tState = s.t0;
+    std::vector<double> xState = s.x0;
+    const sensitivity::StateSource states = [&](double t, std::vector<double>& x) {
+      if (t > tState) {
+        pass2->advanceTo(t, xState, replayMonitor);
+        tState = t;
+      }
+      x = xState;
+    };
+
+    propagator.start(s.t0, s.x0, s.s0);
+    std::vector<double> sens;
+    for (const double g : grid) {
+      propagator.advance(g, states);
+      if (next < times.size() && times[next] == g) {
+        propagator.sensitivities(sens);
+        while (next < times.size() && times[next] == g) {
+          recorder.record(g, propagator.state(), sens);
+          ++next;
+        }
+      }
+    }
+  } catch (...) {
+    collectStats();
+    throw;
+  }
+  collectStats();
+}
+
+// Central finite differences of the whole pipeline (initial assignments, outputs included).
+void runFiniteDifferences(const Setup& s, SensitivityResult& result) {
+  const SensitivityOptions& o = *s.options;
+  integrators::IntegratorOptions tight = o.integrator;
+  tight.rtol = std::min(tight.rtol, o.fdRtol);
+  tight.atol = std::min(tight.atol, o.fdAtol);
+  const std::vector<double>& times = s.problem->times;
+  const std::size_t nt = times.size();
+  const auto nx = static_cast<std::size_t>(s.model->nx());
+  const std::size_t ny = s.columns.size();
+  const std::size_t ns = s.params.size();
+  const std::size_t nOut = s.model->system().outputs.size();
+  const std::vector<std::size_t> rows = Recorder::rowsOf(*s.model, s.columns);
+  const int runs = static_cast<int>(2 * ns + 1);
+
+  // One simulation at parameters p: x (nt × nx) and y (nt × ny).
+  std::vector<double> yAll(3 * nOut);
+  auto simulate = [&](const std::vector<double>& p, int run, std::vector<double>& xs,
+                      std::vector<double>& ys) {
+    xs.clear();
+    ys.clear();
+    std::vector<double> x = detail::initialState(*s.model, s.t0, p);
+    std::unique_ptr<integrators::Integrator> integrator;
+    const ProgressMonitor runMonitor =
+        detail::wholeRunMonitor(*s.monitor, s.t0, s.tEnd, run, runs);
+    try {
+      if (s.tEnd > s.t0) {
+        integrator = integrators::makeIntegrator(o.trajectory);
+        integrator->initialize(s.model, tight, s.t0, x, p);
+      }
+      double tCurrent = s.t0;
+      for (const double t : times) {
+        if (t > tCurrent) {
+          integrator->advanceTo(t, x, runMonitor);
+          tCurrent = t;
+        }
+        s.model->outputs(t, x.data(), p.data(), yAll.data());
+        xs.insert(xs.end(), x.begin(), x.end());
+        for (const std::size_t r : rows) ys.push_back(yAll[r]);
+      }
+    } catch (...) {
+      if (integrator) accumulate(result.stats.integrator, integrator->stats());
+      throw;
+    }
+    if (integrator) {
+      accumulate(result.stats.integrator, integrator->stats());
+      if (run > 0) result.stats.sensitivityEvals += integrator->stats().rhsEvals;
+      ++result.stats.simulations;
+    }
+  };
+
+  std::vector<double> xNominal, yNominal;
+  simulate(s.p, 0, xNominal, yNominal);
+  // Parameters that are 0: at most this many step changes, towards a response that is this
+  // linear and this far above the integration noise.
+  constexpr int kMaxZeroStepTrials = 4;
+  constexpr double kMaxNonlinearity = 1e-2, kMinSignal = 1e6;
+  std::vector<double> dxdp(nt * nx * ns), dydp(nt * ny * ns);
+  std::vector<double> xPlus, yPlus, xMinus, yMinus;
+  for (std::size_t j = 0; j < ns; ++j) {
+    const auto k = static_cast<std::size_t>(s.params[j]);
+    const double pk = s.p[k];
+    std::vector<double> pPlus = s.p, pMinus = s.p;
+    double width = 0;  // the step actually represented: p₊ − p₋
+    if (pk != 0) {
+      // Central: p ± δ with δ = fdRelativeStep·|p| (never changes the sign of p).
+      const double delta = o.fdRelativeStep * std::abs(pk);
+      pPlus[k] = pk + delta;
+      pMinus[k] = pk - delta;
+      width = pPlus[k] - pMinus[k];
+      simulate(pPlus, static_cast<int>(2 * j + 1), xPlus, yPlus);
+      simulate(pMinus, static_cast<int>(2 * j + 2), xMinus, yMinus);
+    } else {
+      // p = 0 (species starting at 0, inputs switched off, ...): one-sided and second order,
+      // (4y(δ) − y(2δ) − 3y(0)) / (2δ), so that no run sees a negative rate, amount or size
+      // (computed below as (y₊ − y₋)/width with y₊ = 4y(δ) − y(2δ), y₋ = 3y(0), width = 2δ).
+      // p gives no scale for δ: start at δ = fdRelativeStep, then (at most kMaxZeroStepTrials
+      // times) grow it while the first difference is lost in the integration noise
+      // (|y(δ) − y(0)| < 1e6 × noise, noise = 100·rtol·|y| + atol, i.e. a change of less than
+      // ~1e-4 relative) and shrink it while the response is visibly nonlinear
+      // (|y(2δ) − 2y(δ) + y(0)| − 4·noise > 1e-2 × |y(δ) − y(0)|); largest over the states.
+      double delta = o.fdRelativeStep, lastGood = 0;
+      std::vector<double> keep[4];  // xPlus, yPlus, xMinus, yMinus of the last good δ
+      for (int trial = 0;; ++trial) {
+        pPlus[k] = delta;
+        pMinus[k] = 2 * delta;
+        try {
+          simulate(pPlus, static_cast<int>(2 * j + 1), xPlus, yPlus);
+          simulate(pMinus, static_cast<int>(2 * j + 2), xMinus, yMinus);
+        } catch (const IntegrationFailure&) {
+          if (trial == 0) throw;
+          // The adapted step broke the integration (e.g. a switch at t0): keep the last good one.
+          delta = lastGood;
+          xPlus = std::move(keep[0]);
+          yPlus = std::move(keep[1]);
+          xMinus = std::move(keep[2]);
+          yMinus = std::move(keep[3]);
+          break;
+        }
+        lastGood = delta;
+        keep[0] = xPlus;
+        keep[1] = yPlus;
+        keep[2] = xMinus;
+        keep[3] = yMinus;
+        double signal = 0, slope = 0, curvature = 0;
+        for (std::size_t a = 0; a < xPlus.size(); ++a) {
+          const double noise =
+              100 * tight.rtol *
+                  std::max({std::abs(xNominal[a]), std::abs(xPlus[a]), std::abs(xMinus[a])}) +
+              tight.atol;
+          const double first = std::abs(xPlus[a] - xNominal[a]);
+          signal = std::max(signal, first / noise);
+          slope = std::max(slope, first);
+          curvature = std::max(
+              curvature, std::abs(xMinus[a] - 2 * xPlus[a] + xNominal[a]) - 4 * noise);
+        }
+        if (trial == kMaxZeroStepTrials) break;
+        if (slope > 0 && curvature > kMaxNonlinearity * slope) {
+          delta *= std::max(1e-3, 0.5 * kMaxNonlinearity * slope / curvature);
+        } else if (signal > 0 && signal < kMinSignal) {
+          delta *= std::min(1e6, 10 * kMinSignal / signal);
+        } else {
+          break;
+        }
+      }
+      width = 2 * delta;
+      for (std::size_t a = 0; a < xPlus.size(); ++a) {
+        xPlus[a] = 4 * xPlus[a] - xMinus[a];
+        xMinus[a] = 3 * xNominal[a];
+      }
+      for (std::size_t a = 0; a < yPlus.size(); ++a) {
+        yPlus[a] = 4 * yPlus[a] - yMinus[a];
+        yMinus[a] = 3 * yNominal[a];
+      }
+    }
+    for (std::size_t it = 0; it < nt; ++it) {
+      for (std::size_t i = 0; i < nx; ++i) {
+        const std::size_t a = it * nx + i;
+        dxdp[a * ns + j] = (xPlus[a] - xMinus[a]) / width;
+      }
+      for (std::size_t iy = 0; iy < ny; ++iy) {
+        const std::size_t a = it * ny + iy;
+        dydp[a * ns + j] = (yPlus[a] - yMinus[a]) / width;
+      }
+    }
+  }
+  result.times = times;
+  result.states = std::move(xNominal);
+  result.outputValues = std::move(yNominal);
+  result.stateSensitivities = std::move(dxdp);
+  result.values = std::move(dydp);
+}
+
+// values ← (p/y)·values, 0 and flagged where |y| ≤ guard.
+void scale(SensitivityResult& result, const std::vector<double>& p, const std::vector<int>& params,
+           double guard) {
+  const std::size_t ny = result.outputIds.size();
+  const std::size_t ns = result.parameterIds.size();
+  const std::size_t nt = result.times.size();
+  result.scaled = true;
+  result.guarded.assign(nt * ny, 0);
+  result.guardedCount = 0;
+  for (std::size_t it = 0; it < nt; ++it) {
+    for (std::size_t iy = 0; iy < ny; ++iy) {
+      const std::size_t a = it * ny + iy;
+      const double y = result.outputValues[a];
+      double* v = &result.values[a * ns];
+      if (!(std::abs(y) > guard)) {
+        result.guarded[a] = 1;
+        ++result.guardedCount;
+        std::fill(v, v + ns, 0.0);
+        continue;
+      }
+      for (std::size_t j = 0; j < ns; ++j) {
+        v[j] *= p[static_cast<std::size_t>(params[j])] / y;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> SensitivityOptions::validate() const {
+  if (auto why = integrator.validate()) return why;
+  if (auto why = peanoBaker.validate()) return why;
+  if (!(fdRelativeStep > 0) || !(fdRelativeStep < 0.5)) {
+    return violation("fdRelativeStep", exactNumber(fdRelativeStep), "0 < fdRelativeStep < 0.5");
+  }
+  if (!(fdRtol > 0) || !(fdRtol < 1)) {
+    return violation("fdRtol", exactNumber(fdRtol), "0 < fdRtol < 1");
+  }
+  if (!(fdAtol > 0) || !std::isfinite(fdAtol)) {
+    return violation("fdAtol", exactNumber(fdAtol), "0 < fdAtol < inf");
+  }
+  return std::nullopt;
+}
+
+SensitivityResult runSensitivities(const SensitivityProblem& problem,
+                                   const SensitivityOptions& options,
+                                   const ProgressMonitor& monitor) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  SensitivityResult result;
+  Setup setup;
+
+  auto finish = [&](Termination termination, std::string message) {
+    result.termination = termination;
+    result.message = std::move(message);
+    result.wallSeconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return result;
+  };
+
+  try {
+    if (!problem.model) throw InvalidInput("sensitivities: no model");
+    if (auto why = options.validate()) throw InvalidOptions(*why);
+    const symbolic::CompiledModel& model = *problem.model;
+    detail::checkOutputTimes(problem.t0, problem.times);
+
+    setup.model = problem.model;
+    setup.problem = &problem;
+    setup.options = &options;
+    setup.monitor = &monitor;
+    setup.columns = detail::selectOutputColumns(model, problem.outputs, problem.forceAmount,
+                                                problem.forceConcentration);
+    setup.p = resolveParameters(model, problem.overrides);
+    setup.params = selectParameters(model, problem.parameters);
+    setup.t0 = problem.t0;
+    setup.tEnd = problem.times.back();
+    setup.x0 = detail::initialState(model, problem.t0, setup.p);
+    setup.s0 = initialSensitivities(model, problem.t0, setup.p, setup.params);
+
+    for (const OutputColumn& c : setup.columns) result.outputIds.push_back(c.id);
+    for (const int k : setup.params) {
+      result.parameterIds.push_back(model.system().params[static_cast<std::size_t>(k)].id);
+    }
+    for (const symbolic::StateVar& v : model.system().states) result.stateIds.push_back(v.id);
+
+    switch (options.method) {
+      case SensitivityMethod::OdeSd: runDirect(setup, integrators::Method::OdeSd, result); break;
+      case SensitivityMethod::Cvodes: runDirect(setup, integrators::Method::Cvodes, result); break;
+      case SensitivityMethod::Pbsr:
+      case SensitivityMethod::Exp: runPeanoBaker(setup, options.method, result); break;
+      case SensitivityMethod::FiniteDifferences: runFiniteDifferences(setup, result); break;
+    }
+    if (options.scaled) scale(result, setup.p, setup.params, options.integrator.atol);
+  } catch (const IntegrationFailure& e) {
+    return finish(Termination::IntegrationFailure, e.what());
+  } catch (const Cancelled& e) {
+    return finish(Termination::UserAbort, e.what());
+  } catch (const InvalidOptions& e) {
+    return finish(Termination::InvalidInput, e.what());
+  } catch (const InvalidInput& e) {
+    return finish(Termination::InvalidInput, e.what());
+  } catch (const std::exception& e) {
+    return finish(Termination::IntegrationFailure, e.what());
+  }
+  return finish(Termination::Success, {});
+}
+
+}  // namespace sensode::tasks

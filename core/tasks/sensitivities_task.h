@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+// The Parameter sensitivities task: S(t) = ∂x(t)/∂p and the output sensitivities dy/dp at the
+// output times, by one of five methods behind one Problem / Options / Result triple, so that
+// they can be compared side by side:
+//
+//   odesd   odeSD's staggered direct sensitivities (NUMERICS.md §3), through
+//           Integrator::enableSensitivities of makeIntegrator(Method::OdeSd)
+//   cvodes  CVODES forward sensitivities (CVodeSensInit, analytic Ṡ = J·S + ∂f/∂p, staggered
+//           corrector, S in the error test unless errorControl is off)
+//   pbsr    Peano–Baker series with refinement (NUMERICS.md §7.2) on the state trajectory of
+//           the `trajectory` integrator
+//   exp     the exponential (Magnus-1, midpoint) formula (§7.3–7.4) on that trajectory
+//   fd      central finite differences of the whole pipeline at tight tolerance: the
+//           independent check (2 simulations per parameter)
+//
+// Parameters are any ParamVars of the model (global and local "<reaction>.<id>" parameters,
+// species initial values, compartment sizes, stoichiometries); S starts from
+// S0 = ∂x0/∂p (CompiledModel::initialSensitivity, which follows initial assignments). Outputs are
+// those of the time course (species in SBML units, forced amounts/concentrations, assignment-rule
+// variables, reaction rates on request); their sensitivities follow from the chain rule
+// dy/dp = ∂y/∂x·S + ∂y/∂p (FD differentiates y directly).
+//
+// Scaled sensitivities are COPASI's (p/y)·dy/dp. Where |y| ≤ guard (guard = integrator.atol:
+// below it y is not resolved and the ratio is noise or ±inf) the scaled value is reported as 0
+// and flagged in SensitivityResult::guarded.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/common/progress.h"
+#include "core/integrators/integrator.h"
+#include "core/sensitivity/peano_baker.h"
+#include "core/symbolic/compiled_model.h"
+#include "core/tasks/time_course_task.h"
+
+namespace sensode::tasks {
+
+enum class SensitivityMethod { OdeSd, Cvodes, Pbsr, Exp, FiniteDifferences };
+// "odesd", "cvodes", "pbsr", "exp", "fd"
+const char* toString(SensitivityMethod m);
+std::optional<SensitivityMethod> sensitivityMethodFromString(const std::string& s);
+
+struct SensitivityProblem {
+  std::shared_ptr<const symbolic::CompiledModel> model;
+  double t0 = 0;
+  std::vector<double> times;  // output times, ascending, all >= t0 (t0 itself allowed)
+  // Parameter overrides by id, as in TimeCourseProblem (the point p where S is evaluated).
+  std::vector<std::pair<std::string, double>> overrides;
+  // Parameter ids to differentiate against, in the order wanted (empty = every parameter of the
+  // model). Unknown or repeated ids are an InvalidInput error naming the id.
+  std::vector<std::string> parameters;
+  // Output ids (empty = the time course's default: every species, then every time-varying
+  // quantity) and forced amount / concentration reporting, as in TimeCourseProblem.
+  std::vector<std::string> outputs;
+  std::vector<std::string> forceAmount, forceConcentration;
+};
+
+struct SensitivityOptions {
+  SensitivityMethod method = SensitivityMethod::OdeSd;  // the CLI's default too
+  // Tolerances etc. of the integration (odesd, cvodes; the state trajectory of pbsr/exp).
+  integrators::IntegratorOptions integrator;
+  // Report (p/y)·dy/dp instead of dy/dp.
+  bool scaled = false;
+  // odesd/cvodes: include S in the local error test (CVODES errconS; weights rtol·|S| + atol/|p̄|).
+  bool errorControl = true;
+  // pbsr/exp: the integrator that computes the state trajectory (its grid and dense output).
+  integrators::Method trajectory = integrators::Method::Cvodes;
+  // pbsr/exp: refinement rule, switch and midpoint (NUMERICS.md §7); `method` is set from
+  // SensitivityOptions::method.
+  sensitivity::PeanoBakerOptions peanoBaker;
+  // fd: δ_k = fdRelativeStep·|p_k| and central differences (y(p + δ_k e_k) − y(p − δ_k e_k))/(2δ_k);
+  // for p_k = 0 the one-sided second-order (4y(δe_k) − y(2δe_k) − 3y(p))/(2δ), so that a zero
+  // rate, amount or size never turns negative (central differences blew up on Bachmann); p gives
+  // no scale for δ, so it starts at fdRelativeStep and is adapted (≤ 4 times, 2 runs each): grown
+  // while the response drowns in integration noise, shrunk while it is visibly nonlinear.
+  // Why not cbrt(machine epsilon) = 6e-6: that is optimal only when y is exact to rounding; an
+  // integrated y carries noise ~(10…100)·rtol that does not cancel between the runs (their step
+  // sequences differ) and that the difference amplifies by 1/δ. Measured: δ = 6e-6 left errors
+  // of 1e-5…2e-3 even at fdRtol 1e-12 (suite 00001, Boehm); δ = 1e-3 reached 1e-6 there but 3e-3
+  // on the repressilator (truncation δ²·S''', S growing secularly); δ = 1e-4 at fdRtol 1e-12:
+  // 1e-9…1e-7 on the suite cases and PEtab models of tst_sensitivities, 1e-7…3e-7 on MM,
+  // Robertson and Chua, 3e-5 on the repressilator. Oscillators need smaller steps (Borghans: 2e-2
+  // at 1e-4). Where p is the threshold of a piecewise switch, the difference includes the jump
+  // that the analytic sensitivities omit (Brannmark's insulin_time_1).
+  double fdRelativeStep = 1e-4;
+  // fd: every simulation runs at rtol = min(integrator.rtol, fdRtol), atol = min(integrator.atol,
+  // fdAtol) (fdAtol tiny, so that tiny states and parameters are resolved relatively).
+  double fdRtol = 1e-12;
+  double fdAtol = 1e-20;
+
+  std::optional<std::string> validate() const;
+  bool operator==(const SensitivityOptions&) const = default;
+};
+
+struct SensitivityStats {
+  // odesd/cvodes: the integration with sensitivities; pbsr/exp: the state-trajectory
+  // integration (first pass); fd: all 2·np + 1 simulations summed.
+  integrators::IntegratorStats integrator;
+  // pbsr/exp: the second pass over the same grid that supplies dense-output states (the
+  // Integrator interface offers no step grid or dense output after the fact; see the .cpp).
+  integrators::IntegratorStats replay;
+  // odesd/cvodes: sensitivity right-hand-side evaluations (IntegratorStats::sensitivityRhsEvals);
+  // pbsr/exp: (J, ∂f/∂p) pair evaluations; fd: right-hand sides of the perturbed simulations.
+  long sensitivityEvals = 0;
+  sensitivity::PeanoBakerStats peanoBaker;  // pbsr/exp only
+  long simulations = 0;                      // integrations run
+  bool operator==(const SensitivityStats&) const = default;
+};
+
+struct SensitivityResult {
+  std::vector<double> times;              // nt output times
+  std::vector<std::string> outputIds;     // ny reported outputs
+  std::vector<std::string> parameterIds;  // np parameters, in the order differentiated
+  std::vector<std::string> stateIds;      // nx states of the model
+  // dy/dp ((p/y)·dy/dp when `scaled`), shape nt × ny × np, row-major: the derivative of output
+  // iy with respect to parameter ip at time it is values[(it·ny + iy)·np + ip].
+  std::vector<double> values;
+  bool scaled = false;
+  // Scaled only: nt × ny, row-major; 1 where |y| ≤ guard (= integrator.atol), whose scaled
+  // values are reported as 0. guardedCount = number of such (time, output) pairs.
+  std::vector<std::uint8_t> guarded;
+  long guardedCount = 0;
+  std::vector<double> outputValues;  // y, nt × ny, row-major (the trajectory of the outputs)
+  std::vector<double> states;        // x, nt × nx, row-major
+  // ∂x/∂p (never scaled), nt × nx × np, row-major: stateSensitivities[(it·nx + ix)·np + ip].
+  std::vector<double> stateSensitivities;
+  SensitivityStats stats;
+  double wallSeconds = 0;
+  Termination termination = Termination::Success;
+  std::string message;  // empty on success; otherwise one line saying what happened
+
+  double at(std::size_t it, std::size_t iy, std::size_t ip) const {
+    return values[(it * outputIds.size() + iy) * parameterIds.size() + ip];
+  }
+  double stateAt(std::size_t it, std::size_t ix, std::size_t ip) const {
+    return stateSensitivities[(it * stateIds.size() + ix) * parameterIds.size() + ip];
+  }
+  double outputAt(std::size_t it, std::size_t iy) const {
+    return outputValues[it * outputIds.size() + iy];
+  }
+};
+
+// Runs the task. Errors become result.termination/message; the times computed before a failure
+// are kept.
+SensitivityResult runSensitivities(const SensitivityProblem& problem,
+                                   const SensitivityOptions& options,
+                                   const ProgressMonitor& monitor = {});
+
+}  // namespace sensode::tasks
