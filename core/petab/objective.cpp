@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: MIT
+#include "core/petab/objective.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <numbers>
+#include <unordered_map>
+
+#include <Eigen/SparseLU>
+
+#include "core/common/errors.h"
+#include "core/steadystate/adjoint_time_course.h"
+
+namespace sensode::petab {
+
+using symbolic::Expr;
+
+const char* toString(GradientMethod m) {
+  switch (m) {
+    case GradientMethod::None: return "none";
+    case GradientMethod::Ssasa: return "ssasa";
+    case GradientMethod::Adjoint: return "adjoint";
+    case GradientMethod::Forward: return "forward";
+    case GradientMethod::FiniteDifferences: return "fd";
+  }
+  return "unknown";
+}
+
+std::optional<GradientMethod> gradientMethodFromString(const std::string& s) {
+  std::string l(s);
+  std::transform(l.begin(), l.end(), l.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (l == "ssasa") return GradientMethod::Ssasa;
+  if (l == "forward") return GradientMethod::Forward;
+  if (l == "adjoint") return GradientMethod::Adjoint;
+  if (l == "fd") return GradientMethod::FiniteDifferences;
+  if (l == "none") return GradientMethod::None;
+  return std::nullopt;
+}
+
+std::vector<int> estimatedParameters(const Problem& problem) {
+  std::vector<int> est;
+  for (std::size_t j = 0; j < problem.parameters.size(); ++j)
+    if (problem.parameters[j].estimate) est.push_back(static_cast<int>(j));
+  return est;
+}
+
+std::vector<double> nominalScaledParameters(const Problem& problem) {
+  std::vector<double> q;
+  for (int j : estimatedParameters(problem)) {
+    const Parameter& p = problem.parameters[static_cast<std::size_t>(j)];
+    q.push_back(toScale(p.scale, p.nominalValue));
+  }
+  return q;
+}
+
+namespace {
+
+// J_r singular at a steady state: ssASA's linear system has no solution.
+class SingularJacobian : public Error {
+ public:
+  using Error::Error;
+};
+
+std::string num(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+class Evaluator {
+ public:
+  Evaluator(const Problem& pr, const steadystate::ConservedModel& cm, const std::vector<double>& q,
+            GradientMethod method, const ObjectiveOptions& o)
+      : pr_(pr),
+        model_(*pr.model),
+        sys_(model_.system()),
+        pool_(*sys_.pool),
+        method_(method),
+        o_(o),
+        cm_(cm) {
+    const std::vector<int> est = estimatedParameters(pr);
+    nq_ = static_cast<int>(est.size());
+    if (q.size() != est.size())
+      throw InvalidOptions("objective: " + std::to_string(q.size()) + " parameter values for " +
+                           std::to_string(est.size()) + " estimated parameters");
+    values_.resize(pr.parameters.size());
+    dvalue_.assign(pr.parameters.size(), 0.0);
+    estIndex_.assign(pr.parameters.size(), -1);
+    for (std::size_t j = 0; j < pr.parameters.size(); ++j)
+      values_[j] = pr.parameters[j].nominalValue;
+    for (int i = 0; i < nq_; ++i) {
+      const auto j = static_cast<std::size_t>(est[static_cast<std::size_t>(i)]);
+      const Parameter& p = pr.parameters[j];
+      values_[j] = fromScale(p.scale, q[static_cast<std::size_t>(i)]);
+      dvalue_[j] = p.scale == Scale::Lin ? 1.0
+                   : p.scale == Scale::Log ? values_[j]
+                                           : values_[j] * std::numbers::ln10;
+      estIndex_[j] = i;
+    }
+    for (int i = 0; i < model_.nx(); ++i) stateOf_[sys_.states[static_cast<std::size_t>(i)].symbol] = i;
+    for (int k = 0; k < model_.np(); ++k) paramOf_[sys_.params[static_cast<std::size_t>(k)].symbol] = k;
+    for (const auto& [id, e] : pr.extraSymbols) extraOf_[e] = id;
+    symbolValues_.assign(pool_.numSymbols(), 0.0);
+    grad_ = Eigen::RowVectorXd::Zero(nq_);
+  }
+
+  ObjectiveResult run();
+
+ private:
+  bool forward() const { return method_ == GradientMethod::Forward; }
+  bool ssasa() const { return method_ == GradientMethod::Ssasa; }
+  bool adjoint() const { return method_ == GradientMethod::Adjoint; }
+  bool backwardMethod() const { return ssasa() || adjoint(); }
+  bool anyGradient() const { return forward() || backwardMethod(); }
+  // Backward integration through an equilibration from xStart under θ, with the jump g at the
+  // horizon: λ(0) (nx) and ∫λᵀf_θ dt (np).
+  void equilibrationAdjoint(const std::vector<double>& xStart, const std::vector<double>& theta,
+                            const Eigen::RowVectorXd& g, const std::string& what,
+                            Eigen::RowVectorXd& lambda0, Eigen::RowVectorXd& quad);
+
+  // θ of a condition and dθ/dq (np × nq).
+  void conditionParameters(int c, std::vector<double>& theta, Eigen::MatrixXd& d) const;
+  // A formula's value and partial derivatives: ∂/∂x (nx) and the explicit dq part.
+  struct Partial {
+    double value = 0;
+    Eigen::RowVectorXd dx, dq;
+  };
+  Partial evaluate(Expr e, const Eigen::MatrixXd& dTheta, bool derivatives);
+  void setPlaceholders(const Measurement& m);
+  // Adds one measurement; returns (a_y, a_σ) and the two partials through out-params.
+  void addMeasurement(const Measurement& m, const std::vector<double>& x, const std::vector<double>& theta,
+                      double t, const Eigen::MatrixXd& dTheta, const Eigen::MatrixXd* dxdq,
+                      Eigen::RowVectorXd* gState, Eigen::RowVectorXd* gExplicit);
+  void experiment(int pre, int sim, const std::vector<std::size_t>& measurements);
+  // ssASA at a steady state: g·dx*/dθ = −μᵀF_θ + g_D·dT/dθ with J_rᵀμ = (g_I − g_D Γ_I)ᵀ and
+  // dT/dθ = Γ ∂x₀/∂θ(θ) (1 × np). One transposed solve, independent of np (Eqs. 15 and 17).
+  // With totalsWeight, the totals are not functions of ∂x₀/∂θ (post-equilibration after a
+  // pre-equilibration): the dT/dθ term is left out and r_T = g_D − μᵀ ∂f_r/∂T returned instead.
+  Eigen::RowVectorXd steadyStateAdjoint(const Eigen::RowVectorXd& g,
+                                        const steadystate::SteadyStateSolution& sol,
+                                        const std::vector<double>& theta, const std::string& what,
+                                        Eigen::RowVectorXd* totalsWeight = nullptr);
+  void note(const std::string& text) {
+    if (result_.notes.find(text) == std::string::npos)
+      result_.notes += (result_.notes.empty() ? "" : "; ") + text;
+  }
+
+  const Problem& pr_;
+  const symbolic::CompiledModel& model_;
+  const symbolic::OdeSystem& sys_;
+  symbolic::ExprPool& pool_;
+  GradientMethod method_;
+  const ObjectiveOptions& o_;
+  const steadystate::ConservedModel& cm_;
+  int nq_ = 0;
+  std::vector<double> values_, dvalue_;
+  std::vector<int> estIndex_;
+  std::unordered_map<Expr, int> stateOf_, paramOf_;
+  std::unordered_map<Expr, std::string> extraOf_;
+  std::vector<double> symbolValues_;
+  // Per measurement: value and d value/dq of each extra symbol id.
+  std::unordered_map<std::string, std::pair<double, int>> extraValue_;  // value, petab index
+  ObjectiveResult result_;
+  Eigen::RowVectorXd grad_;
+};
+
+void Evaluator::conditionParameters(int c, std::vector<double>& theta, Eigen::MatrixXd& d) const {
+  theta = model_.nominalParameters();
+  d = Eigen::MatrixXd::Zero(model_.np(), nq_);
+  for (std::size_t j = 0; j < pr_.parameters.size(); ++j) {
+    const int k = sys_.findParam(pr_.parameters[j].id);
+    if (k < 0) continue;
+    theta[static_cast<std::size_t>(k)] = values_[j];
+    if (estIndex_[j] >= 0) d(k, estIndex_[j]) = dvalue_[j];
+  }
+  if (c < 0) return;
+  for (const auto& [k, v] : pr_.conditions[static_cast<std::size_t>(c)].overrides) {
+    d.row(k).setZero();
+    if (!v.isParameter()) {
+      theta[static_cast<std::size_t>(k)] = v.number;
+      continue;
+    }
+    const int j = pr_.findParameter(v.parameterId);
+    if (j >= 0) {
+      theta[static_cast<std::size_t>(k)] = values_[static_cast<std::size_t>(j)];
+      if (estIndex_[static_cast<std::size_t>(j)] >= 0)
+        d(k, estIndex_[static_cast<std::size_t>(j)]) = dvalue_[static_cast<std::size_t>(j)];
+    } else {
+      const int k2 = sys_.findParam(v.parameterId);
+      theta[static_cast<std::size_t>(k)] = theta[static_cast<std::size_t>(k2)];
+      d.row(k) = d.row(k2);
+    }
+  }
+}
+
+void Evaluator::setPlaceholders(const Measurement& m) {
+  extraValue_.clear();
+  for (std::size_t j = 0; j < pr_.parameters.size(); ++j)
+    extraValue_[pr_.parameters[j].id] = {values_[j], static_cast<int>(j)};
+  const Observable& o = pr_.observables[static_cast<std::size_t>(m.observable)];
+  const auto put = [&](const std::string& prefix, const std::vector<Value>& list) {
+    for (std::size_t n = 0; n < list.size(); ++n) {
+      const std::string id = prefix + std::to_string(n + 1) + "_" + o.id;
+      const Value& v = list[n];
+      if (v.isParameter()) {
+        const int j = pr_.findParameter(v.parameterId);
+        extraValue_[id] = {values_[static_cast<std::size_t>(j)], j};
+      } else {
+        extraValue_[id] = {v.number, -1};
+      }
+    }
+  };
+  put("observableParameter", m.observableParameters);
+  put("noiseParameter", m.noiseParameters);
+  for (const auto& [id, e] : pr_.extraSymbols) {
+    auto it = extraValue_.find(id);
+    symbolValues_[pool_.node(e).symbol] =
+        it == extraValue_.end() ? std::numeric_limits<double>::quiet_NaN() : it->second.first;
+  }
+}
+
+Evaluator::Partial Evaluator::evaluate(Expr e, const Eigen::MatrixXd& dTheta, bool derivatives) {
+  Partial p;
+  p.value = pool_.evaluate(e, symbolValues_);
+  if (!derivatives) return p;
+  p.dx = Eigen::RowVectorXd::Zero(model_.nx());
+  p.dq = Eigen::RowVectorXd::Zero(nq_);
+  for (Expr s : pool_.dependencies(e)) {
+    const double d = pool_.evaluate(pool_.diff(e, s), symbolValues_);
+    if (d == 0.0) continue;
+    if (auto it = stateOf_.find(s); it != stateOf_.end()) {
+      p.dx(it->second) += d;
+    } else if (auto ip = paramOf_.find(s); ip != paramOf_.end()) {
+      p.dq += d * dTheta.row(ip->second);
+    } else if (auto ie = extraOf_.find(s); ie != extraOf_.end()) {
+      auto iv = extraValue_.find(ie->second);
+      if (iv != extraValue_.end() && iv->second.second >= 0) {
+        const auto j = static_cast<std::size_t>(iv->second.second);
+        if (estIndex_[j] >= 0) p.dq(estIndex_[j]) += d * dvalue_[j];
+      }
+    }
+  }
+  return p;
+}
+
+void Evaluator::addMeasurement(const Measurement& m, const std::vector<double>& x,
+                               const std::vector<double>& theta, double t,
+                               const Eigen::MatrixXd& dTheta, const Eigen::MatrixXd* dxdq,
+                               Eigen::RowVectorXd* gState, Eigen::RowVectorXd* gExplicit) {
+  for (std::size_t i = 0; i < x.size(); ++i)
+    symbolValues_[pool_.node(sys_.states[i].symbol).symbol] = x[i];
+  for (std::size_t k = 0; k < theta.size(); ++k)
+    symbolValues_[pool_.node(sys_.params[k].symbol).symbol] = theta[k];
+  symbolValues_[pool_.node(sys_.time).symbol] = t;
+  setPlaceholders(m);
+  const Observable& o = pr_.observables[static_cast<std::size_t>(m.observable)];
+  const bool derivs = anyGradient();
+  const Partial h = evaluate(o.formula, dTheta, derivs);
+  const Partial s = evaluate(o.noise, dTheta, derivs);
+  const double y = h.value, sigma = s.value;
+  const std::string where = "measurement row " + std::to_string(m.row) + " (observable '" + o.id + "')";
+  if (!std::isfinite(y)) throw Error(where + ": simulated value " + num(y) + " is not finite");
+  if (!(sigma > 0) || !std::isfinite(sigma))
+    throw Error(where + ": noise " + num(sigma) + " is not a positive number");
+  double r = 0, ay = 0, extra = 0;
+  constexpr double kTwoPi = 2 * std::numbers::pi;
+  switch (o.transformation) {
+    case Transformation::Lin:
+      r = (m.value - y) / sigma;
+      ay = -r / sigma;
+      break;
+    case Transformation::Log:
+      if (!(y > 0)) throw Error(where + ": simulated value " + num(y) + " <= 0 under log");
+      r = (std::log(m.value) - std::log(y)) / sigma;
+      ay = -r / (sigma * y);
+      extra = std::log(m.value);
+      break;
+    case Transformation::Log10:
+      if (!(y > 0)) throw Error(where + ": simulated value " + num(y) + " <= 0 under log10");
+      r = (std::log10(m.value) - std::log10(y)) / sigma;
+      ay = -r / (sigma * y * std::numbers::ln10);
+      extra = std::log(m.value * std::numbers::ln10);
+      break;
+  }
+  result_.objective += 0.5 * std::log(kTwoPi * sigma * sigma) + 0.5 * r * r + extra;
+  result_.halfWeightedSquares += 0.5 * r * r;
+  if (!derivs) return;
+  const double as = 1.0 / sigma - r * r / sigma;
+  if (dxdq) {
+    grad_ += ay * (h.dx * *dxdq + h.dq) + as * (s.dx * *dxdq + s.dq);
+  } else {
+    *gState += ay * h.dx + as * s.dx;
+    *gExplicit += ay * h.dq + as * s.dq;
+  }
+}
+
+void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms) {
+  const std::string simId = pr_.conditions[static_cast<std::size_t>(sim)].id;
+  std::vector<double> thetaS, thetaP;
+  Eigen::MatrixXd dS, dP;
+  conditionParameters(sim, thetaS, dS);
+  const int nx = model_.nx();
+  std::vector<double> x0(static_cast<std::size_t>(nx));
+  Eigen::MatrixXd s0Model;  // ∂x0/∂θ (nx × np): model's or pre-equilibration's
+  // dθ/dq for the sensitivity columns: dS, except that after pre-equilibration a parameter f does
+  // not depend on (e.g. an initial value) acts only through x_e*, hence through dP.
+  Eigen::MatrixXd dFlow;
+  steadystate::SteadyStateSolution preSolution;
+  // ssASA: ∂J/∂x_e* collected from the time course (λ(t0)) and the post-equilibration totals,
+  // pushed through the pre-equilibration steady state by one transposed solve (Eq. 17).
+  Eigen::RowVectorXd gPre = Eigen::RowVectorXd::Zero(model_.nx());
+  steadystate::SteadyStateOptions ssOptions = o_.steadyState;
+  ssOptions.sensitivities = forward();
+  if (pre >= 0) {
+    const std::string preId = pr_.conditions[static_cast<std::size_t>(pre)].id;
+    conditionParameters(pre, thetaP, dP);
+    preSolution = steadystate::solveSteadyState(cm_, thetaP, ssOptions);
+    const steadystate::SteadyStateSolution& sol = preSolution;
+    ++result_.steadyStates;
+    if (!sol.found)
+      throw Error("pre-equilibration condition '" + preId + "': no steady state: " + sol.reason);
+    x0 = sol.state;
+    for (const auto& [k, v] : pr_.conditions[static_cast<std::size_t>(sim)].overrides)
+      if (sys_.params[static_cast<std::size_t>(k)].kind == symbolic::ParamKind::SpeciesInitial)
+        throw PetabError("condition '" + simId + "' sets the initial value of '" +
+                         sys_.params[static_cast<std::size_t>(k)].id +
+                         "' after pre-equilibration: not supported");
+    if (forward()) {
+      if (sol.sensitivities.size() == 0)
+        throw Error("pre-equilibration condition '" + preId + "': " + sol.sensitivityMessage);
+      s0Model = sol.sensitivities;
+      // One set of model-parameter sensitivities serves both phases only when every parameter
+      // the dynamics depend on maps to the estimated parameters the same way in both conditions.
+      const symbolic::SparsePattern& fp = model_.paramJacobianPattern();
+      dFlow = dS;
+      for (int k = 0; k < model_.np(); ++k) {
+        const bool inF = fp.colPtr[static_cast<std::size_t>(k) + 1] > fp.colPtr[static_cast<std::size_t>(k)];
+        if (!inF) {
+          dFlow.row(k) = dP.row(k);
+        } else if (!(dS.row(k) - dP.row(k)).isZero(0.0)) {
+          throw PetabError("conditions '" + preId + "' and '" + simId + "' map estimated "
+                           "parameters to model parameter '" +
+                           sys_.params[static_cast<std::size_t>(k)].id +
+                           "' differently: forward sensitivities through pre-equilibration are "
+                           "not supported for that");
+        }
+      }
+    }
+  } else {
+    model_.initialState(0.0, thetaS.data(), x0.data());
+    if (forward()) s0Model = cm_.initialSensitivity(thetaS);
+    dFlow = dS;
+  }
+
+  std::vector<std::size_t> timed, steady;
+  for (std::size_t i : ms) (std::isinf(pr_.measurements[i].time) ? steady : timed).push_back(i);
+  std::sort(timed.begin(), timed.end(), [&](std::size_t a, std::size_t b) {
+    return pr_.measurements[a].time < pr_.measurements[b].time;
+  });
+
+  if (!timed.empty()) {
+    if (backwardMethod()) {
+      // Backward adjoint over the time course (CVODES adjoint with checkpoints), then λ(t0)
+      // through x0: ∂x0/∂θ, or the steady-state adjoint of the pre-equilibration (Eq. 17).
+      std::vector<double> times;
+      std::vector<std::size_t> slot(timed.size());
+      for (std::size_t a = 0; a < timed.size(); ++a) {
+        const double t = pr_.measurements[timed[a]].time;
+        if (times.empty() || t > times.back()) times.push_back(t);
+        slot[a] = times.size() - 1;
+      }
+      steadystate::AdjointTimeCourse adjoint(pr_.model, o_.integrator, 0.0, x0, thetaS);
+      const std::vector<std::vector<double>> states = adjoint.forward(times);
+      ++result_.simulations;
+      std::vector<std::vector<double>> jumps(times.size(), std::vector<double>(static_cast<std::size_t>(nx), 0.0));
+      Eigen::RowVectorXd explicitPart = Eigen::RowVectorXd::Zero(nq_);
+      for (std::size_t a = 0; a < timed.size(); ++a) {
+        Eigen::RowVectorXd g = Eigen::RowVectorXd::Zero(nx);
+        addMeasurement(pr_.measurements[timed[a]], states[slot[a]], thetaS,
+                       pr_.measurements[timed[a]].time, dS, nullptr, &g, &explicitPart);
+        for (int i = 0; i < nx; ++i) jumps[slot[a]][static_cast<std::size_t>(i)] += g(i);
+      }
+      std::vector<double> lambda0, quad;
+      adjoint.backward(jumps, lambda0, quad);
+      const Eigen::Map<const Eigen::RowVectorXd> q(quad.data(), static_cast<Eigen::Index>(quad.size()));
+      const Eigen::Map<const Eigen::RowVectorXd> l0(lambda0.data(), nx);
+      grad_ += q * dS + explicitPart;
+      if (pre >= 0) {
+        gPre += l0;
+      } else {
+        grad_ += l0 * cm_.initialSensitivity(thetaS) * dS;
+      }
+      note("time-course data: backward adjoint (CVODES, checkpointing, quadratures)");
+    } else {
+    auto integrator = integrators::makeIntegrator(integrators::Method::Cvodes);
+    std::vector<double> x = x0;
+    integrator->initialize(pr_.model, o_.integrator, 0.0, x0, thetaS);
+    ++result_.simulations;
+    std::vector<int> k;
+    Eigen::MatrixXd dK;  // rows of dS for the parameters in k
+    std::vector<double> s;
+    if (forward()) {
+      for (int r = 0; r < model_.np(); ++r)
+        if (!dFlow.row(r).isZero(0.0)) k.push_back(r);
+      dK.resize(static_cast<Eigen::Index>(k.size()), nq_);
+      s.resize(static_cast<std::size_t>(nx) * k.size());
+      for (std::size_t c = 0; c < k.size(); ++c) {
+        dK.row(static_cast<Eigen::Index>(c)) = dFlow.row(k[c]);
+        for (int i = 0; i < nx; ++i)
+          s[c * static_cast<std::size_t>(nx) + static_cast<std::size_t>(i)] = s0Model(i, k[c]);
+      }
+      integrator->enableSensitivities(k, s, true);
+    }
+    double t = 0;
+    for (std::size_t i : timed) {
+      const Measurement& m = pr_.measurements[i];
+      if (m.time > t) {
+        integrator->advanceTo(m.time, x, {});
+        t = m.time;
+        if (forward()) integrator->sensitivities(s);
+      }
+      Eigen::MatrixXd dxdq;
+      if (forward()) {
+        const Eigen::Map<const Eigen::MatrixXd> sm(s.data(), nx, static_cast<Eigen::Index>(k.size()));
+        dxdq = sm * dK;
+      }
+      addMeasurement(m, x, thetaS, m.time, dS, forward() ? &dxdq : nullptr, nullptr, nullptr);
+    }
+    if (forward()) note("time-course data: forward sensitivities (CVODES)");
+    }
+  }
+
+  if (!steady.empty()) {
+    ssOptions.sensitivities = forward();
+    // After pre-equilibration the totals come from x_e*, so dT/dθ = Γ·dx_e*/dθ.
+    const auto sol = steadystate::solveSteadyState(cm_, thetaS, ssOptions, {},
+                                                   pre >= 0 ? &x0 : nullptr,
+                                                   pre >= 0 && forward() ? &s0Model : nullptr);
+    ++result_.steadyStates;
+    if (!sol.found)
+      throw Error("condition '" + simId + "': no steady state: " + sol.reason);
+    if (forward() && sol.sensitivities.size() == 0)
+      throw Error("condition '" + simId + "': " + sol.sensitivityMessage);
+    Eigen::MatrixXd dxdq;
+    if (forward()) dxdq = sol.sensitivities * dFlow;
+    Eigen::RowVectorXd g = Eigen::RowVectorXd::Zero(nx), explicitPart = Eigen::RowVectorXd::Zero(nq_);
+    for (std::size_t i : steady)
+      addMeasurement(pr_.measurements[i], sol.state, thetaS, INFINITY, dS,
+                     forward() ? &dxdq : nullptr, &g, &explicitPart);
+    if (backwardMethod()) {
+      const std::string what = "condition '" + simId + "'";
+      bool linear = ssasa();
+      if (linear) {
+        try {
+          Eigen::RowVectorXd rT;
+          grad_ += steadyStateAdjoint(g, sol, thetaS, what, pre >= 0 ? &rT : nullptr) * dS +
+                   explicitPart;
+          if (pre >= 0) {
+            // r_T·dT/dq with dT = Γ·dx_e*: a weight on x_e* for the pre-equilibration adjoint.
+            const auto& species = cm_.analysis().species;
+            for (int r = 0; r < cm_.nc(); ++r)
+              for (std::size_t c = 0; c < species.size(); ++c)
+                gPre(species[c]) +=
+                    rT(r) * cm_.analysis().laws.gamma(r, static_cast<Eigen::Index>(c));
+          }
+          note("steady-state data: ssASA (one transposed J_r solve per steady state, Eq. 15)");
+        } catch (const SingularJacobian& e) {
+          linear = false;
+          note(std::string(e.what()) + ": fell back to backward integration");
+        }
+      }
+      if (!linear) {
+        Eigen::RowVectorXd l0, qd;
+        equilibrationAdjoint(x0, thetaS, g, what, l0, qd);
+        grad_ += qd * dS + explicitPart;
+        if (pre >= 0) gPre += l0;
+        else grad_ += l0 * cm_.initialSensitivity(thetaS) * dS;
+        note("steady-state data: backward integration through the equilibration");
+      }
+    } else if (forward()) {
+      note("steady-state data: forward dx*/dθ = −J_r⁻¹F_θ");
+    }
+  }
+  if (backwardMethod() && pre >= 0) {
+    const std::string what =
+        "pre-equilibration condition '" + pr_.conditions[static_cast<std::size_t>(pre)].id + "'";
+    bool linear = ssasa();
+    if (linear) {
+      try {
+        grad_ += steadyStateAdjoint(gPre, preSolution, thetaP, what) * dP;
+        note("pre-equilibration: ssASA (J_rᵀq = −p(t0), Eq. 17)");
+      } catch (const SingularJacobian& e) {
+        linear = false;
+        note(std::string(e.what()) + ": fell back to backward integration");
+      }
+    }
+    if (!linear) {
+      std::vector<double> xPre(static_cast<std::size_t>(nx));
+      model_.initialState(0.0, thetaP.data(), xPre.data());
+      Eigen::RowVectorXd l0, qd;
+      equilibrationAdjoint(xPre, thetaP, gPre, what, l0, qd);
+      grad_ += qd * dP + l0 * cm_.initialSensitivity(thetaP) * dP;
+      note("pre-equilibration: backward integration through the equilibration");
+    }
+  }
+}
+
+Eigen::RowVectorXd Evaluator::steadyStateAdjoint(const Eigen::RowVectorXd& g,
+                                                 const steadystate::SteadyStateSolution& sol,
+                                                 const std::vector<double>& theta,
+                                                 const std::string& what,
+                                                 Eigen::RowVectorXd* totalsWeight) {
+  const int nr = cm_.nr(), nc = cm_.nc();
+  Eigen::RowVectorXd gI(nr), gD(nc);
+  for (int a = 0; a < nr; ++a) gI(a) = g(cm_.independentStates()[static_cast<std::size_t>(a)]);
+  for (int r = 0; r < nc; ++r) gD(r) = g(cm_.dependentStates()[static_cast<std::size_t>(r)]);
+  const Eigen::RowVectorXd gE = nc > 0 ? Eigen::RowVectorXd(gI - gD * cm_.gammaIndependent()) : gI;
+  const Eigen::MatrixXd dT = cm_.totalsSensitivity(cm_.initialSensitivity(theta));
+  Eigen::RowVectorXd cTheta = Eigen::RowVectorXd::Zero(model_.np());
+  if (nr > 0) {
+    const Eigen::SparseMatrix<double> j = cm_.jacobian(sol.reducedState, sol.reducedParameters);
+    const double cond = steadystate::conditionEstimate1(j);
+    Eigen::SparseLU<Eigen::SparseMatrix<double>, Eigen::COLAMDOrdering<int>> lu;
+    lu.analyzePattern(j);
+    lu.factorize(j);
+    if (lu.info() != Eigen::Success || !(cond < 1e14))
+      throw SingularJacobian(what + ": ssASA is not applicable: J_r is singular at the steady "
+                             "state even after conservation reduction (condition estimate " +
+                             num(cond) + ")");
+    const Eigen::VectorXd mu = lu.transpose().solve(Eigen::VectorXd(gE.transpose()));
+    if (totalsWeight) {
+      const Eigen::MatrixXd fp = cm_.fullParamJacobian(sol.reducedState, sol.reducedParameters);
+      cTheta -= mu.transpose() * fp.leftCols(model_.np());
+      *totalsWeight = gD - mu.transpose() * fp.rightCols(nc);
+      return cTheta;
+    }
+    const Eigen::MatrixXd fTheta = cm_.totalParamJacobian(sol.reducedState, sol.reducedParameters, dT);
+    cTheta -= mu.transpose() * fTheta;
+  }
+  if (totalsWeight) {
+    *totalsWeight = gD;
+    return cTheta;
+  }
+  if (nc > 0) cTheta += gD * dT;
+  return cTheta;
+}
+
+void Evaluator::equilibrationAdjoint(const std::vector<double>& xStart,
+                                     const std::vector<double>& theta, const Eigen::RowVectorXd& g,
+                                     const std::string& what, Eigen::RowVectorXd& lambda0,
+                                     Eigen::RowVectorXd& quad) {
+  steadystate::SteadyStateOptions so = o_.steadyState;
+  so.method = steadystate::SteadyStateMethod::Simulation;
+  so.sensitivities = false;
+  const auto sim = steadystate::solveSteadyState(cm_, theta, so, {}, &xStart);
+  ++result_.simulations;
+  if (!sim.found || sim.foundBy != steadystate::FoundBy::Simulation)
+    throw Error(what + ": backward integration through the equilibration needs simulation to "
+                "reach the steady state, but " +
+                (sim.found ? std::string("only Newton found it") : sim.reason));
+  steadystate::AdjointTimeCourse adj(pr_.model, o_.integrator, 0.0, xStart, theta);
+  adj.forward({sim.simulatedTime});
+  ++result_.simulations;
+  std::vector<double> l, q;
+  adj.backward({std::vector<double>(g.data(), g.data() + g.size())}, l, q);
+  lambda0 = Eigen::Map<const Eigen::RowVectorXd>(l.data(), static_cast<Eigen::Index>(l.size()));
+  quad = Eigen::Map<const Eigen::RowVectorXd>(q.data(), static_cast<Eigen::Index>(q.size()));
+}
+
+ObjectiveResult Evaluator::run() {
+  for (int j : estimatedParameters(pr_)) {
+    result_.parameterIds.push_back(pr_.parameters[static_cast<std::size_t>(j)].id);
+  }
+  std::map<std::pair<int, int>, std::vector<std::size_t>> experiments;
+  for (std::size_t i = 0; i < pr_.measurements.size(); ++i) {
+    const Measurement& m = pr_.measurements[i];
+    experiments[{m.preequilibrationCondition, m.simulationCondition}].push_back(i);
+  }
+  for (const auto& [key, ms] : experiments) experiment(key.first, key.second, ms);
+  if (anyGradient()) result_.gradient.assign(grad_.data(), grad_.data() + nq_);
+  return result_;
+}
+
+}  // namespace
+
+ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<double>& scaled,
+                                  GradientMethod method, const ObjectiveOptions& options) {
+  if (!problem.model) throw InvalidOptions("objective: the problem has no model");
+  const steadystate::ConservedModel cm(problem.model);
+  if (method != GradientMethod::FiniteDifferences) {
+    Evaluator e(problem, cm, scaled, method, options);
+    ObjectiveResult r = e.run();
+    r.parameters = scaled;
+    return r;
+  }
+  Evaluator e(problem, cm, scaled, GradientMethod::None, options);
+  ObjectiveResult r = e.run();
+  r.parameters = scaled;
+  r.gradient.resize(scaled.size());
+  for (std::size_t i = 0; i < scaled.size(); ++i) {
+    auto qp = scaled, qm = scaled;
+    qp[i] += options.fdStep;
+    qm[i] -= options.fdStep;
+    Evaluator ep(problem, cm, qp, GradientMethod::None, options);
+    Evaluator em(problem, cm, qm, GradientMethod::None, options);
+    const ObjectiveResult rp = ep.run(), rm = em.run();
+    r.gradient[i] = (rp.objective - rm.objective) / (2 * options.fdStep);
+    r.simulations += rp.simulations + rm.simulations;
+    r.steadyStates += rp.steadyStates + rm.steadyStates;
+  }
+  r.notes = "central finite differences, step " + num(options.fdStep) + " on the parameter scale";
+  return r;
+}
+
+}  // namespace sensode::petab

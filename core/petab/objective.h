@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+// The PEtab objective: the negative log-likelihood over all measurements (Lakrisenko et al.
+// 2023, Eq. 7), with the estimated parameters on their PEtab scales, and its gradient.
+//
+//   normal noise, lin:   ½ log(2πσ²) + ½ ((m − y)/σ)²
+//   log:                 ½ log(2πσ²) + ½ ((log m − log y)/σ)² + log m
+//   log10:               ½ log(2πσ²) + ½ ((log10 m − log10 y)/σ)² + log(m ln 10)
+//
+// Per experiment (pre-equilibration condition, simulation condition): pre-equilibration to the
+// steady state x_e* under the first condition (core/steadystate), then the time course from x₀
+// (= x_e* or x₀(θ)) with CVODES to the finite measurement times, and the steady state x* from x₀
+// for the measurements at t = inf (post-equilibration).
+//
+// Gradient methods (w.r.t. the estimated parameters on their scales):
+//   Forward            forward sensitivities: CVODES forward sensitivities over the time course,
+//                      started from ∂x₀/∂θ or from the steady-state sensitivities dx_e*/dθ of
+//                      the pre-equilibration; dx*/dθ = −J_r⁻¹F_θ for steady-state data.
+//   Ssasa              the adjoint method of Lakrisenko et al.: the time course by the backward
+//                      adjoint (CVODES adjoint with Hermite checkpoints and quadratures of
+//                      λᵀf_θ, core/steadystate/adjoint_time_course.h); steady-state data by one
+//                      transposed solve J_rᵀμ = (∂nll/∂x_I)ᵀ per steady state (Eq. 15); the
+//                      pre-equilibration by J_r(x_e*)ᵀq = λ(t0) + (post-equilibration totals'
+//                      weight) (Eq. 17). All linear systems have size n_r, independent of n_θ.
+//                      When J_r is singular even after reduction, ssASA says so in the notes and
+//                      falls back to the Adjoint treatment of that equilibration.
+//   Adjoint            the standard adjoint: as Ssasa for the time course, but every
+//                      equilibration is integrated backward too (over [0, T] with T the time
+//                      where simulation meets the steady-state criterion) instead of Eq. 15/17.
+//   FiniteDifferences  central differences of the objective on the parameter scale.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/integrators/integrator.h"
+#include "core/petab/petab_problem.h"
+#include "core/steadystate/steady_state_solver.h"
+
+namespace sensode::petab {
+
+enum class GradientMethod { None, Ssasa, Adjoint, Forward, FiniteDifferences };
+const char* toString(GradientMethod m);
+std::optional<GradientMethod> gradientMethodFromString(const std::string& s);
+
+struct ObjectiveOptions {
+  integrators::IntegratorOptions integrator{1e-10, 1e-12, 1000000};  // time courses (CVODES)
+  steadystate::SteadyStateOptions steadyState;  // pre- and post-equilibration
+  double fdStep = 1e-5;  // central-difference step on the parameter scale
+};
+
+struct ObjectiveResult {
+  double objective = 0;          // negative log-likelihood (with the constant terms)
+  double halfWeightedSquares = 0;  // ½ Σ r² (the §8.5 convention without log terms)
+  std::vector<std::string> parameterIds;  // estimated parameters
+  std::vector<double> parameters;         // their values on their scales
+  std::vector<double> gradient;           // d objective / d parameter (scale), empty for None
+  long simulations = 0;   // time courses run
+  long steadyStates = 0;  // steady states solved
+  std::string notes;      // how the gradient was computed, per part
+};
+
+// Indices (into Problem::parameters) of the estimated parameters, in table order.
+std::vector<int> estimatedParameters(const Problem& problem);
+// Nominal values of the estimated parameters on their scales.
+std::vector<double> nominalScaledParameters(const Problem& problem);
+
+// The objective (and gradient) at the estimated parameters `scaled` (on their scales). Throws
+// PetabError for a feature the chosen gradient method does not cover and sensode::Error when a
+// steady state or simulation fails (the message names the condition).
+ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<double>& scaled,
+                                  GradientMethod method, const ObjectiveOptions& options = {});
+
+}  // namespace sensode::petab

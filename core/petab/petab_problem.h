@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+// PEtab v1 problems (https://petab.readthedocs.io/en/latest/v1/documentation_data_format.html):
+// the yaml file (a small subset parsed by hand: format_version 1, parameter_file, one problem
+// with one sbml file and its condition, measurement and observable files), the parameter table
+// (lin/log/log10 scales, estimate flag, bounds, nominal values), conditions (overrides of
+// parameters, species initial values and compartment sizes by number or parameter id; empty or
+// NaN keeps the model's value), observables (formulas with observableParameter placeholders,
+// noise formulas with noiseParameter placeholders; lin/log/log10 transformations, normal noise)
+// and measurements (time = inf for steady-state data, preequilibrationConditionId).
+//
+// Formulas are parsed by a small recursive-descent parser into the model's ExprPool:
+// + - * / ^ (also **), unary minus, numbers, identifiers and the functions exp, log (1 argument:
+// natural; 2 arguments: log(x, base)), ln, log10, log2, sqrt, abs, pow, sin, cos, tan, sinh,
+// cosh, tanh. Identifiers resolve to model quantities (species in SBML semantics, parameters,
+// compartments), placeholders, PEtab-only parameters (symbol "@petab:<id>") and `time`.
+//
+// Anything outside this subset (objective priors, Laplace noise, several models, unknown
+// identifiers, ...) is refused with a PetabError naming the file, table, row and column.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/common/errors.h"
+#include "core/symbolic/compiled_model.h"
+#include "core/symbolic/expression.h"
+
+namespace sensode::petab {
+
+// A PEtab file that cannot be read or uses an unsupported feature. what() is one line:
+// "<file>: <table> table, row <n>, column <c>: <reason>" (row = line number in the file).
+class PetabError : public Error {
+ public:
+  using Error::Error;
+};
+
+enum class Scale { Lin, Log, Log10 };
+const char* toString(Scale s);
+double toScale(Scale s, double linear);
+double fromScale(Scale s, double scaled);
+
+struct Parameter {
+  std::string id, name;
+  Scale scale = Scale::Lin;
+  double lowerBound = -std::numeric_limits<double>::infinity();  // linear scale
+  double upperBound = std::numeric_limits<double>::infinity();   // linear scale
+  double nominalValue = 0;                                       // linear scale
+  bool estimate = false;
+};
+
+// A number or the id of a parameter (condition and measurement tables).
+struct Value {
+  double number = std::numeric_limits<double>::quiet_NaN();
+  std::string parameterId;  // non-empty: a parameter id instead of a number
+  bool isParameter() const { return !parameterId.empty(); }
+};
+
+struct Condition {
+  std::string id, name;
+  // Model parameter index (CompiledModel parameter vector) and the value to give it. NaN
+  // numbers are dropped (they mean "keep").
+  std::vector<std::pair<int, Value>> overrides;
+};
+
+enum class Transformation { Lin, Log, Log10 };
+const char* toString(Transformation t);
+
+struct Observable {
+  std::string id, name;
+  std::string formulaText, noiseText;
+  symbolic::Expr formula = 0, noise = 0;  // in the model's ExprPool
+  Transformation transformation = Transformation::Lin;
+  int numObservableParameters = 0;  // placeholders observableParameter1_<id> ... (highest n)
+  int numNoiseParameters = 0;       // placeholders noiseParameter1_<id> ...
+};
+
+struct Measurement {
+  int observable = -1;
+  int simulationCondition = -1;
+  int preequilibrationCondition = -1;  // -1: none
+  double value = 0;
+  double time = 0;  // +inf: at the steady state
+  std::vector<Value> observableParameters, noiseParameters;
+  int row = 0;  // line number in the measurement file
+};
+
+struct Problem {
+  std::filesystem::path yamlFile, sbmlFile;
+  std::shared_ptr<const symbolic::CompiledModel> model;
+  std::vector<Parameter> parameters;
+  std::vector<Condition> conditions;
+  std::vector<Observable> observables;
+  std::vector<Measurement> measurements;
+  // Symbols of PEtab-only parameters and placeholders ("@petab:<id>") used in formulas.
+  std::vector<std::pair<std::string, symbolic::Expr>> extraSymbols;
+
+  int findParameter(const std::string& id) const;  // -1 when absent
+  int findCondition(const std::string& id) const;
+  int findObservable(const std::string& id) const;
+};
+
+// Reads the problem and compiles its model. Throws PetabError (or SbmlError for the model).
+Problem loadProblem(const std::filesystem::path& yamlFile);
+
+// Parses a formula into `pool`; `resolve` maps an identifier to an expression or throws
+// PetabError. Throws PetabError with `where` ("observables table, row 3, column
+// observableFormula") on a syntax error.
+symbolic::Expr parseFormula(const std::string& text, symbolic::ExprPool& pool,
+                            const std::function<symbolic::Expr(const std::string&)>& resolve,
+                            const std::string& where);
+
+}  // namespace sensode::petab

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: MIT
+#include "core/steadystate/adjoint_time_course.h"
+
+#include <cvodes/cvodes.h>
+#include <cvodes/cvodes_ls.h>
+#include <sunlinsol/sunlinsol_dense.h>
+#include <sunmatrix/sunmatrix_dense.h>
+
+#include <cmath>
+#include <exception>
+
+#include "core/common/errors.h"
+#include "core/integrators/detail/sundials_handles.h"
+
+namespace sensode::steadystate {
+
+using integrators::detail::checkCreated;
+using integrators::detail::checkCvode;
+
+struct AdjointTimeCourse::Impl {
+  std::shared_ptr<const symbolic::CompiledModel> model;
+  integrators::IntegratorOptions options;
+  double t0 = 0;
+  std::vector<double> x0, theta;
+  std::vector<double> times;
+  int nx = 0, np = 0;
+  std::vector<double> jValues, fpValues;  // scratch (CSC values)
+
+  // Declaration order = reverse destruction order (context first, cvode memory last).
+  integrators::detail::ContextPtr ctx;
+  integrators::detail::VectorPtr y, yB, qB;
+  integrators::detail::MatrixPtr a, aB;
+  integrators::detail::LinearSolverPtr ls, lsB;
+  integrators::detail::CvodeMemPtr mem;
+  int which = -1;
+
+  static Impl& self(void* p) { return *static_cast<Impl*>(p); }
+
+  static void silence(int, const char*, const char*, char*, void*) {}
+
+  // Dense J from the CSC values.
+  void denseJacobian(double t, const double* x, SUNMatrix m, bool transposedNegated) {
+    const symbolic::SparsePattern& pat = model->jacobianPattern();
+    model->jacobian(t, x, theta.data(), jValues.data());
+    SUNMatZero(m);
+    for (int c = 0; c < pat.cols; ++c)
+      for (int k = pat.colPtr[static_cast<std::size_t>(c)];
+           k < pat.colPtr[static_cast<std::size_t>(c) + 1]; ++k) {
+        const int r = pat.rowIdx[static_cast<std::size_t>(k)];
+        const double v = jValues[static_cast<std::size_t>(k)];
+        if (transposedNegated) SM_ELEMENT_D(m, c, r) = -v;
+        else SM_ELEMENT_D(m, r, c) = v;
+      }
+  }
+
+  static int rhs(double t, N_Vector y, N_Vector ydot, void* user) {
+    try {
+      Impl& d = self(user);
+      d.model->rhs(t, N_VGetArrayPointer(y), d.theta.data(), N_VGetArrayPointer(ydot));
+      const double* f = N_VGetArrayPointer(ydot);
+      for (int i = 0; i < d.nx; ++i)
+        if (!std::isfinite(f[i])) return 1;
+      return 0;
+    } catch (...) {
+      return -1;
+    }
+  }
+  static int jac(double t, N_Vector y, N_Vector, SUNMatrix j, void* user, N_Vector, N_Vector,
+                 N_Vector) {
+    try {
+      self(user).denseJacobian(t, N_VGetArrayPointer(y), j, false);
+      return 0;
+    } catch (...) {
+      return -1;
+    }
+  }
+  // λ̇ = −Jᵀ λ.
+  static int rhsB(double t, N_Vector y, N_Vector yB, N_Vector yBdot, void* user) {
+    try {
+      Impl& d = self(user);
+      const symbolic::SparsePattern& pat = d.model->jacobianPattern();
+      d.model->jacobian(t, N_VGetArrayPointer(y), d.theta.data(), d.jValues.data());
+      const double* l = N_VGetArrayPointer(yB);
+      double* out = N_VGetArrayPointer(yBdot);
+      for (int i = 0; i < d.nx; ++i) out[i] = 0;
+      for (int c = 0; c < pat.cols; ++c)
+        for (int k = pat.colPtr[static_cast<std::size_t>(c)];
+             k < pat.colPtr[static_cast<std::size_t>(c) + 1]; ++k)
+          out[c] -= d.jValues[static_cast<std::size_t>(k)] * l[pat.rowIdx[static_cast<std::size_t>(k)]];
+      return 0;
+    } catch (...) {
+      return -1;
+    }
+  }
+  static int jacB(double t, N_Vector y, N_Vector, N_Vector, SUNMatrix jb, void* user, N_Vector,
+                  N_Vector, N_Vector) {
+    try {
+      self(user).denseJacobian(t, N_VGetArrayPointer(y), jb, true);
+      return 0;
+    } catch (...) {
+      return -1;
+    }
+  }
+  // q̇B = −f_θᵀ λ, so that qB(t0) = ∫_{t0}^{tN} λᵀ f_θ dt when integrated backward from 0.
+  static int quadB(double t, N_Vector y, N_Vector yB, N_Vector qBdot, void* user) {
+    try {
+      Impl& d = self(user);
+      const symbolic::SparsePattern& pat = d.model->paramJacobianPattern();
+      d.model->paramJacobian(t, N_VGetArrayPointer(y), d.theta.data(), d.fpValues.data());
+      const double* l = N_VGetArrayPointer(yB);
+      double* out = N_VGetArrayPointer(qBdot);
+      for (int k = 0; k < d.np; ++k) out[k] = 0;
+      for (int c = 0; c < pat.cols; ++c)
+        for (int k = pat.colPtr[static_cast<std::size_t>(c)];
+             k < pat.colPtr[static_cast<std::size_t>(c) + 1]; ++k)
+          out[c] -= d.fpValues[static_cast<std::size_t>(k)] * l[pat.rowIdx[static_cast<std::size_t>(k)]];
+      return 0;
+    } catch (...) {
+      return -1;
+    }
+  }
+};
+
+AdjointTimeCourse::AdjointTimeCourse(std::shared_ptr<const symbolic::CompiledModel> model,
+                                     const integrators::IntegratorOptions& options, double t0,
+                                     std::vector<double> x0, std::vector<double> theta)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& d = *impl_;
+  d.model = std::move(model);
+  d.options = options;
+  d.t0 = t0;
+  d.x0 = std::move(x0);
+  d.theta = std::move(theta);
+  d.nx = d.model->nx();
+  d.np = d.model->np();
+  d.jValues.resize(static_cast<std::size_t>(d.model->jacobianPattern().nnz()));
+  d.fpValues.resize(static_cast<std::size_t>(d.model->paramJacobianPattern().nnz()));
+}
+
+AdjointTimeCourse::~AdjointTimeCourse() = default;
+
+std::vector<std::vector<double>> AdjointTimeCourse::forward(const std::vector<double>& times) {
+  Impl& d = *impl_;
+  d.times = times;
+  std::vector<std::vector<double>> states;
+  if (d.nx == 0 || times.empty() || times.back() <= d.t0) {
+    states.assign(times.size(), d.x0);
+    return states;
+  }
+  SUNContext raw = nullptr;
+  checkCvode(SUNContext_Create(nullptr, &raw), "SUNContext_Create");
+  d.ctx.reset(raw);
+  d.y.reset(checkCreated(N_VNew_Serial(d.nx, d.ctx.get()), "N_VNew_Serial"));
+  std::copy(d.x0.begin(), d.x0.end(), N_VGetArrayPointer(d.y.get()));
+  d.mem.reset(checkCreated(CVodeCreate(CV_BDF, d.ctx.get()), "CVodeCreate"));
+  void* mem = d.mem.get();
+  checkCvode(CVodeSetErrHandlerFn(mem, &Impl::silence, nullptr), "CVodeSetErrHandlerFn");
+  checkCvode(CVodeInit(mem, &Impl::rhs, d.t0, d.y.get()), "CVodeInit");
+  checkCvode(CVodeSStolerances(mem, d.options.rtol, d.options.atol), "CVodeSStolerances");
+  checkCvode(CVodeSetUserData(mem, &d), "CVodeSetUserData");
+  checkCvode(CVodeSetMaxNumSteps(mem, d.options.maxSteps), "CVodeSetMaxNumSteps");
+  d.a.reset(checkCreated(SUNDenseMatrix(d.nx, d.nx, d.ctx.get()), "SUNDenseMatrix"));
+  d.ls.reset(checkCreated(SUNLinSol_Dense(d.y.get(), d.a.get(), d.ctx.get()), "SUNLinSol_Dense"));
+  checkCvode(CVodeSetLinearSolver(mem, d.ls.get(), d.a.get()), "CVodeSetLinearSolver");
+  checkCvode(CVodeSetJacFn(mem, &Impl::jac), "CVodeSetJacFn");
+  checkCvode(CVodeAdjInit(mem, 200, CV_HERMITE), "CVodeAdjInit");
+  double t = d.t0;
+  for (double tout : times) {
+    if (tout > t) {
+      int ncheck = 0;
+      double tret = t;
+      const int flag = CVodeF(mem, tout, d.y.get(), &tret, CV_NORMAL, &ncheck);
+      if (flag < 0)
+        throw IntegrationFailure("adjoint forward pass: CVodeF failed at t = " + std::to_string(tret) +
+                                     ": " + integrators::detail::cvodeFlagName(flag),
+                                 tret, 0);
+      t = tout;
+    }
+    const double* y = N_VGetArrayPointer(d.y.get());
+    states.emplace_back(y, y + d.nx);
+  }
+  long steps = 0;
+  CVodeGetNumSteps(mem, &steps);
+  forwardSteps_ = steps;
+  return states;
+}
+
+void AdjointTimeCourse::backward(const std::vector<std::vector<double>>& jumps,
+                                 std::vector<double>& lambda0, std::vector<double>& quadrature) {
+  Impl& d = *impl_;
+  const std::size_t n = d.times.size();
+  lambda0.assign(static_cast<std::size_t>(d.nx), 0.0);
+  quadrature.assign(static_cast<std::size_t>(d.np), 0.0);
+  if (n == 0) return;
+  if (!d.mem) {  // every time equals t0: no integration
+    for (const auto& jmp : jumps)
+      for (int i = 0; i < d.nx; ++i) lambda0[static_cast<std::size_t>(i)] += jmp[static_cast<std::size_t>(i)];
+    return;
+  }
+  void* mem = d.mem.get();
+  d.yB.reset(checkCreated(N_VNew_Serial(d.nx, d.ctx.get()), "N_VNew_Serial"));
+  d.qB.reset(checkCreated(N_VNew_Serial(std::max(d.np, 1), d.ctx.get()), "N_VNew_Serial"));
+  double* l = N_VGetArrayPointer(d.yB.get());
+  double* q = N_VGetArrayPointer(d.qB.get());
+  for (int i = 0; i < d.nx; ++i) l[i] = jumps[n - 1][static_cast<std::size_t>(i)];
+  N_VConst(0.0, d.qB.get());
+  double t = d.times[n - 1];
+  checkCvode(CVodeCreateB(mem, CV_BDF, &d.which), "CVodeCreateB");
+  checkCvode(CVodeInitB(mem, d.which, &Impl::rhsB, t, d.yB.get()), "CVodeInitB");
+  checkCvode(CVodeSStolerancesB(mem, d.which, d.options.rtol, d.options.atol), "CVodeSStolerancesB");
+  checkCvode(CVodeSetUserDataB(mem, d.which, &d), "CVodeSetUserDataB");
+  checkCvode(CVodeSetMaxNumStepsB(mem, d.which, d.options.maxSteps), "CVodeSetMaxNumStepsB");
+  d.aB.reset(checkCreated(SUNDenseMatrix(d.nx, d.nx, d.ctx.get()), "SUNDenseMatrix"));
+  d.lsB.reset(checkCreated(SUNLinSol_Dense(d.yB.get(), d.aB.get(), d.ctx.get()), "SUNLinSol_Dense"));
+  checkCvode(CVodeSetLinearSolverB(mem, d.which, d.lsB.get(), d.aB.get()), "CVodeSetLinearSolverB");
+  checkCvode(CVodeSetJacFnB(mem, d.which, &Impl::jacB), "CVodeSetJacFnB");
+  const bool quad = d.np > 0;
+  if (quad) {
+    checkCvode(CVodeQuadInitB(mem, d.which, &Impl::quadB, d.qB.get()), "CVodeQuadInitB");
+    checkCvode(CVodeQuadSStolerancesB(mem, d.which, d.options.rtol, d.options.atol),
+               "CVodeQuadSStolerancesB");
+    checkCvode(CVodeSetQuadErrConB(mem, d.which, SUNTRUE), "CVodeSetQuadErrConB");
+  }
+  for (std::size_t jj = n; jj-- > 0;) {
+    const double target = jj > 0 ? d.times[jj - 1] : d.t0;
+    if (target < t) {
+      const int flag = CVodeB(mem, target, CV_NORMAL);
+      if (flag < 0)
+        throw IntegrationFailure("adjoint backward pass: CVodeB failed towards t = " +
+                                     std::to_string(target) + ": " +
+                                     integrators::detail::cvodeFlagName(flag),
+                                 target, 0);
+      double tret = target;
+      checkCvode(CVodeGetB(mem, d.which, &tret, d.yB.get()), "CVodeGetB");
+      if (quad) checkCvode(CVodeGetQuadB(mem, d.which, &tret, d.qB.get()), "CVodeGetQuadB");
+      t = target;
+    }
+    if (jj == 0) break;
+    for (int i = 0; i < d.nx; ++i) l[i] += jumps[jj - 1][static_cast<std::size_t>(i)];
+    if (target > d.t0) {
+      checkCvode(CVodeReInitB(mem, d.which, t, d.yB.get()), "CVodeReInitB");
+      if (quad) checkCvode(CVodeQuadReInitB(mem, d.which, d.qB.get()), "CVodeQuadReInitB");
+    }
+  }
+  lambda0.assign(l, l + d.nx);
+  if (quad) quadrature.assign(q, q + d.np);
+  long steps = 0;
+  if (CVodeGetAdjCVodeBmem(mem, d.which)) CVodeGetNumSteps(CVodeGetAdjCVodeBmem(mem, d.which), &steps);
+  backwardSteps_ = steps;
+}
+
+}  // namespace sensode::steadystate

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+// The backward (adjoint) pass over a time course with data, for objective gradients
+// (NUMERICS §8.5; CVODES adjoint: CVodeAdjInit with Hermite checkpoints, CVodeCreateB,
+// quadratures CVodeQuadInitB).
+//
+// With λ(t) = ∂J/∂x(t) (the adjoint state in "sensitivity of the objective" sign):
+//   backward  λ̇ = −Jᵀλ on each (t_{j−1}, t_j], λ(t_N⁺) = 0,
+//   jumps     λ(t_j) = λ(t_j⁺) + ∂J_j/∂x(t_j)      (supplied by the caller from the states),
+//   gradient  dJ/dθ = Σ_j ∂J_j/∂θ|explicit + ∫_{t0}^{t_N} λᵀ f_θ dt + λ(t0)ᵀ dx0/dθ.
+// This class returns λ(t0) and Q = ∫ λᵀ f_θ dt (np); the caller combines them with dx0/dθ (or,
+// after a pre-equilibration, with the steady-state adjoint, Eq. 17).
+//
+// Dense LU for the forward and backward Newton systems (meant for small and moderate models).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/integrators/integrator.h"
+#include "core/symbolic/compiled_model.h"
+
+namespace sensode::steadystate {
+
+class AdjointTimeCourse {
+ public:
+  AdjointTimeCourse(std::shared_ptr<const symbolic::CompiledModel> model,
+                    const integrators::IntegratorOptions& options, double t0,
+                    std::vector<double> x0, std::vector<double> theta);
+  ~AdjointTimeCourse();
+  AdjointTimeCourse(const AdjointTimeCourse&) = delete;
+  AdjointTimeCourse& operator=(const AdjointTimeCourse&) = delete;
+
+  // Forward pass with checkpoints to the ascending, distinct `times` (>= t0); returns x(t_j).
+  std::vector<std::vector<double>> forward(const std::vector<double>& times);
+  // Backward pass with jumps[j] = ∂J_j/∂x at times[j] (nx each). Fills λ(t0) (nx) and
+  // Q = ∫ λᵀ f_θ dt (np).
+  void backward(const std::vector<std::vector<double>>& jumps, std::vector<double>& lambda0,
+                std::vector<double>& quadrature);
+
+  long forwardSteps() const { return forwardSteps_; }
+  long backwardSteps() const { return backwardSteps_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  long forwardSteps_ = 0, backwardSteps_ = 0;
+};
+
+}  // namespace sensode::steadystate

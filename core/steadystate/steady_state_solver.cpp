@@ -1,0 +1,780 @@
+// SPDX-License-Identifier: MIT
+#include "core/steadystate/steady_state_solver.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include <Eigen/Eigenvalues>
+#include <Eigen/SparseLU>
+
+#include "core/common/errors.h"
+
+namespace sensode::steadystate {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string num(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+bool allFinite(const std::vector<double>& v) {
+  return std::all_of(v.begin(), v.end(), [](double d) { return std::isfinite(d); });
+}
+
+// sqrt((1/n) Σ (v_i / (rtol|x_i| + atol))²), the criterion's weighted RMS norm.
+double weightedNorm(const double* v, const std::vector<double>& x, double rtol, double atol) {
+  if (x.empty()) return 0;
+  double s = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double q = v[i] / (rtol * std::abs(x[i]) + atol);
+    s += q * q;
+  }
+  return std::sqrt(s / static_cast<double>(x.size()));
+}
+
+double maxAbs(const std::vector<double>& v) {
+  double m = 0;
+  for (double d : v) m = std::max(m, std::abs(d));
+  return m;
+}
+
+bool isSpecies(const symbolic::StateVar& s) {
+  return s.kind == symbolic::StateKind::SpeciesAmount ||
+         s.kind == symbolic::StateKind::SpeciesConcentration;
+}
+
+using SparseLu = Eigen::SparseLU<Eigen::SparseMatrix<double>, Eigen::COLAMDOrdering<int>>;
+
+bool factorize(SparseLu& lu, const Eigen::SparseMatrix<double>& a) {
+  if (a.rows() == 0) return true;
+  for (Eigen::Index k = 0; k < a.nonZeros(); ++k)
+    if (!std::isfinite(a.valuePtr()[k])) return false;
+  lu.analyzePattern(a);
+  lu.factorize(a);
+  return lu.info() == Eigen::Success;
+}
+
+// Condition below which J_r is treated as singular (LU pivots that small carry no digits).
+constexpr double kSingularCondition = 1e14;
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// ConservedModel
+
+ConservedModel::ConservedModel(std::shared_ptr<const symbolic::CompiledModel> full)
+    : full_(std::move(full)) {
+  analysis_ = symbolic::analyzeConservation(full_->system());
+  std::vector<char> isDependent(static_cast<std::size_t>(full_->nx()), 0);
+  for (int r = 0; r < analysis_.laws.count(); ++r) {
+    const int dep = analysis_.species[static_cast<std::size_t>(analysis_.laws.dependent[r])];
+    dependent_.push_back(dep);
+    isDependent[static_cast<std::size_t>(dep)] = 1;
+  }
+  for (int i = 0; i < full_->nx(); ++i)
+    if (!isDependent[static_cast<std::size_t>(i)]) independent_.push_back(i);
+  if (analysis_.laws.count() == 0) {
+    reduced_ = full_;
+  } else {
+    reduced_ = std::make_shared<const symbolic::CompiledModel>(
+        symbolic::reduceSystem(full_->system(), analysis_));
+  }
+  // Γ_I in reduced-state columns.
+  std::vector<int> reducedIndex(static_cast<std::size_t>(full_->nx()), -1);
+  for (std::size_t k = 0; k < independent_.size(); ++k)
+    reducedIndex[static_cast<std::size_t>(independent_[k])] = static_cast<int>(k);
+  gammaIndependent_ = Eigen::MatrixXd::Zero(nc(), static_cast<Eigen::Index>(independent_.size()));
+  for (int r = 0; r < nc(); ++r)
+    for (std::size_t c = 0; c < analysis_.species.size(); ++c) {
+      const int k = reducedIndex[static_cast<std::size_t>(analysis_.species[c])];
+      if (k >= 0) gammaIndependent_(r, k) = analysis_.laws.gamma(r, static_cast<Eigen::Index>(c));
+    }
+}
+
+Eigen::VectorXd ConservedModel::totals(const std::vector<double>& xFull) const {
+  Eigen::VectorXd t = Eigen::VectorXd::Zero(nc());
+  for (int r = 0; r < nc(); ++r)
+    for (std::size_t c = 0; c < analysis_.species.size(); ++c)
+      t(r) += analysis_.laws.gamma(r, static_cast<Eigen::Index>(c)) *
+              xFull[static_cast<std::size_t>(analysis_.species[c])];
+  return t;
+}
+
+std::vector<double> ConservedModel::reducedParameters(const std::vector<double>& theta,
+                                                      const std::vector<double>& xFull) const {
+  std::vector<double> pr = theta;
+  const Eigen::VectorXd t = totals(xFull);
+  for (int r = 0; r < nc(); ++r) pr.push_back(t(r));
+  return pr;
+}
+
+std::vector<double> ConservedModel::reduceState(const std::vector<double>& xFull) const {
+  std::vector<double> xI;
+  xI.reserve(independent_.size());
+  for (int i : independent_) xI.push_back(xFull[static_cast<std::size_t>(i)]);
+  return xI;
+}
+
+std::vector<double> ConservedModel::expandState(const std::vector<double>& xI,
+                                                const std::vector<double>& pr) const {
+  std::vector<double> x(static_cast<std::size_t>(nx()), 0.0);
+  for (std::size_t k = 0; k < independent_.size(); ++k)
+    x[static_cast<std::size_t>(independent_[k])] = xI[k];
+  for (int r = 0; r < nc(); ++r) {
+    double v = pr[static_cast<std::size_t>(np() + r)];
+    for (Eigen::Index k = 0; k < gammaIndependent_.cols(); ++k)
+      v -= gammaIndependent_(r, k) * xI[static_cast<std::size_t>(k)];
+    x[static_cast<std::size_t>(dependent_[static_cast<std::size_t>(r)])] = v;
+  }
+  return x;
+}
+
+Eigen::MatrixXd ConservedModel::totalsSensitivity(const Eigen::MatrixXd& dxFull) const {
+  Eigen::MatrixXd dT = Eigen::MatrixXd::Zero(nc(), dxFull.cols());
+  for (int r = 0; r < nc(); ++r)
+    for (std::size_t c = 0; c < analysis_.species.size(); ++c) {
+      const double g = analysis_.laws.gamma(r, static_cast<Eigen::Index>(c));
+      if (g != 0.0) dT.row(r) += g * dxFull.row(analysis_.species[c]);
+    }
+  return dT;
+}
+
+Eigen::MatrixXd ConservedModel::initialSensitivity(const std::vector<double>& theta) const {
+  const symbolic::SparsePattern& pat = full_->initialSensitivityPattern();
+  std::vector<double> values(static_cast<std::size_t>(pat.nnz()));
+  full_->initialSensitivity(0.0, theta.data(), values.data());
+  Eigen::MatrixXd s = Eigen::MatrixXd::Zero(nx(), np());
+  for (int c = 0; c < pat.cols; ++c)
+    for (int k = pat.colPtr[static_cast<std::size_t>(c)];
+         k < pat.colPtr[static_cast<std::size_t>(c) + 1]; ++k)
+      s(pat.rowIdx[static_cast<std::size_t>(k)], c) = values[static_cast<std::size_t>(k)];
+  return s;
+}
+
+Eigen::MatrixXd ConservedModel::expandSensitivity(const Eigen::MatrixXd& sI,
+                                                  const Eigen::MatrixXd& dT) const {
+  Eigen::MatrixXd s = Eigen::MatrixXd::Zero(nx(), sI.cols());
+  for (std::size_t k = 0; k < independent_.size(); ++k)
+    s.row(independent_[k]) = sI.row(static_cast<Eigen::Index>(k));
+  if (nc() > 0) {
+    const Eigen::MatrixXd sD = dT - gammaIndependent_ * sI;
+    for (int r = 0; r < nc(); ++r) s.row(dependent_[static_cast<std::size_t>(r)]) = sD.row(r);
+  }
+  return s;
+}
+
+Eigen::SparseMatrix<double> ConservedModel::jacobian(const std::vector<double>& xI,
+                                                     const std::vector<double>& pr) const {
+  const symbolic::SparsePattern& pat = reduced_->jacobianPattern();
+  std::vector<double> values(static_cast<std::size_t>(pat.nnz()));
+  reduced_->jacobian(0.0, xI.data(), pr.data(), values.data());
+  const Eigen::Map<const Eigen::SparseMatrix<double>> m(pat.rows, pat.cols, pat.nnz(),
+                                                        pat.colPtr.data(), pat.rowIdx.data(),
+                                                        values.data());
+  return Eigen::SparseMatrix<double>(m);
+}
+
+Eigen::MatrixXd ConservedModel::totalsJacobian(const std::vector<double>& xI,
+                                               const std::vector<double>& pr) const {
+  if (nc() == 0) return Eigen::MatrixXd::Zero(nr(), 0);
+  return fullParamJacobian(xI, pr).rightCols(nc());
+}
+
+Eigen::MatrixXd ConservedModel::fullParamJacobian(const std::vector<double>& xI,
+                                                  const std::vector<double>& pr) const {
+  const symbolic::SparsePattern& pat = reduced_->paramJacobianPattern();
+  std::vector<double> values(static_cast<std::size_t>(pat.nnz()));
+  reduced_->paramJacobian(0.0, xI.data(), pr.data(), values.data());
+  Eigen::MatrixXd fp = Eigen::MatrixXd::Zero(pat.rows, pat.cols);
+  for (int c = 0; c < pat.cols; ++c)
+    for (int k = pat.colPtr[static_cast<std::size_t>(c)];
+         k < pat.colPtr[static_cast<std::size_t>(c) + 1]; ++k)
+      fp(pat.rowIdx[static_cast<std::size_t>(k)], c) = values[static_cast<std::size_t>(k)];
+  return fp;
+}
+
+Eigen::MatrixXd ConservedModel::totalParamJacobian(const std::vector<double>& xI,
+                                                   const std::vector<double>& pr,
+                                                   const Eigen::MatrixXd& dT) const {
+  const Eigen::MatrixXd fp = fullParamJacobian(xI, pr);
+  Eigen::MatrixXd f = fp.leftCols(np());
+  if (nc() > 0) f += fp.rightCols(nc()) * dT;
+  return f;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Options and enums
+
+const char* toString(SteadyStateMethod m) {
+  switch (m) {
+    case SteadyStateMethod::Auto: return "auto";
+    case SteadyStateMethod::Newton: return "newton";
+    case SteadyStateMethod::Simulation: return "simulation";
+  }
+  return "unknown";
+}
+
+std::optional<SteadyStateMethod> steadyStateMethodFromString(const std::string& s) {
+  std::string l(s);
+  std::transform(l.begin(), l.end(), l.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (l == "auto") return SteadyStateMethod::Auto;
+  if (l == "newton") return SteadyStateMethod::Newton;
+  if (l == "simulation") return SteadyStateMethod::Simulation;
+  return std::nullopt;
+}
+
+const char* toString(FoundBy f) {
+  switch (f) {
+    case FoundBy::None: return "none";
+    case FoundBy::Newton: return "newton";
+    case FoundBy::Simulation: return "simulation";
+    case FoundBy::Fallback: return "fallback";
+  }
+  return "unknown";
+}
+
+std::optional<std::string> SteadyStateOptions::validate() const {
+  const auto bad = [](const char* field, double v, const char* constraint) {
+    return std::string("SteadyStateOptions::") + field + " = " + num(v) +
+           ". Violated constraint: " + constraint;
+  };
+  if (!(rtol > 0) || !std::isfinite(rtol)) return bad("rtol", rtol, "rtol > 0");
+  if (!(atol > 0) || !std::isfinite(atol)) return bad("atol", atol, "atol > 0");
+  if (maxNewtonIterations < 1)
+    return bad("maxNewtonIterations", maxNewtonIterations, "maxNewtonIterations >= 1");
+  if (!(minDamping > 0 && minDamping <= 1))
+    return bad("minDamping", minDamping, "0 < minDamping <= 1");
+  if (!(maxSimulationTime >= 10) || !std::isfinite(maxSimulationTime))
+    return bad("maxSimulationTime", maxSimulationTime, "finite and >= 10");
+  if (maxEigenDimension < 0)
+    return bad("maxEigenDimension", maxEigenDimension, "maxEigenDimension >= 0");
+  if (auto m = integrator.validate()) return "SteadyStateOptions::integrator: " + *m;
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Condition estimate
+
+double conditionEstimate1(const Eigen::SparseMatrix<double>& a) {
+  const Eigen::Index n = a.rows();
+  if (n == 0) return 1.0;
+  SparseLu lu;
+  if (!factorize(lu, a)) return kInf;
+  double normA = 0;
+  for (Eigen::Index c = 0; c < a.outerSize(); ++c) {
+    double s = 0;
+    for (Eigen::SparseMatrix<double>::InnerIterator it(a, c); it; ++it) s += std::abs(it.value());
+    normA = std::max(normA, s);
+  }
+  // Hager (1984) / Higham (1988): maximise ‖A⁻¹x‖₁ over the unit 1-ball.
+  Eigen::VectorXd x = Eigen::VectorXd::Constant(n, 1.0 / static_cast<double>(n));
+  double est = 0;
+  Eigen::Index lastJ = -1;
+  for (int iter = 0; iter < 5; ++iter) {
+    const Eigen::VectorXd y = lu.solve(x);
+    if (!y.allFinite()) return kInf;
+    est = y.lpNorm<1>();
+    Eigen::VectorXd xi(n);
+    for (Eigen::Index i = 0; i < n; ++i) xi(i) = y(i) >= 0 ? 1.0 : -1.0;
+    const Eigen::VectorXd z = lu.transpose().solve(xi);
+    Eigen::Index j = 0;
+    const double zmax = z.cwiseAbs().maxCoeff(&j);
+    if (iter > 0 && (zmax <= z.dot(x) || j == lastJ)) break;
+    x.setZero();
+    x(j) = 1.0;
+    lastJ = j;
+  }
+  return normA * est;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The solver
+
+namespace {
+
+struct NewtonOutcome {
+  bool converged = false;
+  std::string failure;  // why not
+  int iterations = 0;
+};
+
+class Solver {
+ public:
+  Solver(const ConservedModel& m, const std::vector<double>& theta, const SteadyStateOptions& o,
+         const ProgressMonitor& monitor, const Eigen::MatrixXd* dxStart)
+      : m_(m), theta_(theta), o_(o), monitor_(monitor), dxStart_(dxStart) {}
+
+  SteadyStateSolution run(const std::vector<double>* xStart);
+
+ private:
+  std::vector<double> rhs(const std::vector<double>& xI) const {
+    std::vector<double> f(xI.size());
+    if (!xI.empty()) m_.reduced().rhs(0.0, xI.data(), pr_.data(), f.data());
+    return f;
+  }
+  double fNorm(const std::vector<double>& f, const std::vector<double>& x) const {
+    return weightedNorm(f.data(), x, o_.rtol, o_.atol);
+  }
+  NewtonOutcome newton(std::vector<double>& xI);
+  // Checks a converged root: sign of the full state and stability. Empty = accepted.
+  std::string acceptRoot(const std::vector<double>& xI);
+  bool simulate(bool newtonAtCheckpoints, std::vector<double>& xI);
+  void finishFound(const std::vector<double>& xI);
+  std::string describeNoSteadyState() const;
+  std::string stateId(int reducedIndex) const {
+    return m_.reduced().system().states[static_cast<std::size_t>(reducedIndex)].id;
+  }
+
+  const ConservedModel& m_;
+  const std::vector<double>& theta_;
+  const SteadyStateOptions& o_;
+  const ProgressMonitor& monitor_;
+  const Eigen::MatrixXd* dxStart_;
+  std::vector<double> pr_;
+  SteadyStateSolution s_;
+
+  // Simulation record for the diagnosis.
+  struct Checkpoint {
+    double t, maxAbs, fNorm;
+  };
+  std::vector<Checkpoint> checkpoints_;
+  std::string simulationFailure;
+  std::vector<std::vector<double>> window_;  // samples of x_I over the last simulated decade
+  std::vector<double> windowTimes_;
+  std::string lastNewtonFailure_;
+  std::string unstableRoot_;  // description of an unstable root Newton found, if any
+  std::vector<double> x0I_;
+};
+
+NewtonOutcome Solver::newton(std::vector<double>& xI) {
+  NewtonOutcome out;
+  ++s_.newtonRuns;
+  const auto n = xI.size();
+  if (n == 0) {
+    out.converged = true;
+    return out;
+  }
+  std::vector<double> f = rhs(xI);
+  if (!allFinite(f)) {
+    out.failure = "the rates are not finite at the start point";
+    return out;
+  }
+  SparseLu lu;
+  for (int it = 0; it < o_.maxNewtonIterations; ++it) {
+    monitor_.check({0.0, 0.0, it});
+    const Eigen::SparseMatrix<double> j = m_.jacobian(xI, pr_);
+    if (!factorize(lu, j)) {
+      out.failure = "the Jacobian J_r is singular at the iterate (after " +
+                    std::to_string(out.iterations) + " iterations)";
+      return out;
+    }
+    const Eigen::Map<const Eigen::VectorXd> fv(f.data(), static_cast<Eigen::Index>(n));
+    const Eigen::VectorXd delta = -lu.solve(fv);
+    if (!delta.allFinite()) {
+      out.failure = "the Newton step is not finite (J_r numerically singular)";
+      return out;
+    }
+    const double fn = fNorm(f, xI);
+    const double dn = weightedNorm(delta.data(), xI, o_.rtol, o_.atol);
+    if (fn < 1 && dn < 1) {
+      out.converged = true;
+      return out;
+    }
+    // Damped step: the first λ = 1, ½, ¼, ... that decreases ‖f_r‖_w (same weights).
+    double lambda = 1.0;
+    bool accepted = false;
+    std::vector<double> xTry(n), fTry;
+    while (lambda >= o_.minDamping) {
+      for (std::size_t i = 0; i < n; ++i)
+        xTry[i] = xI[i] + lambda * delta(static_cast<Eigen::Index>(i));
+      fTry = rhs(xTry);
+      if (allFinite(fTry) && allFinite(xTry) &&
+          weightedNorm(fTry.data(), xI, o_.rtol, o_.atol) < fn) {
+        accepted = true;
+        break;
+      }
+      lambda *= 0.5;
+    }
+    ++out.iterations;
+    ++s_.newtonIterations;
+    if (!accepted) {
+      out.failure = "the line search found no decrease of the weighted rate norm (" + num(fn) +
+                    ") along the Newton direction down to damping " + num(o_.minDamping);
+      return out;
+    }
+    xI = xTry;
+    f = fTry;
+  }
+  out.failure = "no convergence in " + std::to_string(o_.maxNewtonIterations) +
+                " Newton iterations (weighted rate norm " + num(fNorm(f, xI)) + ")";
+  return out;
+}
+
+std::string Solver::acceptRoot(const std::vector<double>& xI) {
+  const std::vector<double> x = m_.expandState(xI, pr_);
+  double scale = 0;
+  const auto& states = m_.full().system().states;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (isSpecies(states[i])) scale = std::max(scale, std::abs(x[i]));
+  const double floor = -(o_.atol + o_.rtol * scale);
+  if (!o_.acceptNegative) {
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (isSpecies(states[i]) && x[i] < floor)
+        return "non-physical root: species '" + states[i].id + "' = " + num(x[i]) +
+               " < 0 (rejected; accept with acceptNegative)";
+  }
+  if (!o_.acceptUnstable && !xI.empty() &&
+      static_cast<int>(xI.size()) <= o_.maxEigenDimension) {
+    const Eigen::MatrixXd j(m_.jacobian(xI, pr_));
+    Eigen::EigenSolver<Eigen::MatrixXd> es(j, false);
+    if (es.info() == Eigen::Success) {
+      const double maxRe = es.eigenvalues().real().maxCoeff();
+      const double size = es.eigenvalues().cwiseAbs().maxCoeff();
+      if (maxRe > 1e-10 * std::max(1.0, size)) {
+        std::string where;
+        for (std::size_t i = 0; i < x.size() && i < 6; ++i)
+          where += (i ? ", " : "") + states[i].id + " = " + num(x[i]);
+        if (x.size() > 6) where += ", ...";
+        unstableRoot_ = "an unstable fixed point exists at (" + where +
+                        ") with max Re(eigenvalue) = " + num(maxRe);
+        return "unstable root: J_r has an eigenvalue with real part " + num(maxRe) +
+               " > 0, so trajectories leave it (accept with acceptUnstable)";
+      }
+    }
+  }
+  return {};
+}
+
+bool Solver::simulate(bool newtonAtCheckpoints, std::vector<double>& xI) {
+  std::vector<double> x = x0I_;
+  if (x.empty()) return false;
+  auto integrator = integrators::makeIntegrator(integrators::Method::Cvodes);
+  integrator->initialize(m_.reducedPtr(), o_.integrator, 0.0, x, pr_);
+  checkpoints_.push_back({0.0, maxAbs(x), fNorm(rhs(x), x)});
+  double tPrev = 0;
+  for (double t = 10; t <= o_.maxSimulationTime * (1 + 1e-12); t *= 10) {
+    const bool last = t * 10 > o_.maxSimulationTime * (1 + 1e-12);
+    try {
+      if (last) {
+        // Sample the last decade for the diagnosis (oscillation vs slow approach).
+        constexpr int kSamples = 2000;
+        window_.clear();
+        windowTimes_.clear();
+        for (int k = 1; k <= kSamples; ++k) {
+          const double tk = tPrev + (t - tPrev) * k / kSamples;
+          integrator->advanceTo(tk, x, monitor_);
+          window_.push_back(x);
+          windowTimes_.push_back(tk);
+        }
+      } else {
+        integrator->advanceTo(t, x, monitor_);
+      }
+    } catch (const IntegrationFailure& e) {
+      simulationFailure = e.what();
+      s_.integratorStats = integrator->stats();
+      s_.simulationSteps = integrator->stats().steps;
+      s_.simulatedTime = integrator->currentTime();
+      return false;
+    }
+    s_.integratorStats = integrator->stats();
+    s_.simulationSteps = integrator->stats().steps;
+    s_.simulatedTime = t;
+    const std::vector<double> f = rhs(x);
+    const double fn = fNorm(f, x);
+    checkpoints_.push_back({t, maxAbs(x), fn});
+    tPrev = t;
+    if (fn < 1) {
+      // Newton-step check with J_r at hand.
+      SparseLu lu;
+      const Eigen::SparseMatrix<double> j = m_.jacobian(x, pr_);
+      if (factorize(lu, j) && conditionEstimate1(j) < kSingularCondition) {
+        const Eigen::VectorXd d =
+            lu.solve(Eigen::Map<const Eigen::VectorXd>(f.data(), static_cast<Eigen::Index>(f.size())));
+        if (d.allFinite() && weightedNorm(d.data(), x, o_.rtol, o_.atol) < 1 &&
+            acceptRoot(x).empty()) {
+          xI = x;
+          s_.path = "simulation to t = " + num(t);
+          return true;
+        }
+      } else if (acceptRoot(x).empty()) {
+        // No Jacobian at hand (J_r singular): the rate criterion alone (§8.1).
+        xI = x;
+        s_.path = "simulation to t = " + num(t) + " (J_r singular: Newton-step check skipped)";
+        return true;
+      }
+    }
+    if (newtonAtCheckpoints) {
+      std::vector<double> xn = x;
+      const NewtonOutcome r = newton(xn);
+      if (r.converged) {
+        const std::string why = acceptRoot(xn);
+        if (why.empty()) {
+          xI = xn;
+          s_.path = "simulation to t = " + num(t) + ", then Newton";
+          return true;
+        }
+        lastNewtonFailure_ = why;
+      } else {
+        lastNewtonFailure_ = r.failure;
+      }
+    }
+  }
+  return false;
+}
+
+std::string Solver::describeNoSteadyState() const {
+  const std::size_t nc = checkpoints_.size();
+  // Unbounded growth: the largest component grew at least tenfold over the last decade, or the
+  // integration failed after growing.
+  if (!simulationFailure.empty()) {
+    if (nc >= 2 && checkpoints_[nc - 1].maxAbs > 2 * checkpoints_[nc - 2].maxAbs &&
+        checkpoints_[nc - 1].maxAbs > 1e3 * (1 + checkpoints_[0].maxAbs))
+      return "unbounded growth: max |x| rose from " + num(checkpoints_[nc - 2].maxAbs) +
+             " at t = " + num(checkpoints_[nc - 2].t) + " to " + num(checkpoints_[nc - 1].maxAbs) +
+             " at t = " + num(checkpoints_[nc - 1].t) + ", then the simulation failed (" +
+             simulationFailure + ")";
+    return "the simulation failed before a steady state was reached: " + simulationFailure;
+  }
+  if (nc >= 3) {
+    const Checkpoint& a = checkpoints_[nc - 2];
+    const Checkpoint& b = checkpoints_[nc - 1];
+    if (b.maxAbs > 5 * a.maxAbs && a.maxAbs > 2 * checkpoints_[nc - 3].maxAbs)
+      return "unbounded growth: max |x| rose from " + num(a.maxAbs) + " at t = " + num(a.t) +
+             " to " + num(b.maxAbs) + " at t = " + num(b.t) + " and keeps rising";
+  }
+  // Oscillation: bounded, a component keeps turning with non-decaying amplitude.
+  if (window_.size() >= 8) {
+    const std::size_t ns = window_.size(), half = ns / 2;
+    const std::size_t n = window_[0].size();
+    for (std::size_t i = 0; i < n; ++i) {
+      double lo1 = kInf, hi1 = -kInf, lo2 = kInf, hi2 = -kInf, mean = 0;
+      for (std::size_t k = 0; k < ns; ++k) mean += window_[k][i];
+      mean /= static_cast<double>(ns);
+      int crossings = 0;
+      for (std::size_t k = 0; k < ns; ++k) {
+        const double v = window_[k][i];
+        if (k < half) {
+          lo1 = std::min(lo1, v);
+          hi1 = std::max(hi1, v);
+        } else {
+          lo2 = std::min(lo2, v);
+          hi2 = std::max(hi2, v);
+        }
+        if (k > 0 && (window_[k - 1][i] - mean) * (v - mean) < 0) ++crossings;
+      }
+      const double amp1 = hi1 - lo1, amp2 = hi2 - lo2;
+      const double scale = o_.atol + o_.rtol * std::abs(mean);
+      if (crossings >= 10 && amp2 > 1e3 * scale && amp2 >= 0.5 * amp1) {
+        std::string m = "oscillation: the state stays bounded but '" + stateId(static_cast<int>(i)) +
+                        "' keeps oscillating (amplitude " + num(amp2) + " around " + num(mean) +
+                        ", " + std::to_string(crossings) + " crossings of its mean between t = " +
+                        num(windowTimes_.front()) + " and " + num(windowTimes_.back()) + ")";
+        if (!unstableRoot_.empty()) m += "; " + unstableRoot_;
+        return m;
+      }
+    }
+  }
+  if (nc >= 1) {
+    std::string m = "no convergence by t = " + num(checkpoints_[nc - 1].t) +
+                    ": the weighted rate norm is still " + num(checkpoints_[nc - 1].fNorm) +
+                    " (criterion < 1)";
+    if (!lastNewtonFailure_.empty()) m += "; Newton from the simulated state: " + lastNewtonFailure_;
+    return m;
+  }
+  return lastNewtonFailure_.empty() ? std::string("no steady state found") : lastNewtonFailure_;
+}
+
+void Solver::finishFound(const std::vector<double>& xI) {
+  s_.found = true;
+  s_.reducedState = xI;
+  s_.state = m_.expandState(xI, pr_);
+  const std::vector<double> f = rhs(xI);
+  s_.residualNorm = fNorm(f, xI);
+  s_.newtonStepNorm = kNaN;
+  const std::vector<double> x = s_.state;
+  const auto& states = m_.full().system().states;
+  double scale = 0;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (isSpecies(states[i])) scale = std::max(scale, std::abs(x[i]));
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (isSpecies(states[i]) && x[i] < -(o_.atol + o_.rtol * scale)) s_.negative = true;
+  if (xI.empty()) {
+    s_.conditionEstimate = 1;
+    s_.maxRealEigenvalue = kNaN;
+    s_.stable = true;
+  } else {
+    const Eigen::SparseMatrix<double> j = m_.jacobian(xI, pr_);
+    s_.conditionEstimate = conditionEstimate1(j);
+    SparseLu lu;
+    const bool ok = s_.conditionEstimate < kSingularCondition && factorize(lu, j);
+    if (ok) {
+      const Eigen::VectorXd d =
+          lu.solve(Eigen::Map<const Eigen::VectorXd>(f.data(), static_cast<Eigen::Index>(f.size())));
+      s_.newtonStepNorm = weightedNorm(d.data(), xI, o_.rtol, o_.atol);
+    }
+    if (static_cast<int>(xI.size()) <= o_.maxEigenDimension) {
+      Eigen::EigenSolver<Eigen::MatrixXd> es(Eigen::MatrixXd(j), false);
+      if (es.info() == Eigen::Success) {
+        const Eigen::VectorXcd ev = es.eigenvalues();
+        for (Eigen::Index k = 0; k < ev.size(); ++k) {
+          s_.eigenReal.push_back(ev(k).real());
+          s_.eigenImag.push_back(ev(k).imag());
+        }
+        s_.maxRealEigenvalue = ev.real().maxCoeff();
+        s_.stable = s_.maxRealEigenvalue < 0;
+      } else {
+        s_.maxRealEigenvalue = kNaN;
+      }
+    } else {
+      s_.maxRealEigenvalue = kNaN;
+    }
+    if (o_.sensitivities) {
+      if (!ok) {
+        s_.sensitivityMessage = "no steady-state sensitivities: J_r is singular at x* (condition "
+                                "estimate " + num(s_.conditionEstimate) + ")";
+      }
+    }
+  }
+  if (o_.sensitivities && s_.sensitivityMessage.empty()) {
+    const Eigen::MatrixXd s0 = dxStart_ ? *dxStart_ : m_.initialSensitivity(theta_);
+    const Eigen::MatrixXd dT = m_.totalsSensitivity(s0);
+    Eigen::MatrixXd sI = Eigen::MatrixXd::Zero(m_.nr(), m_.np());
+    if (!xI.empty()) {
+      SparseLu lu;
+      factorize(lu, m_.jacobian(xI, pr_));
+      const Eigen::MatrixXd fTheta = m_.totalParamJacobian(xI, pr_, dT);
+      sI = -lu.solve(fTheta);
+    }
+    s_.sensitivities = m_.expandSensitivity(sI, dT);
+  }
+}
+
+SteadyStateSolution Solver::run(const std::vector<double>* xStart) {
+  const symbolic::CompiledModel& full = m_.full();
+  if (static_cast<int>(theta_.size()) != full.np())
+    throw InvalidOptions("steady state: " + std::to_string(theta_.size()) +
+                         " parameter values for a model with " + std::to_string(full.np()));
+  if (auto why = o_.validate()) throw InvalidOptions(*why);
+
+  std::vector<double> x0(static_cast<std::size_t>(full.nx()));
+  if (xStart) {
+    x0 = *xStart;
+  } else {
+    full.initialState(0.0, theta_.data(), x0.data());
+  }
+  pr_ = m_.reducedParameters(theta_, x0);
+  {
+    const Eigen::VectorXd t = m_.totals(x0);
+    for (int r = 0; r < m_.nc(); ++r)
+      s_.conservationLaws.push_back(m_.analysis().descriptions[static_cast<std::size_t>(r)] +
+                                    " = " + num(t(r)));
+  }
+  x0I_ = m_.reduceState(x0);
+  s_.state = x0;
+  s_.reducedState = x0I_;
+  s_.reducedParameters = pr_;
+  s_.maxRealEigenvalue = kNaN;
+  s_.newtonStepNorm = kNaN;
+  if (!allFinite(x0)) {
+    s_.reason = "the initial state is not finite";
+    return s_;
+  }
+  if (!m_.reduced().isAutonomous()) {
+    s_.reason = "the model depends explicitly on time, so it has no steady state in the usual "
+                "sense";
+    return s_;
+  }
+
+  const auto tryNewtonFrom = [&](const std::vector<double>& start, std::vector<double>& out,
+                                 std::string& failure) {
+    out = start;
+    const NewtonOutcome r = newton(out);
+    if (!r.converged) {
+      failure = "Newton: " + r.failure;
+      return false;
+    }
+    const std::string why = acceptRoot(out);
+    if (!why.empty()) {
+      failure = "Newton: " + why;
+      return false;
+    }
+    return true;
+  };
+
+  std::vector<double> xI;
+  std::string firstFailure;
+  switch (o_.method) {
+    case SteadyStateMethod::Auto:
+    case SteadyStateMethod::Newton: {
+      if (tryNewtonFrom(x0I_, xI, firstFailure)) {
+        s_.foundBy = FoundBy::Newton;
+        s_.path = "Newton from the initial state";
+        break;
+      }
+      lastNewtonFailure_ = firstFailure;
+      if (o_.method == SteadyStateMethod::Newton) {
+        s_.reason = firstFailure;
+        return s_;
+      }
+      s_.fallbackReason = firstFailure;
+      if (simulate(true, xI)) {
+        s_.foundBy = FoundBy::Fallback;
+        break;
+      }
+      s_.reason = describeNoSteadyState();
+      if (s_.reason.rfind("no convergence", 0) == 0 ||
+          s_.reason.rfind("the simulation failed", 0) == 0)
+        s_.reason += "; first attempt: " + firstFailure;
+      return s_;
+    }
+    case SteadyStateMethod::Simulation: {
+      if (simulate(false, xI)) {
+        s_.foundBy = FoundBy::Simulation;
+        break;
+      }
+      const std::string simulationWhy = describeNoSteadyState();
+      s_.fallbackReason = "simulation: " + simulationWhy;
+      // The reverse order: Newton from the last simulated state, then from x0.
+      std::string failure;
+      const std::vector<double> last = window_.empty() ? x0I_ : window_.back();
+      if (!window_.empty() && tryNewtonFrom(last, xI, failure)) {
+        s_.foundBy = FoundBy::Fallback;
+        s_.path = "simulation to t = " + num(s_.simulatedTime) + ", then Newton (fallback)";
+        break;
+      }
+      if (tryNewtonFrom(x0I_, xI, failure)) {
+        s_.foundBy = FoundBy::Fallback;
+        s_.path = "Newton from the initial state (fallback)";
+        break;
+      }
+      s_.reason = simulationWhy;
+      if (simulationWhy.rfind("no convergence", 0) == 0) s_.reason += "; " + failure;
+      return s_;
+    }
+  }
+  finishFound(xI);
+  return s_;
+}
+
+}  // namespace
+
+SteadyStateSolution solveSteadyState(const ConservedModel& model, const std::vector<double>& theta,
+                                     const SteadyStateOptions& options,
+                                     const ProgressMonitor& monitor,
+                                     const std::vector<double>* xStart,
+                                     const Eigen::MatrixXd* dxStart) {
+  if (dxStart && (dxStart->rows() != model.nx() || dxStart->cols() != model.np()))
+    throw InvalidOptions("solveSteadyState: dxStart must be nx x np");
+  Solver solver(model, theta, options, monitor, dxStart);
+  return solver.run(xStart);
+}
+
+}  // namespace sensode::steadystate
