@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+#include "plugin/common/model_cache.h"
+
+#include <QCryptographicHash>
+#include <QFile>
+#include <QFileInfo>
+
+#include <chrono>
+#include <list>
+#include <mutex>
+
+#include "core/common/errors.h"
+#include "core/model/sbml_importer.h"
+#include "core/symbolic/ode_system.h"
+
+namespace sensode::plugin {
+
+namespace {
+
+struct Entry {
+  QString path, sha256;
+  std::shared_ptr<const symbolic::CompiledModel> prototype;
+};
+
+constexpr std::size_t kCapacity = 4;
+std::mutex cacheMutex;
+std::list<Entry> cache;  // most recently used first
+
+}  // namespace
+
+QString sha256OfFile(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) {
+    throw Error(path.toStdString() + ": cannot open file (" + f.errorString().toStdString() + ")");
+  }
+  QCryptographicHash hash(QCryptographicHash::Sha256);
+  if (!hash.addData(&f)) throw Error(path.toStdString() + ": read error");
+  return QString::fromLatin1(hash.result().toHex());
+}
+
+LoadedModel loadModel(const QString& pathIn) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  LoadedModel loaded;
+  loaded.path = QFileInfo(pathIn).absoluteFilePath();
+  loaded.sha256 = sha256OfFile(loaded.path);
+
+  {
+    std::lock_guard lock(cacheMutex);
+    for (auto it = cache.begin(); it != cache.end(); ++it) {
+      if (it->path == loaded.path && it->sha256 == loaded.sha256) {
+        cache.splice(cache.begin(), cache, it);
+        loaded.model = it->prototype->clone();
+        loaded.fromCache = true;
+        return loaded;
+      }
+    }
+  }
+
+  // The importer reads the file by path so that comp external model files resolve against it;
+  // hashing again afterwards makes sure the hash describes the bytes that were imported.
+  const model::Model m = model::importSbmlFile(QFile::encodeName(loaded.path).toStdString());
+  auto prototype = std::make_shared<const symbolic::CompiledModel>(symbolic::buildOdeSystem(m));
+  if (sha256OfFile(loaded.path) != loaded.sha256) {
+    throw Error(loaded.path.toStdString() + ": the file changed while it was being read; run again");
+  }
+  loaded.model = prototype->clone();
+  loaded.loadSeconds = std::chrono::duration<double>(Clock::now() - start).count();
+
+  std::lock_guard lock(cacheMutex);
+  cache.push_front({loaded.path, loaded.sha256, std::move(prototype)});
+  if (cache.size() > kCapacity) cache.pop_back();
+  return loaded;
+}
+
+void clearModelCache() {
+  std::lock_guard lock(cacheMutex);
+  cache.clear();
+}
+
+}  // namespace sensode::plugin

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+// The model browser's content for an SBML file: compartments, species (initial values),
+// parameters (global and local), reactions (equation and rate law as ExprPool::toString gives
+// it) and rules, read with the core's importer. A value is editable exactly when the ODE system
+// has a parameter of that id (core/symbolic/ode_system.h ParamKind), i.e. when
+// tasks::resolveParameters() accepts it as an override.
+#pragma once
+
+#include <QString>
+
+#include "core/model/model.h"
+#include "gui/plugin_api/task_plugin.h"
+
+namespace sensode::symbolic {
+struct OdeSystem;
+}
+
+namespace sensode::plugin {
+
+api::ModelOverview describeModel(const model::Model& model, const symbolic::OdeSystem& system);
+
+// Imports `path` and describes it; throws sensode::Error.
+api::ModelOverview readModelOverview(const QString& path);
+
+// The ODE parameters of the model at `path` (what sensitivities differentiate against, in the
+// model's order): id and a short description of its kind. Throws sensode::Error.
+struct ParameterInfo {
+  QString id;
+  QString kind;  // "global parameter", "local parameter", "initial value", ...
+  double nominal;
+};
+QList<ParameterInfo> readModelParameters(const QString& path);
+
+}  // namespace sensode::plugin

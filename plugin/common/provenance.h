@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: MIT
+// What every Sensode task records about a run for the provenance file the host writes beside an
+// export: Sensode version, task, model file and SHA-256, settings, parameter overrides, start
+// time; each task adds method, tolerances, derivative source, wall time and statistics.
+#pragma once
+
+#include <QJsonObject>
+#include <QList>
+
+#include "core/integrators/integrator.h"
+#include "gui/plugin_api/task_plugin.h"
+#include "plugin/common/model_cache.h"
+#include "plugin/models/key_value_table_model.h"
+
+namespace sensode::plugin {
+
+// Derivatives (J, ∂f/∂p, ...) come from the symbolic pipeline, never from finite differences
+// unless a method says so (the sensitivities task's "fd").
+inline constexpr const char* kExactSymbolic = "exact symbolic";
+
+QJsonObject baseProvenance(const QString& taskId, const QString& taskName,
+                           const LoadedModel& model, const api::ModelSession& session,
+                           const QJsonObject& settings);
+
+QJsonObject statsJson(const integrators::IntegratorStats& stats);
+
+// Rows for the Statistics side view (counters that are zero for the method are left out).
+QList<KeyValueTableModel::Entry> statsEntries(const integrators::IntegratorStats& stats);
+
+}  // namespace sensode::plugin

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+#include "plugin/runner/task_runner.h"
+
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+
+namespace sensode::plugin {
+
+RunContext::RunContext(QPromise<void>& promise, CancelToken token)
+    : promise_(promise), token_(std::move(token)) {
+  monitor_.token = token_;
+  monitor_.callback = [this](const ProgressInfo& info) {
+    if (promise_.isCanceled()) {
+      token_.cancel();
+      return Decision::Abort;
+    }
+    if (info.tEnd > 0 && std::isfinite(info.t)) {
+      const double fraction = std::clamp(info.t / info.tEnd, 0.0, 1.0);
+      const int value = static_cast<int>(fraction * kProgressMaximum);
+      if (value != lastValue_) {
+        lastValue_ = value;
+        promise_.setProgressValueAndText(
+            value, prefix_ + QStringLiteral("t = %1 of %2, %3 steps")
+                                 .arg(info.t, 0, 'g', 4)
+                                 .arg(info.tEnd, 0, 'g', 4)
+                                 .arg(info.steps));
+      }
+    }
+    return Decision::Continue;
+  };
+}
+
+void RunContext::setPhase(const QString& text) {
+  if (lastValue_ >= 0 || phase_ >= -1) return;  // integrating already, or out of phase slots
+  promise_.setProgressValueAndText(++phase_, prefix_ + text);
+}
+
+bool RunContext::cancelled() const { return token_.cancelled() || promise_.isCanceled(); }
+
+CoreTaskRunner::CoreTaskRunner(Work work) : work_(std::move(work)) {
+  pool_.setMaxThreadCount(1);
+  pool_.setObjectName(QStringLiteral("sensode task runner"));
+}
+
+CoreTaskRunner::~CoreTaskRunner() {
+  cancel();
+  if (future_.isValid()) future_.waitForFinished();
+  pool_.waitForDone();
+}
+
+QFuture<void> CoreTaskRunner::start(const api::ModelSession& session, const QJsonObject& settings) {
+  token_ = CancelToken();  // a fresh flag per run: an old cancel must not stop a new run
+  outcome_ = std::make_shared<Outcome>();
+  future_ = QtConcurrent::run(
+      &pool_,
+      [work = work_, session, settings, token = token_, outcome = outcome_](
+          QPromise<void>& promise) {
+        promise.setProgressRange(-RunContext::kPhaseSlots, RunContext::kProgressMaximum);
+        RunContext context(promise, token);
+        std::shared_ptr<const api::TaskResult> result;
+        try {
+          result = work(session, settings, context);
+        } catch (const std::exception& e) {
+          result = std::make_shared<MessageResult>(api::TaskStatus::Failed,
+                                                   QString::fromStdString(e.what()));
+        } catch (...) {
+          result = std::make_shared<MessageResult>(api::TaskStatus::Failed,
+                                                   QStringLiteral("unknown error"));
+        }
+        std::lock_guard lock(outcome->mutex);
+        outcome->result = std::move(result);
+      });
+  return future_;
+}
+
+void CoreTaskRunner::cancel() {
+  token_.cancel();
+  if (future_.isValid() && !future_.isFinished()) future_.cancel();
+}
+
+std::shared_ptr<const api::TaskResult> CoreTaskRunner::takeResult() {
+  if (!outcome_) return nullptr;
+  std::shared_ptr<const api::TaskResult> result;
+  {
+    std::lock_guard lock(outcome_->mutex);
+    result = std::move(outcome_->result);
+  }
+  if (!result && future_.isFinished()) {
+    // Cancelled before the worker started: QtConcurrent skips the function entirely.
+    result = std::make_shared<MessageResult>(
+        token_.cancelled() ? api::TaskStatus::Cancelled : api::TaskStatus::Failed,
+        token_.cancelled() ? QStringLiteral("cancelled before it started")
+                           : QStringLiteral("the task ended without a result"));
+  }
+  return result;
+}
+
+}  // namespace sensode::plugin

@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: MIT
+#include "plugin/sensitivities/sensitivities_task.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QJsonArray>
+#include <QLabel>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSignalBlocker>
+#include <QVBoxLayout>
+
+#include <cmath>
+#include <exception>
+#include <limits>
+
+#include "core/common/errors.h"
+#include "plugin/common/model_cache.h"
+#include "plugin/common/model_overview.h"
+#include "plugin/common/provenance.h"
+#include "plugin/common/task_icons.h"
+#include "plugin/models/sensitivity_table_model.h"
+#include "plugin/runner/task_runner.h"
+#include "plugin/time_course/time_course_task.h"
+#include "plugin/views/key_value_view.h"
+#include "plugin/views/table_result_view.h"
+#include "plugin/views/time_series_chart_view.h"
+
+namespace sensode::plugin::sensitivities {
+
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+std::string numberText(double v) { return QString::number(v, 'g', 17).toStdString(); }
+
+const Result* resultOf(const std::shared_ptr<const api::TaskResult>& r) {
+  return dynamic_cast<const Result*>(r.get());
+}
+
+// Which parameters to differentiate against: all, or the checked ones. The list comes from the
+// open model (read again only when the file changes); a selection restored from the settings
+// before the model is read is applied once it is.
+class ParameterPicker : public QWidget {
+ public:
+  explicit ParameterPicker(QWidget* parent) : QWidget(parent) {
+    all_ = new QCheckBox(tr("All parameters"), this);
+    all_->setObjectName(QStringLiteral("allParameters"));
+    all_->setChecked(true);
+    list_ = new QListWidget(this);
+    list_->setObjectName(QStringLiteral("parameterList"));
+    list_->setEnabled(false);
+    list_->setMaximumHeight(110);
+    note_ = new QLabel(this);
+    note_->setWordWrap(true);
+    note_->setEnabled(false);
+    connect(all_, &QCheckBox::toggled, list_, [this](bool on) { list_->setEnabled(!on); });
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(all_);
+    layout->addWidget(list_);
+    layout->addWidget(note_);
+  }
+
+  void setModelPath(const QString& path) {
+    if (path == path_) return;
+    path_ = path;
+    const QStringList keep = selected();
+    list_->clear();
+    note_->clear();
+    if (path.isEmpty()) return;
+    try {
+      for (const ParameterInfo& p : readModelParameters(path)) {
+        auto* item = new QListWidgetItem(QStringLiteral("%1  (%2)").arg(p.id, p.kind), list_);
+        item->setData(Qt::UserRole, p.id);
+        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+        item->setCheckState(Qt::Unchecked);
+      }
+    } catch (const std::exception& e) {
+      note_->setText(QString::fromStdString(e.what()));
+    }
+    setSelected(pending_.isEmpty() ? keep : pending_);
+  }
+
+  // Empty when all parameters are wanted.
+  QStringList selected() const {
+    if (all_->isChecked()) return {};
+    if (list_->count() == 0) return pending_;
+    QStringList ids;
+    for (int i = 0; i < list_->count(); ++i) {
+      if (list_->item(i)->checkState() == Qt::Checked) ids << list_->item(i)->data(Qt::UserRole).toString();
+    }
+    return ids;
+  }
+
+  void setSelected(const QStringList& ids) {
+    all_->setChecked(ids.isEmpty());
+    if (list_->count() == 0) {
+      pending_ = ids;
+      return;
+    }
+    pending_.clear();
+    for (int i = 0; i < list_->count(); ++i) {
+      const bool on = ids.contains(list_->item(i)->data(Qt::UserRole).toString());
+      list_->item(i)->setCheckState(on ? Qt::Checked : Qt::Unchecked);
+    }
+  }
+
+  QString validate() const {
+    if (!all_->isChecked() && selected().isEmpty()) {
+      return tr("Parameters: none checked (check some, or All parameters)");
+    }
+    return {};
+  }
+
+ private:
+  QCheckBox* all_ = nullptr;
+  QListWidget* list_ = nullptr;
+  QLabel* note_ = nullptr;
+  QString path_;
+  QStringList pending_;
+};
+
+class SetupWidget : public api::TaskSetupWidget {
+ public:
+  explicit SetupWidget(QWidget* parent) : api::TaskSetupWidget(parent) {
+    form_ = new OptionsForm(fields(), this);
+    form_->setObjectName(QStringLiteral("options"));
+    picker_ = new ParameterPicker(this);
+    auto* defaults = new QPushButton(tr("Restore defaults"), this);
+    connect(defaults, &QPushButton::clicked, this, [this] {
+      form_->resetToDefaults();
+      picker_->setSelected({});
+    });
+    auto* row = new QHBoxLayout;
+    row->addStretch(1);
+    row->addWidget(defaults);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(form_);
+    layout->addWidget(picker_);
+    layout->addLayout(row);
+  }
+
+  QJsonObject settings() const override {
+    QJsonObject o = form_->values();
+    o.insert(QStringLiteral("parameters"), QJsonArray::fromStringList(picker_->selected()));
+    return o;
+  }
+  void setSettings(const QJsonObject& settings) override {
+    form_->setValues(settings);
+    if (settings.contains(QStringLiteral("parameters"))) {
+      QStringList ids;
+      for (const QJsonValue& v : settings.value(QStringLiteral("parameters")).toArray()) ids << v.toString();
+      picker_->setSelected(ids);
+    }
+  }
+  void setSession(const api::ModelSession& session) override {
+    picker_->setModelPath(session.format == QLatin1String("sbml") ? session.filePath : QString());
+  }
+  QString validate() const override {
+    const QString form = form_->validate();
+    return form.isEmpty() ? picker_->validate() : form;
+  }
+
+ private:
+  OptionsForm* form_ = nullptr;
+  ParameterPicker* picker_ = nullptr;
+};
+
+// The chart tab: pick a parameter, see dy/dp of every output over time.
+class ChartView : public api::TaskResultView {
+ public:
+  explicit ChartView(QWidget* parent) : api::TaskResultView(parent) {
+    parameter_ = new QComboBox(this);
+    parameter_->setObjectName(QStringLiteral("sensitivityParameter"));
+    parameter_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    chart_ = new TimeSeriesChartView(QStringLiteral("Chart"), QStringLiteral("dy/dp"), {}, this);
+    connect(parameter_, &QComboBox::currentIndexChanged, this, [this](int index) { plot(index); });
+    auto* bar = new QHBoxLayout;
+    bar->setContentsMargins(4, 4, 4, 0);
+    bar->addWidget(new QLabel(tr("Sensitivities with respect to"), this));
+    bar->addWidget(parameter_);
+    bar->addStretch(1);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(bar);
+    layout->addWidget(chart_, 1);
+  }
+
+  QString title() const override { return QStringLiteral("Chart"); }
+  void showResult(const std::shared_ptr<const api::TaskResult>& result) override {
+    const Result* r = resultOf(result);
+    if (!r) return;
+    core_ = r->core();
+    const QString previous = parameter_->currentText();
+    QSignalBlocker block(parameter_);
+    parameter_->clear();
+    for (const std::string& id : core_->parameterIds) parameter_->addItem(q(id));
+    const int keep = parameter_->findText(previous);
+    parameter_->setCurrentIndex(keep >= 0 ? keep : 0);
+    plot(parameter_->currentIndex());
+  }
+  QList<api::ExportFormat> exportFormats() const override { return chart_->exportFormats(); }
+  bool exportTo(const QString& formatId, const QString& path, QString* errorString) const override {
+    return chart_->exportTo(formatId, path, errorString);
+  }
+
+ private:
+  void plot(int index) {
+    if (!core_ || index < 0 || static_cast<std::size_t>(index) >= core_->parameterIds.size()) return;
+    chart_->setSeries(parameterSlice(*core_, static_cast<std::size_t>(index)));
+  }
+
+  QComboBox* parameter_ = nullptr;
+  TimeSeriesChartView* chart_ = nullptr;
+  std::shared_ptr<const tasks::SensitivityResult> core_;
+};
+
+}  // namespace
+
+const QList<FieldSpec>& fields() {
+  using K = FieldSpec::Kind;
+  const double inf = std::numeric_limits<double>::infinity();
+  const tasks::SensitivityOptions core;  // the core's defaults
+  static const QList<FieldSpec> specs = {
+      {QStringLiteral("method"), QStringLiteral("Method"),
+       QStringLiteral("odeSD direct and CVODES forward integrate S = dx/dp with the states; PBSR "
+                      "and the exponential formula propagate S over the state trajectory; "
+                      "finite differences re-run the model (2 runs per parameter)."),
+       {}, K::Choice, QString::fromLatin1(tasks::toString(core.method)), -inf, inf, false, false,
+       {QStringLiteral("odesd"), QStringLiteral("cvodes"), QStringLiteral("pbsr"),
+        QStringLiteral("exp"), QStringLiteral("fd")},
+       {QStringLiteral("odeSD direct"), QStringLiteral("CVODES forward"),
+        QStringLiteral("Peano-Baker series (PBSR)"), QStringLiteral("Exponential formula"),
+        QStringLiteral("Finite differences")}},
+      {QStringLiteral("t_end"), QStringLiteral("End time"),
+       QStringLiteral("Output times run from t = 0 to this time."), {}, K::Real, 50.0, 0, inf,
+       true, false, {}, {}},
+      {QStringLiteral("points"), QStringLiteral("Output points"),
+       QStringLiteral("Number of output times, equally spaced, both ends included."), {},
+       K::Integer, 101, 2, 1'000'000, false, false, {}, {}},
+      {QStringLiteral("rtol"), QStringLiteral("Relative tolerance"),
+       QStringLiteral("rtol of the integration (states and, with error control, S)."), {},
+       K::Real, core.integrator.rtol, 0, 1, true, true, {}, {}},
+      {QStringLiteral("atol"), QStringLiteral("Absolute tolerance"),
+       QStringLiteral("atol of the integration; also the guard of scaled values (|y| <= atol "
+                      "gives 0)."),
+       {}, K::Real, core.integrator.atol, 0, inf, true, false, {}, {}},
+      {QStringLiteral("scaled"), QStringLiteral("Scaled (p/y)·dy/dp"),
+       QStringLiteral("Report COPASI's scaled sensitivities instead of dy/dp."), {}, K::Flag,
+       core.scaled, -inf, inf, false, false, {}, {}},
+      {QStringLiteral("error_control"), QStringLiteral("Error control on S"),
+       QStringLiteral("odeSD/CVODES: include S in the local error test."), {}, K::Flag,
+       core.errorControl, -inf, inf, false, false, {}, {}},
+  };
+  return specs;
+}
+
+Settings parseSettings(const QJsonObject& json) {
+  Settings s;
+  const auto number = [&json](const char* key, double fallback) {
+    const QJsonValue v = json.value(QLatin1String(key));
+    if (v.isUndefined() || v.isNull()) return fallback;
+    if (!v.isDouble()) {
+      throw InvalidOptions(std::string("sensitivities setting '") + key + "' is not a number");
+    }
+    return v.toDouble();
+  };
+  const QJsonValue method = json.value(QStringLiteral("method"));
+  if (!method.isUndefined()) {
+    const std::string name = method.toString().toStdString();
+    const auto m = tasks::sensitivityMethodFromString(name);
+    if (!m) {
+      throw InvalidOptions("sensitivities setting method = '" + name +
+                           "'. Violated constraint: one of odesd, cvodes, pbsr, exp, fd");
+    }
+    s.options.method = *m;
+  }
+  s.tEnd = number("t_end", s.tEnd);
+  if (!(s.tEnd > 0) || !std::isfinite(s.tEnd)) {
+    throw InvalidOptions("sensitivities setting t_end = " + numberText(s.tEnd) +
+                         ". Violated constraint: t_end > 0 and finite");
+  }
+  const double points = number("points", static_cast<double>(s.points));
+  if (!(points >= 2) || points > 1e8 || points != std::floor(points)) {
+    throw InvalidOptions("sensitivities setting points = " + numberText(points) +
+                         ". Violated constraint: whole number >= 2");
+  }
+  s.points = static_cast<long>(points);
+  s.options.integrator.rtol = number("rtol", s.options.integrator.rtol);
+  s.options.integrator.atol = number("atol", s.options.integrator.atol);
+  s.options.scaled = json.value(QStringLiteral("scaled")).toBool(s.options.scaled);
+  s.options.errorControl = json.value(QStringLiteral("error_control")).toBool(s.options.errorControl);
+  for (const QJsonValue& v : json.value(QStringLiteral("parameters")).toArray()) {
+    s.parameters.push_back(v.toString().toStdString());
+  }
+  if (auto why = s.options.validate()) throw InvalidOptions(*why);
+  return s;
+}
+
+Result::Result(std::shared_ptr<const tasks::SensitivityResult> core, QJsonObject provenance)
+    : core_(std::move(core)), provenance_(std::move(provenance)) {}
+
+api::TaskStatus Result::status() const {
+  switch (core_->termination) {
+    case tasks::Termination::Success: return api::TaskStatus::Succeeded;
+    case tasks::Termination::UserAbort: return api::TaskStatus::Cancelled;
+    default: return api::TaskStatus::Failed;
+  }
+}
+
+QString Result::message() const { return q(core_->message); }
+
+QString Result::summary() const {
+  if (core_->termination != tasks::Termination::Success) return message();
+  return QStringLiteral("Sensitivities: %1 times x %2 outputs x %3 parameters, %4 s")
+      .arg(core_->times.size())
+      .arg(core_->outputIds.size())
+      .arg(core_->parameterIds.size())
+      .arg(core_->wallSeconds, 0, 'g', 3);
+}
+
+std::shared_ptr<const tasks::TimeCourseResult> parameterSlice(const tasks::SensitivityResult& r,
+                                                              std::size_t parameter) {
+  auto slice = std::make_shared<tasks::TimeCourseResult>();
+  slice->times = r.times;
+  slice->columns = r.outputIds;
+  slice->values.reserve(r.times.size() * r.outputIds.size());
+  for (std::size_t it = 0; it < r.times.size(); ++it) {
+    for (std::size_t iy = 0; iy < r.outputIds.size(); ++iy) {
+      slice->values.push_back(r.at(it, iy, parameter));
+    }
+  }
+  return slice;
+}
+
+std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
+                                           const QJsonObject& settingsJson, RunContext& context) {
+  const Settings settings = parseSettings(settingsJson);
+  context.setPhase(QStringLiteral("Reading and compiling the model..."));
+  const LoadedModel loaded = loadModel(session.filePath);
+  if (context.cancelled()) {
+    return std::make_shared<MessageResult>(api::TaskStatus::Cancelled,
+                                           QStringLiteral("cancelled while compiling the model"));
+  }
+  context.setPhase(QStringLiteral("Integrating..."));
+
+  tasks::SensitivityProblem problem;
+  problem.model = loaded.model;
+  problem.times = timecourse::outputTimes(settings.tEnd, settings.points);
+  problem.parameters = settings.parameters;
+  for (auto it = session.overrides.cbegin(); it != session.overrides.cend(); ++it) {
+    problem.overrides.emplace_back(it.key().toStdString(), it.value());
+  }
+  auto core = std::make_shared<tasks::SensitivityResult>(
+      tasks::runSensitivities(problem, settings.options, context.monitor()));
+
+  QJsonObject provenance = baseProvenance(QString::fromLatin1(kTaskId),
+                                          QStringLiteral("Parameter sensitivities"), loaded,
+                                          session, settingsJson);
+  const bool fd = settings.options.method == tasks::SensitivityMethod::FiniteDifferences;
+  provenance.insert(QStringLiteral("method"), QString::fromLatin1(tasks::toString(settings.options.method)));
+  provenance.insert(QStringLiteral("tolerances"),
+                    QJsonObject{{QStringLiteral("rtol"), settings.options.integrator.rtol},
+                                {QStringLiteral("atol"), settings.options.integrator.atol}});
+  if (fd) {
+    provenance.insert(
+        QStringLiteral("derivative_source"),
+        QStringLiteral("central finite differences (relative step %1, rtol %2, atol %3); model "
+                       "Jacobians exact symbolic")
+            .arg(settings.options.fdRelativeStep)
+            .arg(std::min(settings.options.integrator.rtol, settings.options.fdRtol))
+            .arg(std::min(settings.options.integrator.atol, settings.options.fdAtol)));
+  }
+  provenance.insert(QStringLiteral("scaled"), settings.options.scaled);
+  QJsonArray parameters;
+  for (const std::string& id : core->parameterIds) parameters.append(q(id));
+  provenance.insert(QStringLiteral("parameters"), parameters);
+  provenance.insert(
+      QStringLiteral("run"),
+      QJsonObject{{QStringLiteral("termination"), QString::fromLatin1(tasks::toString(core->termination))},
+                  {QStringLiteral("message"), q(core->message)},
+                  {QStringLiteral("wall_seconds"), core->wallSeconds},
+                  {QStringLiteral("model_load_seconds"), loaded.loadSeconds},
+                  {QStringLiteral("simulations"), static_cast<double>(core->stats.simulations)},
+                  {QStringLiteral("guarded"), static_cast<double>(core->guardedCount)}});
+  QJsonObject stats = statsJson(core->stats.integrator);
+  stats.insert(QStringLiteral("sens_evals"), static_cast<double>(core->stats.sensitivityEvals));
+  provenance.insert(QStringLiteral("statistics"), stats);
+  return std::make_shared<Result>(std::move(core), std::move(provenance));
+}
+
+api::TaskDescription description() {
+  api::TaskDescription d;
+  d.id = QString::fromLatin1(kTaskId);
+  d.displayName = QStringLiteral("Parameter sensitivities");
+  d.menuPath = QStringLiteral("Tasks");
+  d.toolTip = QStringLiteral("dy/dp of the outputs over time, by five methods");
+  d.icon = taskIcon(IconKind::Sensitivities);
+  d.order = 20;
+  d.createSetupWidget = [](QWidget* parent) -> api::TaskSetupWidget* {
+    return new SetupWidget(parent);
+  };
+  d.createRunner = []() -> std::unique_ptr<api::TaskRunner> {
+    return std::make_unique<CoreTaskRunner>(&run);
+  };
+  d.createResultViews = [](QWidget* parent) {
+    auto* tableModel = new SensitivityTableModel;
+    auto* table = new TableResultView(
+        QStringLiteral("Table"), tableModel,
+        [tableModel](const std::shared_ptr<const api::TaskResult>& r) {
+          const Result* result = resultOf(r);
+          tableModel->setResult(result ? result->core() : nullptr);
+        },
+        parent);
+    auto* chart = new ChartView(parent);
+    auto* stats = new KeyValueView(
+        QStringLiteral("Statistics"),
+        [](const std::shared_ptr<const api::TaskResult>& result) {
+          QList<KeyValueTableModel::Entry> rows;
+          const Result* r = resultOf(result);
+          if (!r) return rows;
+          const tasks::SensitivityResult& c = *r->core();
+          using E = KeyValueTableModel::Entry;
+          rows << E{QStringLiteral("method"), QStringLiteral("Method"),
+                    r->provenance().value(QStringLiteral("method")).toString(), {}};
+          rows << E{QStringLiteral("parameters"), QStringLiteral("Parameters"),
+                    qlonglong(c.parameterIds.size()), {}};
+          rows << E{QStringLiteral("wall_seconds"), QStringLiteral("Wall time (s)"), c.wallSeconds, {}};
+          rows << E{QStringLiteral("simulations"), QStringLiteral("Integrations"),
+                    qlonglong(c.stats.simulations), {}};
+          rows << E{QStringLiteral("sens_evals"), QStringLiteral("Sensitivity evaluations"),
+                    qlonglong(c.stats.sensitivityEvals), {}};
+          if (c.scaled) {
+            rows << E{QStringLiteral("guarded"), QStringLiteral("Guarded (|y| <= atol)"),
+                      qlonglong(c.guardedCount), QStringLiteral("scaled values reported as 0")};
+          }
+          for (const E& e : statsEntries(c.stats.integrator)) {
+            if (e.key != QLatin1String("sens_evals")) rows << e;  // counted above, per method
+          }
+          return rows;
+        },
+        parent);
+    return QList<api::TaskResultView*>{chart, table, stats};
+  };
+  return d;
+}
+
+}  // namespace sensode::plugin::sensitivities

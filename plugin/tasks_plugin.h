@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+// The sensode_tasks plugin: the Sensode tasks (Time course, Parameter sensitivities; the
+// Steady-state gradient joins when its core API lands) and the SBML reader for the host's model
+// browser. Built twice from the same sources: a loadable plugin (build/plugins) and a STATIC
+// variant the tests link (linking imports it: qt_add_plugin adds Q_IMPORT_PLUGIN(SensodeTasksPlugin)).
+//
+// Adding a task: write plugin/<task>/<task>_task.{h,cpp} with a description() like
+// time_course/time_course_task.h (field table → OptionsForm, a run() for CoreTaskRunner, a
+// TaskResult subclass, result views from plugin/views), and append it in tasks().
+#pragma once
+
+#include <QObject>
+
+#include "gui/plugin_api/task_plugin.h"
+
+namespace sensode::plugin {
+
+class SensodeTasksPlugin : public QObject, public api::TaskPlugin {
+  Q_OBJECT
+  Q_PLUGIN_METADATA(IID "org.sensode.TaskPlugin/1" FILE "sensode_tasks.json")
+  Q_INTERFACES(sensode::api::TaskPlugin)
+
+ public:
+  bool initialize(QString* errorString) override;
+  QList<api::TaskDescription> tasks() const override;
+  QStringList modelFormats() const override;
+  std::optional<api::ModelOverview> readModel(const QString& path,
+                                              QString* errorString) const override;
+};
+
+}  // namespace sensode::plugin

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+// The Time course task (id "timecourse") in the GUI: settings (one field table → form, JSON,
+// validation), the run on the worker thread through core::tasks::runTimeCourse, the result with
+// its provenance, and the three views: Chart, Table (tabs) and Statistics (side).
+//
+// Settings JSON keys follow the CLI's flags (sensode simulate): method ("cvodes" | "odesd",
+// parsed by integrators::methodFromString), t_end, points (output times linspace(0, t_end,
+// points), exactly as the CLI computes them), rtol, atol, max_steps. The same settings give the
+// same numbers as `sensode simulate` and as a direct runTimeCourse() call.
+#pragma once
+
+#include <QJsonObject>
+#include <QList>
+
+#include <memory>
+#include <vector>
+
+#include "core/tasks/time_course_task.h"
+#include "gui/plugin_api/task_plugin.h"
+#include "plugin/forms/options_form.h"
+
+namespace sensode::plugin {
+
+class RunContext;
+
+namespace timecourse {
+
+inline constexpr const char* kTaskId = "timecourse";
+
+// The form's fields with their defaults: method, rtol, atol and max_steps are the core's
+// (tasks::TimeCourseOptions{}); t_end 100 and points 501 are the GUI's.
+const QList<FieldSpec>& fields();
+
+struct Settings {
+  integrators::Method method = tasks::TimeCourseOptions{}.method;
+  double tEnd = 100;
+  long points = 501;
+  tasks::TimeCourseOptions options;
+};
+// Reads settings JSON (missing keys take the defaults); throws InvalidOptions naming the key.
+Settings parseSettings(const QJsonObject& json);
+
+// linspace(0, tEnd, points) with the last time exactly tEnd (as `sensode simulate`).
+std::vector<double> outputTimes(double tEnd, long points);
+
+// The task's result: the core result (shared with the table model and the chart), plus what
+// the provenance needs.
+class Result : public api::TaskResult {
+ public:
+  Result(std::shared_ptr<const tasks::TimeCourseResult> core, QJsonObject provenance);
+  api::TaskStatus status() const override;
+  QString message() const override;
+  QString summary() const override;
+  QJsonObject provenance() const override { return provenance_; }
+  const std::shared_ptr<const tasks::TimeCourseResult>& core() const { return core_; }
+
+ private:
+  std::shared_ptr<const tasks::TimeCourseResult> core_;
+  QJsonObject provenance_;
+};
+
+// The worker-thread body: load (cached) and compile the model, run the core task.
+std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
+                                           const QJsonObject& settings, RunContext& context);
+
+api::TaskDescription description();
+
+}  // namespace timecourse
+}  // namespace sensode::plugin

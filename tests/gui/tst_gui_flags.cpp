@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+// sensode-gui as a script runs it: --open FILE --run TASK_ID --screenshot FILE.png under
+// QT_QPA_PLATFORM=offscreen saves the window once the results are shown and exits 0; an unknown
+// task exits 2 and a broken model exits 1, each with its message on stderr. The executable finds
+// its plugin through the build tree's rule (build/gui/sensode-gui → build/plugins).
+#include <QImage>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest/QtTest>
+
+namespace {
+
+const QString kGui = QStringLiteral(SENSODE_GUI_PATH);
+const QString kRepressilator = QStringLiteral(SENSODE_RESOURCES_DIR "/models/repressilator.xml");
+
+struct Run {
+  int exitCode = -1;
+  QString out, err;
+};
+
+Run runGui(const QStringList& args) {
+  QProcess p;
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+  env.remove(QStringLiteral("SENSODE_PLUGIN_PATH"));
+  p.setProcessEnvironment(env);
+  p.start(kGui, QStringList{QStringLiteral("--fresh")} + args);
+  Run r;
+  if (!p.waitForFinished(120000)) {
+    p.kill();
+    p.waitForFinished();
+    r.err = QStringLiteral("timed out");
+    return r;
+  }
+  r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+  r.out = QString::fromLocal8Bit(p.readAllStandardOutput());
+  r.err = QString::fromLocal8Bit(p.readAllStandardError());
+  return r;
+}
+
+}  // namespace
+
+class TestGuiFlags : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void screenshotOfATimeCourse() {
+    QTemporaryDir dir;
+    const QString png = dir.filePath(QStringLiteral("timecourse.png"));
+    const Run r = runGui({QStringLiteral("--open"), kRepressilator, QStringLiteral("--run"),
+                          QStringLiteral("timecourse"), QStringLiteral("--screenshot"), png});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QImage image(png);
+    QVERIFY2(!image.isNull(), qPrintable(r.out + r.err));
+    QVERIFY(image.width() >= 1000 && image.height() >= 700);
+  }
+
+  void unknownTaskExitsTwo() {
+    QTemporaryDir dir;
+    const Run r = runGui({QStringLiteral("--open"), kRepressilator, QStringLiteral("--run"),
+                          QStringLiteral("nosuchtask"), QStringLiteral("--screenshot"),
+                          dir.filePath(QStringLiteral("x.png"))});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains(QStringLiteral("nosuchtask")), qPrintable(r.err));
+    QVERIFY2(r.err.contains(QStringLiteral("timecourse")), qPrintable(r.err));
+  }
+
+  void brokenModelExitsOne() {
+    QTemporaryDir dir;
+    const Run r = runGui({QStringLiteral("--open"),
+                          QStringLiteral(SENSODE_TEST_DATA_DIR "/bad_sbml/algebraic_rule.xml"),
+                          QStringLiteral("--run"), QStringLiteral("timecourse"),
+                          QStringLiteral("--screenshot"), dir.filePath(QStringLiteral("x.png"))});
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY2(r.err.contains(QStringLiteral("algebraic_rule.xml")), qPrintable(r.err));
+  }
+
+  void runNeedsAModel() {
+    const Run r = runGui({QStringLiteral("--run"), QStringLiteral("timecourse")});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY(r.err.contains(QStringLiteral("--open")));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestGuiFlags)
+#include "tst_gui_flags.moc"

@@ -1,0 +1,557 @@
+// SPDX-License-Identifier: MIT
+// The host driven offscreen with the real widgets and the sensode_tasks plugin (linked
+// statically): open the bundled repressilator, browse and edit it, run the time course by
+// clicking Run, compare the table with the core's runTimeCourse for the same settings (bit for
+// bit), export and re-read CSV/PNG/SVG and their provenance JSON, cancel a long run within
+// 0.2 s with the previous results left on screen, and see the core's error messages reported.
+#include <QAbstractItemModelTester>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QChart>
+#include <QCryptographicHash>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLegend>
+#include <QLegendMarker>
+#include <QLogValueAxis>
+#include <QMenu>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QSvgRenderer>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QtTest/QtTest>
+
+#include <chrono>
+#include <memory>
+
+#include "core/model/sbml_importer.h"
+#include "core/symbolic/compiled_model.h"
+#include "core/symbolic/ode_system.h"
+#include "core/tasks/sensitivities_task.h"
+#include "core/tasks/time_course_task.h"
+#include "gui/main_window.h"
+#include "gui/model_browser.h"
+#include "gui/model_table_model.h"
+#include "gui/plugin_loader.h"
+#include "gui/sbml_support_dialog.h"
+#include "gui/task_panel.h"
+#include "plugin/models/sensitivity_table_model.h"
+#include "plugin/models/time_series_table_model.h"
+#include "plugin/views/key_value_view.h"
+#include "plugin/views/table_result_view.h"
+#include "plugin/views/time_series_chart_view.h"
+#include "support/numeric_compare.h"
+
+// sensode_tasks_static is imported by linking it (qt_add_plugin's initializer library).
+
+using namespace sensode;
+using gui::MainWindow;
+using gui::TaskPanel;
+
+namespace {
+
+const QString kRepressilator = QStringLiteral(SENSODE_RESOURCES_DIR "/models/repressilator.xml");
+
+// `method` as the settings name it ("cvodes", "odesd").
+tasks::TimeCourseResult coreReference(const char* method, double tEnd, long points, double rtol,
+                                      double atol,
+                                      std::vector<std::pair<std::string, double>> overrides = {}) {
+  const auto m = model::importSbmlFile(kRepressilator.toStdString());
+  tasks::TimeCourseProblem problem;
+  problem.model = std::make_shared<symbolic::CompiledModel>(symbolic::buildOdeSystem(m));
+  for (long i = 0; i < points; ++i) {
+    problem.times.push_back(tEnd * static_cast<double>(i) / static_cast<double>(points - 1));
+  }
+  problem.times.back() = tEnd;
+  problem.overrides = std::move(overrides);
+  tasks::TimeCourseOptions options;
+  options.method = *integrators::methodFromString(method);
+  options.integrator.rtol = rtol;
+  options.integrator.atol = atol;
+  return tasks::runTimeCourse(problem, options);
+}
+
+MainWindow::Options testOptions() {
+  MainWindow::Options o;
+  o.pluginFolders = QStringList{};  // only the statically linked plugin
+  o.interactive = true;             // message boxes open (non-blocking) so tests can see them
+  return o;
+}
+
+// Clicks Run and waits for the run to end; returns its status.
+api::TaskStatus runAndWait(TaskPanel* panel, int timeoutMs = 60000) {
+  QSignalSpy finished(panel, &TaskPanel::runFinished);
+  QTest::mouseClick(panel->runButton(), Qt::LeftButton);
+  if (!finished.wait(timeoutMs)) return api::TaskStatus::Failed;
+  return finished.takeFirst().at(0).value<api::TaskStatus>();
+}
+
+plugin::TimeSeriesTableModel* tableModelOf(TaskPanel* panel) {
+  auto* view = dynamic_cast<plugin::TableResultView*>(panel->resultView(QStringLiteral("Table")));
+  return view ? qobject_cast<plugin::TimeSeriesTableModel*>(view->sourceModel()) : nullptr;
+}
+
+// Exact comparison of the GUI's table with a core result.
+void compareTable(const plugin::TimeSeriesTableModel* model, const tasks::TimeCourseResult& ref) {
+  QCOMPARE(model->rowCount(), int(ref.times.size()));
+  QCOMPARE(model->columnCount(), int(ref.columns.size()) + 1);
+  for (int c = 1; c < model->columnCount(); ++c) {
+    QCOMPARE(model->headerData(c, Qt::Horizontal).toString(),
+             QString::fromStdString(ref.columns[std::size_t(c - 1)]));
+  }
+  for (int r = 0; r < model->rowCount(); ++r) {
+    QVERIFY(model->data(model->index(r, 0), Qt::UserRole).toDouble() == ref.times[std::size_t(r)]);
+    for (int c = 1; c < model->columnCount(); ++c) {
+      const double shown = model->data(model->index(r, c), Qt::UserRole).toDouble();
+      const double expected = ref.at(std::size_t(r), std::size_t(c - 1));
+      QVERIFY2(shown == expected, qPrintable(QStringLiteral("row %1 column %2: %3 vs %4")
+                                                 .arg(r).arg(c).arg(shown, 0, 'g', 17)
+                                                 .arg(expected, 0, 'g', 17)));
+    }
+  }
+}
+
+QString sha256(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return {};
+  QCryptographicHash h(QCryptographicHash::Sha256);
+  h.addData(&f);
+  return QString::fromLatin1(h.result().toHex());
+}
+
+QJsonObject readJson(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return {};
+  return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+}  // namespace
+
+class TestMainWindow : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("SensodeTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_main_window"));
+    QSettings().clear();
+  }
+
+  void opensTheModelIntoTheBrowser() {
+    MainWindow w(testOptions());
+    w.show();
+    QVERIFY(w.openModel(kRepressilator));
+    QCOMPARE(w.session().filePath, QFileInfo(kRepressilator).absoluteFilePath());
+    QCOMPARE(w.session().format, QStringLiteral("sbml"));
+    QVERIFY(w.windowTitle().startsWith(QStringLiteral("repressilator.xml")));
+    gui::ModelBrowser* b = w.modelBrowser();
+    QCOMPARE(b->tableTitles(), (QStringList{QStringLiteral("Compartments"), QStringLiteral("Species"),
+                                            QStringLiteral("Parameters"), QStringLiteral("Reactions"),
+                                            QStringLiteral("Rules")}));
+    QCOMPARE(b->tableModel(QStringLiteral("Species"))->rowCount(), 6);
+    gui::ModelTableModel* reactions = b->tableModel(QStringLiteral("Reactions"));
+    QCOMPARE(reactions->rowCount(), 12);
+    for (int r = 0; r < reactions->rowCount(); ++r) {
+      QVERIFY(!reactions->data(reactions->index(r, 3)).toString().isEmpty());
+    }
+    for (const QString& title : b->tableTitles()) {
+      QAbstractItemModelTester tester(b->tableModel(title),
+                                      QAbstractItemModelTester::FailureReportingMode::QtTest);
+    }
+    QVERIFY(w.recentFiles().contains(w.session().filePath));
+  }
+
+  void tasksMenuComesFromThePlugins() {
+    MainWindow w(testOptions());
+    QAction* action = w.tasksMenu()->findChild<QAction*>(QStringLiteral("task_timecourse"));
+    QVERIFY(action);
+    QCOMPARE(action->text(), QStringLiteral("Time course"));
+    QVERIFY(!action->icon().isNull());
+    action->trigger();
+    QVERIFY(w.taskPanel(QStringLiteral("timecourse")));
+    QCOMPARE(w.currentTaskPanel(), w.taskPanel(QStringLiteral("timecourse")));
+  }
+
+  void timeCourseTableEqualsTheCore_data() {
+    QTest::addColumn<QString>("method");
+    QTest::newRow("cvodes") << QStringLiteral("cvodes");
+    QTest::newRow("odesd") << QStringLiteral("odesd");
+  }
+
+  void timeCourseTableEqualsTheCore() {
+    QFETCH(QString, method);
+    MainWindow w(testOptions());
+    w.show();
+    QVERIFY(w.openModel(kRepressilator));
+    TaskPanel* panel = w.openTask(QStringLiteral("timecourse"));
+    QVERIFY(panel);
+    panel->setupWidget()->setSettings(
+        {{"method", method}, {"t_end", 50.0}, {"points", 201}, {"rtol", 1e-10}, {"atol", 1e-12}});
+    const tasks::TimeCourseResult ref =
+        coreReference(qPrintable(method), 50, 201, 1e-10, 1e-12);
+    const api::TaskStatus status = runAndWait(panel);
+    if (ref.termination != tasks::Termination::Success) {
+      // The core cannot run this method (yet): the GUI says exactly what the core says.
+      QCOMPARE(int(status), int(api::TaskStatus::Failed));
+      QVERIFY2(w.lastError().contains(QString::fromStdString(ref.message)), qPrintable(w.lastError()));
+      QSKIP(qPrintable(QStringLiteral("%1: %2").arg(method, QString::fromStdString(ref.message))));
+    }
+    QCOMPARE(int(status), int(api::TaskStatus::Succeeded));
+    QVERIFY(panel->shownResult());
+    QCOMPARE(panel->progressBar()->value(), panel->progressBar()->maximum());
+
+    plugin::TimeSeriesTableModel* model = tableModelOf(panel);
+    QVERIFY(model);
+    QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    compareTable(model, ref);
+
+    // And against the reference state at t = 50 in the model file (NUMERICS.md §11).
+    const double expected[] = {1.2301285264, 38.342340321, 13.435302032,
+                               1.3422117400, 31.147354469, 16.616318254};
+    const int last = model->rowCount() - 1;
+    for (int c = 0; c < 6; ++c) {
+      SENSODE_EXPECT_CLOSE(model->data(model->index(last, c + 1), Qt::UserRole).toDouble(),
+                           expected[c], 1e-7, 1e-7, "x(50)", c);
+    }
+
+    // The statistics beside the chart are the core's.
+    auto* stats = dynamic_cast<plugin::KeyValueView*>(panel->resultView(QStringLiteral("Statistics")));
+    QVERIFY(stats);
+    QAbstractItemModelTester statsTester(stats->model(),
+                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(stats->model()->value(QStringLiteral("steps")).toLongLong(), qlonglong(ref.stats.steps));
+    QCOMPARE(stats->model()->value(QStringLiteral("method")).toString(), method);
+
+    // The chart has one line per output, a legend that toggles them, and a log axis.
+    auto* chart = dynamic_cast<plugin::TimeSeriesChartView*>(panel->resultView(QStringLiteral("Chart")));
+    QVERIFY(chart);
+    QCOMPARE(chart->chart()->series().size(), 6);
+    QLegendMarker* marker = chart->chart()->legend()->markers().first();
+    const QString first = marker->series()->name();
+    emit marker->clicked();
+    QVERIFY(!marker->series()->isVisible());
+    QTRY_VERIFY(marker->isVisible());  // stays in the legend (after its layout) to be clicked back
+    QCOMPARE(chart->hiddenSeries(), QStringList{first});
+    emit marker->clicked();
+    QVERIFY(marker->series()->isVisible());
+    chart->logScaleBox()->setChecked(true);
+    QCOMPARE(chart->chart()->axes(Qt::Vertical).first()->type(), QAbstractAxis::AxisTypeLogValue);
+    chart->logScaleBox()->setChecked(false);
+    QCOMPARE(chart->chart()->axes(Qt::Vertical).first()->type(), QAbstractAxis::AxisTypeValue);
+
+    // Sorting happens in the view only; the model keeps the core's order.
+    auto* table = dynamic_cast<plugin::TableResultView*>(panel->resultView(QStringLiteral("Table")));
+    table->tableView()->sortByColumn(1, Qt::DescendingOrder);
+    compareTable(model, ref);
+    table->tableView()->selectRow(0);
+    const QString copied = table->selectionAsText();
+    QVERIFY(copied.startsWith(QStringLiteral("time\tm1\t")));
+  }
+
+  void editedParametersReachTheTask() {
+    MainWindow w(testOptions());
+    w.show();
+    QVERIFY(w.openModel(kRepressilator));
+    gui::ModelTableModel* params = w.modelBrowser()->tableModel(QStringLiteral("Parameters"));
+    QVERIFY(params);
+    int alphaRow = -1;
+    for (int r = 0; r < params->rowCount(); ++r) {
+      if (params->data(params->index(r, 0)).toString() == QStringLiteral("alpha")) alphaRow = r;
+    }
+    QVERIFY(alphaRow >= 0);
+    const int valueColumn = params->table().valueColumn;
+    const QModelIndex cell = params->index(alphaRow, valueColumn);
+    QVERIFY(params->flags(cell) & Qt::ItemIsEditable);
+    QVERIFY(!params->setData(cell, QStringLiteral("not a number")));
+    QVERIFY(params->setData(cell, QStringLiteral("150")));
+    QCOMPARE(w.session().overrides.value(QStringLiteral("alpha")), 150.0);
+    QCOMPARE(params->data(cell).toString(), QStringLiteral("150"));
+    QVERIFY(params->data(cell, Qt::FontRole).value<QFont>().bold());
+
+    TaskPanel* panel = w.openTask(QStringLiteral("timecourse"));
+    panel->setupWidget()->setSettings(
+        {{"method", "cvodes"}, {"t_end", 20.0}, {"points", 41}, {"rtol", 1e-8}, {"atol", 1e-12}});
+    QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Succeeded));
+    compareTable(tableModelOf(panel),
+                 coreReference("cvodes", 20, 41, 1e-8, 1e-12, {{"alpha", 150.0}}));
+    QCOMPARE(panel->shownResult()->provenance().value("parameter_overrides").toObject()
+                 .value("alpha").toDouble(), 150.0);
+
+    // Clearing the cell goes back to the file's value.
+    QVERIFY(params->setData(cell, QString()));
+    QVERIFY(w.session().overrides.isEmpty());
+  }
+
+  void exportsCarryProvenance() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    MainWindow w(testOptions());
+    w.show();
+    QVERIFY(w.openModel(kRepressilator));
+    TaskPanel* panel = w.openTask(QStringLiteral("timecourse"));
+    const QJsonObject settings{
+        {"method", "cvodes"}, {"t_end", 40.0}, {"points", 81}, {"rtol", 1e-9}, {"atol", 1e-12}};
+    panel->setupWidget()->setSettings(settings);
+    QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Succeeded));
+    const tasks::TimeCourseResult ref = coreReference("cvodes", 40, 81, 1e-9, 1e-12);
+
+    QStringList formats;
+    for (const auto& t : panel->exportTargets()) formats << t.format.id;
+    QCOMPARE(formats, (QStringList{QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("csv")}));
+
+    auto* table = panel->resultView(QStringLiteral("Table"));
+    auto* chart = panel->resultView(QStringLiteral("Chart"));
+    const QString csv = dir.filePath(QStringLiteral("tc.csv"));
+    const QString png = dir.filePath(QStringLiteral("tc.png"));
+    const QString svg = dir.filePath(QStringLiteral("tc.svg"));
+    QString why;
+    QVERIFY2(panel->exportResult(table, QStringLiteral("csv"), csv, &why), qPrintable(why));
+    QVERIFY2(panel->exportResult(chart, QStringLiteral("png"), png, &why), qPrintable(why));
+    QVERIFY2(panel->exportResult(chart, QStringLiteral("svg"), svg, &why), qPrintable(why));
+
+    // CSV: the CLI's format, numbers that read back to the core's doubles.
+    QFile f(csv);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QStringList lines = QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 82);
+    QCOMPARE(lines.first(), QStringLiteral("time,m1,m2,m3,p1,p2,p3"));
+    for (int r = 0; r < 81; ++r) {
+      const QStringList fields = lines[r + 1].split(QLatin1Char(','));
+      QCOMPARE(fields.size(), 7);
+      QVERIFY(fields[0].toDouble() == ref.times[std::size_t(r)]);
+      for (int c = 0; c < 6; ++c) {
+        QVERIFY2(fields[c + 1].toDouble() == ref.at(std::size_t(r), std::size_t(c)),
+                 qPrintable(lines[r + 1]));
+      }
+    }
+
+    // PNG: an image of the chart at twice the on-screen resolution.
+    QImage image(png);
+    QVERIFY(!image.isNull());
+    QVERIFY(image.width() >= 400 && image.height() >= 300);
+    // Not blank: the lines put many colours in.
+    QSet<QRgb> colours;
+    for (int y = 0; y < image.height(); y += 7) {
+      for (int x = 0; x < image.width(); x += 7) colours.insert(image.pixel(x, y));
+    }
+    QVERIFY(colours.size() > 10);
+
+    // SVG: valid, and it names the series in the legend.
+    QSvgRenderer renderer(svg);
+    QVERIFY(renderer.isValid());
+    QFile s(svg);
+    QVERIFY(s.open(QIODevice::ReadOnly));
+    const QByteArray svgText = s.readAll();
+    QVERIFY(svgText.contains("<svg"));
+    QVERIFY(svgText.contains(">p3<") || svgText.contains("p3"));
+
+    // Provenance beside every export.
+    for (const QString& file : {csv, png, svg}) {
+      const QString jsonPath = TaskPanel::provenancePath(file);
+      QVERIFY2(QFileInfo::exists(jsonPath), qPrintable(jsonPath));
+      const QJsonObject p = readJson(jsonPath);
+      QCOMPARE(p.value("sensode_version").toString(), QStringLiteral(SENSODE_VERSION));
+      QCOMPARE(p.value("task").toObject().value("id").toString(), QStringLiteral("timecourse"));
+      const QJsonObject model = p.value("model").toObject();
+      QCOMPARE(model.value("file").toString(), QFileInfo(kRepressilator).absoluteFilePath());
+      QCOMPARE(model.value("sha256").toString(), sha256(kRepressilator));
+      QCOMPARE(p.value("method").toString(), QStringLiteral("cvodes"));
+      QCOMPARE(p.value("tolerances").toObject().value("rtol").toDouble(), 1e-9);
+      QCOMPARE(p.value("tolerances").toObject().value("atol").toDouble(), 1e-12);
+      QCOMPARE(p.value("derivative_source").toString(), QStringLiteral("exact symbolic"));
+      QCOMPARE(p.value("settings").toObject().value("t_end").toDouble(), 40.0);
+      QCOMPARE(p.value("settings").toObject().value("points").toInt(), 81);
+      const QJsonObject exported = p.value("export").toObject();
+      QCOMPARE(exported.value("file").toString(), QFileInfo(file).fileName());
+      QCOMPARE(exported.value("sha256").toString(), sha256(file));
+      QCOMPARE(p.value("statistics").toObject().value("steps").toDouble(), double(ref.stats.steps));
+    }
+  }
+
+  void cancelStopsFastAndKeepsThePreviousResults() {
+    MainWindow w(testOptions());
+    w.show();
+    QVERIFY(w.openModel(kRepressilator));
+    TaskPanel* panel = w.openTask(QStringLiteral("timecourse"));
+    panel->setupWidget()->setSettings({{"method", "cvodes"}, {"t_end", 30.0}, {"points", 31}});
+    QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Succeeded));
+    const auto before = panel->shownResult();
+    plugin::TimeSeriesTableModel* model = tableModelOf(panel);
+    const double lastBefore = model->data(model->index(30, 1), Qt::UserRole).toDouble();
+
+    panel->setupWidget()->setSettings({{"t_end", 1e6}, {"points", 200001}});
+    QSignalSpy finished(panel, &TaskPanel::runFinished);
+    QTest::mouseClick(panel->runButton(), Qt::LeftButton);
+    QVERIFY(panel->isRunning());
+    QVERIFY(!panel->runButton()->isEnabled());
+    QVERIFY(panel->cancelButton()->isEnabled());
+    QTRY_VERIFY_WITH_TIMEOUT(panel->progressBar()->value() > 0, 20000);  // integrating
+    QVERIFY(panel->isRunning());
+    const auto clicked = std::chrono::steady_clock::now();
+    QTest::mouseClick(panel->cancelButton(), Qt::LeftButton);
+    QVERIFY(finished.wait(5000));
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - clicked).count();
+    qInfo("Cancel to finished: %.3f s", seconds);
+    QVERIFY2(seconds < 0.2, qPrintable(QStringLiteral("cancel took %1 s").arg(seconds)));
+    QCOMPARE(int(finished.first().at(0).value<api::TaskStatus>()), int(api::TaskStatus::Cancelled));
+
+    // The previous results are untouched.
+    QCOMPARE(panel->shownResult(), before);
+    QCOMPARE(model->rowCount(), 31);
+    QVERIFY(model->data(model->index(30, 1), Qt::UserRole).toDouble() == lastBefore);
+    QVERIFY(panel->runButton()->isEnabled());
+    QVERIFY(w.lastError().isEmpty());  // a cancel is not an error
+  }
+
+  void coreErrorsAreReported() {
+    MainWindow w(testOptions());
+    w.show();
+    QSignalSpy errors(&w, &MainWindow::errorReported);
+
+    // An unsupported model: the importer's message, and the open model stays.
+    QVERIFY(w.openModel(kRepressilator));
+    QVERIFY(!w.openModel(QStringLiteral(SENSODE_TEST_DATA_DIR "/bad_sbml/event.xml")));
+    QCOMPARE(errors.count(), 1);
+    QVERIFY2(w.lastError().contains(QStringLiteral("event.xml")), qPrintable(w.lastError()));
+    QCOMPARE(QFileInfo(w.session().filePath).fileName(), QStringLiteral("repressilator.xml"));
+    QVERIFY(w.findChild<QMessageBox*>(QStringLiteral("errorBox")));
+    QVERIFY(w.statusBar()->currentMessage().contains(QStringLiteral("event.xml")));
+
+    // Invalid settings are refused before running, naming the field.
+    TaskPanel* panel = w.openTask(QStringLiteral("timecourse"));
+    panel->setupWidget()->setSettings({{"rtol", -1.0}});
+    QTest::mouseClick(panel->runButton(), Qt::LeftButton);
+    QVERIFY(!panel->isRunning());
+    QVERIFY2(w.lastError().contains(QStringLiteral("Relative tolerance")), qPrintable(w.lastError()));
+
+    // A failure inside the core (too much work): its message, unchanged, and no new results.
+    panel->setupWidget()->setSettings(
+        {{"rtol", 1e-6}, {"method", "cvodes"}, {"t_end", 50.0}, {"points", 2}, {"max_steps", 10}});
+    QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Failed));
+    const auto ref = coreReference("cvodes", 50, 2, 1e-6, 1e-12, {});
+    QVERIFY(ref.termination == tasks::Termination::Success);  // (with the default max steps)
+    QVERIFY2(w.lastError().contains(QStringLiteral("too much work")), qPrintable(w.lastError()));
+    QVERIFY(!panel->shownResult());
+
+    // Unknown task ids name the known ones.
+    QVERIFY(!w.openTask(QStringLiteral("no-such-task")));
+    QVERIFY(w.lastError().contains(QStringLiteral("timecourse")));
+  }
+
+  void settingsAreRemembered() {
+    QSettings().clear();
+    const QJsonObject settings{{"method", "cvodes"}, {"t_end", 12.0}, {"points", 13},
+                               {"rtol", 1e-7}, {"atol", 1e-11}, {"max_steps", 5000}};
+    {
+      MainWindow w(testOptions());
+      w.show();
+      QVERIFY(w.openModel(kRepressilator));
+      TaskPanel* panel = w.openTask(QStringLiteral("timecourse"));
+      panel->setupWidget()->setSettings(settings);
+      QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Succeeded));
+      w.close();
+    }
+    MainWindow again(testOptions());
+    QCOMPARE(again.recentFiles().value(0), QFileInfo(kRepressilator).absoluteFilePath());
+    TaskPanel* panel = again.openTask(QStringLiteral("timecourse"));
+    QCOMPARE(panel->setupWidget()->settings(), settings);
+
+    MainWindow::Options fresh = testOptions();
+    fresh.useSettings = false;
+    MainWindow clean(fresh);
+    QVERIFY(clean.recentFiles().isEmpty());
+    QCOMPARE(clean.openTask(QStringLiteral("timecourse"))->setupWidget()->settings()
+                 .value("t_end").toDouble(), 100.0);
+  }
+
+  void sensitivitiesTaskInTheWindow() {
+    QTemporaryDir dir;
+    MainWindow w(testOptions());
+    w.show();
+    QVERIFY(w.openModel(kRepressilator));
+    QVERIFY(w.tasksMenu()->findChild<QAction*>(QStringLiteral("task_sensitivities")));
+    TaskPanel* panel = w.openTask(QStringLiteral("sensitivities"));
+    QVERIFY(panel);
+    panel->setupWidget()->setSettings({{"method", "cvodes"}, {"t_end", 20.0}, {"points", 21},
+                                       {"rtol", 1e-8}, {"atol", 1e-12}, {"scaled", true},
+                                       {"parameters", QJsonArray{"alpha", "n"}}});
+    QCOMPARE(panel->setupWidget()->settings().value("parameters").toArray(), (QJsonArray{"alpha", "n"}));
+    QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Succeeded));
+
+    const auto m = model::importSbmlFile(kRepressilator.toStdString());
+    tasks::SensitivityProblem problem;
+    problem.model = std::make_shared<symbolic::CompiledModel>(symbolic::buildOdeSystem(m));
+    for (int i = 0; i < 21; ++i) problem.times.push_back(20.0 * i / 20);
+    problem.parameters = {"alpha", "n"};
+    tasks::SensitivityOptions options;
+    options.method = tasks::SensitivityMethod::Cvodes;
+    options.integrator.rtol = 1e-8;
+    options.integrator.atol = 1e-12;
+    options.scaled = true;
+    const tasks::SensitivityResult ref = tasks::runSensitivities(problem, options);
+
+    auto* table = dynamic_cast<plugin::TableResultView*>(panel->resultView(QStringLiteral("Table")));
+    QVERIFY(table);
+    auto* model = qobject_cast<plugin::SensitivityTableModel*>(table->sourceModel());
+    QVERIFY(model);
+    QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(model->rowCount(), int(ref.values.size()));
+    for (int row = 0; row < model->rowCount(); ++row) {
+      QVERIFY(model->data(model->index(row, 3), Qt::UserRole).toDouble() == ref.values[std::size_t(row)]);
+    }
+    const QString csv = dir.filePath(QStringLiteral("s.csv"));
+    QString why;
+    QVERIFY2(panel->exportResult(table, QStringLiteral("csv"), csv, &why), qPrintable(why));
+    QFile f(csv);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readLine().trimmed(), QByteArray("time,variable,parameter,value"));
+    const QJsonObject p = readJson(TaskPanel::provenancePath(csv));
+    QVERIFY(p.value("scaled").toBool());
+    QCOMPARE(p.value("task").toObject().value("id").toString(), QStringLiteral("sensitivities"));
+
+    // The chart plots one parameter at a time.
+    auto* chartTab = panel->resultView(QStringLiteral("Chart"));
+    auto* chooser = chartTab->findChild<QComboBox*>(QStringLiteral("sensitivityParameter"));
+    QVERIFY(chooser);
+    QCOMPARE(chooser->count(), 2);
+    auto* chart = chartTab->findChild<plugin::TimeSeriesChartView*>();
+    QVERIFY(chart && chart->series());
+    QVERIFY(chart->series()->at(10, 0) == ref.at(10, 0, 0));
+    chooser->setCurrentIndex(1);
+    QVERIFY(chart->series()->at(10, 0) == ref.at(10, 0, 1));
+    QVERIFY2(panel->exportResult(chartTab, QStringLiteral("svg"), dir.filePath(QStringLiteral("s.svg")), &why),
+             qPrintable(why));
+  }
+
+  void sbmlSupportTableIsShipped() {
+    gui::SbmlSupportDialog dialog;
+    QVERIFY2(dialog.errorString().isEmpty(), qPrintable(dialog.errorString()));
+    QAbstractItemModelTester tester(dialog.model(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(dialog.model()->rowCount() > 20);
+    bool species = false;
+    for (int r = 0; r < dialog.model()->rowCount(); ++r) {
+      if (dialog.model()->data(dialog.model()->index(r, 0)).toString() == QStringLiteral("Species")) {
+        species = true;
+        QVERIFY(dialog.model()->data(dialog.model()->index(r, 1)).toInt() > 0);
+      }
+    }
+    QVERIFY(species);
+
+    MainWindow w(testOptions());
+    QAction* action = w.findChild<QAction*>(QStringLiteral("actionSbmlSupport"));
+    QVERIFY(action);
+    action->trigger();
+    QTRY_VERIFY(w.findChild<gui::SbmlSupportDialog*>());
+  }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_main_window.moc"

@@ -1,0 +1,2 @@
+// SPDX-License-Identifier: MIT
+#include "not_a_task_plugin.h"

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+// The plugin's table models under QAbstractItemModelTester (empty, filled, reset while
+// attached, behind a sorting proxy), their roles (exact value, display text, headers), and the
+// table view's copy and CSV text.
+#include <QAbstractItemModelTester>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QtTest/QtTest>
+
+#include <memory>
+
+#include "core/model/sbml_importer.h"
+#include "core/symbolic/compiled_model.h"
+#include "core/symbolic/ode_system.h"
+#include "core/tasks/sensitivities_task.h"
+#include "core/tasks/time_course_task.h"
+#include "plugin/models/key_value_table_model.h"
+#include "plugin/models/number_format.h"
+#include "plugin/models/sensitivity_table_model.h"
+#include "plugin/models/time_series_table_model.h"
+#include "plugin/views/table_result_view.h"
+
+using namespace sensode;
+using sensode::plugin::KeyValueTableModel;
+using sensode::plugin::TimeSeriesTableModel;
+
+namespace {
+
+std::shared_ptr<const tasks::TimeCourseResult> repressilatorSeries(int points) {
+  const auto m = model::importSbmlFile(SENSODE_RESOURCES_DIR "/models/repressilator.xml");
+  tasks::TimeCourseProblem problem;
+  problem.model = std::make_shared<symbolic::CompiledModel>(symbolic::buildOdeSystem(m));
+  for (int i = 0; i < points; ++i) problem.times.push_back(20.0 * i / (points - 1));
+  auto r = std::make_shared<tasks::TimeCourseResult>(tasks::runTimeCourse(problem, {}));
+  if (r->termination != tasks::Termination::Success) qFatal("%s", r->message.c_str());
+  return r;
+}
+
+// A small hand-made series with a column id that needs CSV quoting.
+std::shared_ptr<const tasks::TimeCourseResult> tinySeries() {
+  auto r = std::make_shared<tasks::TimeCourseResult>();
+  r->times = {0, 0.5, 1};
+  r->columns = {"A", "odd,id"};
+  r->values = {1, -2, 0.1, 0.25, std::numeric_limits<double>::quiet_NaN(), 4};
+  return r;
+}
+
+}  // namespace
+
+class TestTableModels : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void timeSeriesModelPassesTester() {
+    TimeSeriesTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(model.rowCount(), 0);
+    QCOMPARE(model.columnCount(), 0);
+    model.setSeries(repressilatorSeries(51));
+    QCOMPARE(model.rowCount(), 51);
+    QCOMPARE(model.columnCount(), 7);  // time + 6 species
+    model.setSeries(tinySeries());    // reset while the tester watches
+    QCOMPARE(model.rowCount(), 3);
+    model.setSeries(nullptr);
+    QCOMPARE(model.rowCount(), 0);
+  }
+
+  void timeSeriesRolesAreExact() {
+    TimeSeriesTableModel model;
+    const auto series = repressilatorSeries(11);
+    model.setSeries(series);
+    QCOMPARE(model.headerData(0, Qt::Horizontal).toString(), QStringLiteral("time"));
+    for (std::size_t j = 0; j < series->columns.size(); ++j) {
+      QCOMPARE(model.headerData(int(j) + 1, Qt::Horizontal).toString(),
+               QString::fromStdString(series->columns[j]));
+    }
+    for (int r = 0; r < model.rowCount(); ++r) {
+      QVERIFY(model.data(model.index(r, 0), TimeSeriesTableModel::kValueRole).toDouble() ==
+              series->times[std::size_t(r)]);
+      for (int c = 1; c < model.columnCount(); ++c) {
+        // The model hands out the core's doubles bit for bit.
+        QVERIFY(model.data(model.index(r, c), TimeSeriesTableModel::kValueRole).toDouble() ==
+                series->at(std::size_t(r), std::size_t(c - 1)));
+      }
+    }
+    QCOMPARE(model.flags(model.index(0, 0)) & Qt::ItemIsEditable, Qt::ItemFlags());
+    QCOMPARE(model.headerData(0, Qt::Vertical).toInt(), 1);
+  }
+
+  void proxySortingPassesTester() {
+    TimeSeriesTableModel model;
+    QSortFilterProxyModel proxy;
+    proxy.setSourceModel(&model);
+    proxy.setSortRole(TimeSeriesTableModel::kValueRole);
+    QAbstractItemModelTester tester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const auto series = repressilatorSeries(101);
+    model.setSeries(series);
+    proxy.sort(4, Qt::DescendingOrder);  // p1
+    double maxP1 = -1;
+    for (std::size_t i = 0; i < series->times.size(); ++i) maxP1 = std::max(maxP1, series->at(i, 3));
+    QVERIFY(proxy.data(proxy.index(0, 4), TimeSeriesTableModel::kValueRole).toDouble() == maxP1);
+    model.setSeries(tinySeries());
+    QCOMPARE(proxy.rowCount(), 3);
+  }
+
+  void keyValueModelPassesTester() {
+    KeyValueTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setEntries({{QStringLiteral("steps"), QStringLiteral("Steps"), qlonglong(1234), {}},
+                      {QStringLiteral("method"), QStringLiteral("Method"), QStringLiteral("cvodes"),
+                       QStringLiteral("integrator")},
+                      {QStringLiteral("wall"), QStringLiteral("Wall time"), 0.012345, {}}});
+    QCOMPARE(model.rowCount(), 3);
+    QCOMPARE(model.columnCount(), 2);
+    QCOMPARE(model.data(model.index(0, 1)).toString(), QStringLiteral("1234"));
+    QCOMPARE(model.data(model.index(2, 1)).toString(), QStringLiteral("0.01235"));
+    QCOMPARE(model.value(QStringLiteral("method")).toString(), QStringLiteral("cvodes"));
+    QCOMPARE(model.data(model.index(1, 0), Qt::ToolTipRole).toString(), QStringLiteral("integrator"));
+    model.setEntries({});
+    QCOMPARE(model.rowCount(), 0);
+  }
+
+  void sensitivityModelIsTheClisLongFormat() {
+    auto r = std::make_shared<tasks::SensitivityResult>();
+    r->times = {0, 1};
+    r->outputIds = {"A", "B"};
+    r->parameterIds = {"k1", "k2", "k3"};
+    for (int i = 0; i < 12; ++i) r->values.push_back(0.5 * i);
+    auto* model = new plugin::SensitivityTableModel;
+    plugin::TableResultView view(QStringLiteral("Table"), model, [](const auto&) {});
+    QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model->setResult(r);
+    QCOMPARE(model->rowCount(), 12);
+    QCOMPARE(model->columnCount(), 4);
+    const QStringList lines = view.toCsv().split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 13);
+    QCOMPARE(lines[0], QStringLiteral("time,variable,parameter,value"));
+    QCOMPARE(lines[1], QStringLiteral("0,A,k1,0"));
+    QCOMPARE(lines[6], QStringLiteral("0,B,k3,2.5"));  // times outermost, then outputs, parameters
+    QCOMPARE(lines[12], QStringLiteral("1,B,k3,5.5"));
+    for (int row = 0; row < 12; ++row) {
+      QVERIFY(model->data(model->index(row, 3), Qt::UserRole).toDouble() == r->values[std::size_t(row)]);
+    }
+    model->setResult(nullptr);
+    QCOMPARE(model->rowCount(), 0);
+  }
+
+  void csvAndCopyTextUseExactNumbers() {
+    auto* model = new TimeSeriesTableModel;
+    plugin::TableResultView view(QStringLiteral("Table"), model, [](const auto&) {});
+    model->setSeries(tinySeries());
+    QCOMPARE(view.toCsv(),
+             QStringLiteral("time,A,\"odd,id\"\n"
+                            "0,1,-2\n"
+                            "0.5,0.10000000000000001,0.25\n"
+                            "1,NaN,4\n"));
+    view.tableView()->selectionModel()->select(
+        QItemSelection(view.proxyModel()->index(1, 0), view.proxyModel()->index(2, 1)),
+        QItemSelectionModel::Select);
+    QCOMPARE(view.selectionAsText(),
+             QStringLiteral("time\tA\n0.5\t0.10000000000000001\n1\tNaN\n"));
+    // Sorted views copy in the order they show.
+    view.tableView()->sortByColumn(0, Qt::DescendingOrder);
+    QCOMPARE(view.selectionAsText().section(QLatin1Char('\n'), 1, 1), QStringLiteral("1\tNaN"));
+    QCOMPARE(plugin::exactNumber(1.0 / 3.0), QStringLiteral("0.33333333333333331"));
+  }
+};
+
+QTEST_MAIN(TestTableModels)
+#include "tst_table_models.moc"

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: MIT
+// The sensode_tasks plugin linked statically: it loads through Qt's plugin machinery, offers
+// the time-course task with all factories, reads models for the browser (and reports the core's
+// import errors), parses and validates settings, and its runner gives exactly the core's numbers,
+// reports progress and cancels within 0.2 s.
+#include <QFutureWatcher>
+#include <QJsonArray>
+#include <QLineEdit>
+#include <QPluginLoader>
+#include <QSignalSpy>
+#include <QtTest/QtTest>
+
+#include <chrono>
+#include <memory>
+
+#include "core/common/errors.h"
+#include "core/model/sbml_importer.h"
+#include "core/symbolic/compiled_model.h"
+#include "core/symbolic/ode_system.h"
+#include "core/tasks/sensitivities_task.h"
+#include "core/tasks/time_course_task.h"
+#include "gui/plugin_api/task_plugin.h"
+#include "plugin/common/model_cache.h"
+#include "plugin/forms/options_form.h"
+#include "plugin/sensitivities/sensitivities_task.h"
+#include "plugin/time_course/time_course_task.h"
+
+// sensode_tasks_static is imported by linking it (qt_add_plugin's initializer library).
+
+using namespace sensode;
+
+namespace {
+
+const QString kRepressilator = QStringLiteral(SENSODE_RESOURCES_DIR "/models/repressilator.xml");
+
+const api::TaskDescription* findTask(const QList<api::TaskDescription>& tasks, const QString& id) {
+  for (const api::TaskDescription& t : tasks) {
+    if (t.id == id) return &t;
+  }
+  return nullptr;
+}
+
+api::TaskPlugin* staticTaskPlugin() {
+  for (QObject* instance : QPluginLoader::staticInstances()) {
+    if (auto* p = qobject_cast<api::TaskPlugin*>(instance)) return p;
+  }
+  return nullptr;
+}
+
+// The core's answer for the same settings, computed without any plugin code.
+// `method` as the settings name it ("cvodes", "odesd").
+tasks::TimeCourseResult coreReference(const char* method, double tEnd, long points, double rtol,
+                                      double atol,
+                                      std::vector<std::pair<std::string, double>> overrides = {}) {
+  const auto m = model::importSbmlFile(kRepressilator.toStdString());
+  tasks::TimeCourseProblem problem;
+  problem.model = std::make_shared<symbolic::CompiledModel>(symbolic::buildOdeSystem(m));
+  for (long i = 0; i < points; ++i) {
+    problem.times.push_back(tEnd * static_cast<double>(i) / static_cast<double>(points - 1));
+  }
+  problem.times.back() = tEnd;
+  problem.overrides = std::move(overrides);
+  tasks::TimeCourseOptions options;
+  options.method = *integrators::methodFromString(method);
+  options.integrator.rtol = rtol;
+  options.integrator.atol = atol;
+  return tasks::runTimeCourse(problem, options);
+}
+
+std::shared_ptr<const api::TaskResult> runAndWait(api::TaskRunner& runner,
+                                                  const api::ModelSession& session,
+                                                  const QJsonObject& settings) {
+  QFuture<void> f = runner.start(session, settings);
+  f.waitForFinished();
+  return runner.takeResult();
+}
+
+}  // namespace
+
+class TestTasksPlugin : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void staticPluginLoadsAndOffersTimeCourse() {
+    api::TaskPlugin* plugin = staticTaskPlugin();
+    QVERIFY(plugin);
+    QString why;
+    QVERIFY(plugin->initialize(&why));
+    const QList<api::TaskDescription> tasks = plugin->tasks();
+    QVERIFY(!tasks.isEmpty());
+    const api::TaskDescription& t = tasks.first();
+    QCOMPARE(t.id, QStringLiteral("timecourse"));
+    QCOMPARE(t.displayName, QStringLiteral("Time course"));
+    QVERIFY(t.createSetupWidget && t.createRunner && t.createResultViews);
+    QVERIFY(!t.icon.isNull());
+    QVERIFY(plugin->modelFormats().contains(QStringLiteral("sbml")));
+    // Metadata comes from sensode_tasks.json.
+    bool found = false;
+    for (const QStaticPlugin& sp : QPluginLoader::staticPlugins()) {
+      const QJsonObject meta = sp.metaData();
+      if (meta.value(QStringLiteral("IID")).toString() == QStringLiteral(SENSODE_TASK_PLUGIN_IID)) {
+        QCOMPARE(meta.value(QStringLiteral("MetaData")).toObject().value(QStringLiteral("name")).toString(),
+                 QStringLiteral("Sensode tasks"));
+        found = true;
+      }
+    }
+    QVERIFY(found);
+  }
+
+  void readsTheModelForTheBrowser() {
+    QString why;
+    const auto overview = staticTaskPlugin()->readModel(kRepressilator, &why);
+    QVERIFY2(overview, qPrintable(why));
+    QVERIFY(overview->title.startsWith(QStringLiteral("repressilator")));
+    QStringList titles;
+    for (const auto& t : overview->tables) titles << t.title;
+    QCOMPARE(titles, (QStringList{QStringLiteral("Compartments"), QStringLiteral("Species"),
+                                  QStringLiteral("Parameters"), QStringLiteral("Reactions"),
+                                  QStringLiteral("Rules")}));
+    const api::ModelTable& species = overview->tables[1];
+    QCOMPARE(species.rows.size(), 6);
+    QCOMPARE(species.rows[3].cells[0], QStringLiteral("p1"));
+    QCOMPARE(species.rows[3].cells[species.valueColumn], QStringLiteral("2"));
+    QCOMPARE(species.rows[3].overrideId, QStringLiteral("p1"));
+    QCOMPARE(species.rows[3].nominal, 2.0);
+    const api::ModelTable& params = overview->tables[2];
+    QVERIFY(!params.rows.isEmpty());
+    for (const auto& row : params.rows) QVERIFY2(!row.overrideId.isEmpty(), qPrintable(row.cells[0]));
+    const api::ModelTable& reactions = overview->tables[3];
+    QCOMPARE(reactions.rows.size(), 12);
+    for (const auto& row : reactions.rows) {
+      QVERIFY(!row.cells[3].isEmpty());                     // rate law text
+      QVERIFY(!row.cells[3].contains(QStringLiteral("no kinetic law")));
+    }
+  }
+
+  void modelErrorsCarryTheCoreMessage() {
+    QString why;
+    const QString file = QStringLiteral(SENSODE_TEST_DATA_DIR "/bad_sbml/event.xml");
+    QVERIFY(!staticTaskPlugin()->readModel(file, &why));
+    QVERIFY2(why.contains(QStringLiteral("event.xml")), qPrintable(why));
+    QVERIFY2(why.contains(QStringLiteral("event"), Qt::CaseInsensitive), qPrintable(why));
+    QVERIFY(!staticTaskPlugin()->readModel(QStringLiteral("/nonexistent/model.xml"), &why));
+    QVERIFY(!why.isEmpty());
+  }
+
+  void settingsParseAndValidate() {
+    const auto defaults = plugin::timecourse::parseSettings({});
+    QCOMPARE(defaults.tEnd, 100.0);
+    QCOMPARE(defaults.points, 501L);
+    QVERIFY(defaults.method == tasks::TimeCourseOptions{}.method);  // the core's default
+    QVERIFY(!defaults.options.validate());
+
+    const auto s = plugin::timecourse::parseSettings(
+        {{"method", "CVODES"}, {"t_end", 5.0}, {"points", 11}, {"rtol", 1e-9}, {"atol", 1e-14}});
+    QCOMPARE(s.points, 11L);
+    QCOMPARE(s.options.integrator.rtol, 1e-9);
+
+    const auto message = [](const QJsonObject& o) {
+      try {
+        plugin::timecourse::parseSettings(o);
+      } catch (const InvalidOptions& e) {
+        return QString::fromStdString(e.what());
+      }
+      return QString();
+    };
+    QVERIFY(message({{"rtol", -1.0}}).contains(QStringLiteral("rtol = -1")));
+    QVERIFY(message({{"method", "euler"}}).contains(QStringLiteral("euler")));
+    QVERIFY(message({{"points", 1}}).contains(QStringLiteral("points")));
+    QVERIFY(message({{"t_end", 0.0}}).contains(QStringLiteral("t_end")));
+
+    // The form built from the same field table.
+    plugin::OptionsForm form(plugin::timecourse::fields());
+    QVERIFY(form.validate().isEmpty());
+    QCOMPARE(form.values().value(QStringLiteral("points")).toInteger(), 501);
+    form.setValues({{"rtol", 0.0}});
+    QCOMPARE(form.validate(), QStringLiteral("Relative tolerance = 0: must be > 0 and < 1"));
+    form.resetToDefaults();
+    QVERIFY(form.validate().isEmpty());
+    auto* points = qobject_cast<QLineEdit*>(form.editor(QStringLiteral("points")));
+    QVERIFY(points);
+    points->setText(QStringLiteral("2.5"));
+    QCOMPARE(form.validate(), QStringLiteral("Output points = 2.5: must be a whole number"));
+    points->setText(QStringLiteral("1e3"));
+    QVERIFY(form.validate().isEmpty());
+    QCOMPARE(form.values().value(QStringLiteral("points")).toInteger(), 1000);
+  }
+
+  void runnerGivesTheCoreResultExactly() {
+    const api::TaskDescription t = staticTaskPlugin()->tasks().first();
+    auto runner = t.createRunner();
+    const api::ModelSession session{kRepressilator, QStringLiteral("sbml"),
+                                    {{QStringLiteral("alpha"), 150.0}}};
+    const QJsonObject settings{
+        {"method", "cvodes"}, {"t_end", 30.0}, {"points", 61}, {"rtol", 1e-8}, {"atol", 1e-12}};
+    const auto result = runAndWait(*runner, session, settings);
+    QVERIFY(result);
+    QCOMPARE(int(result->status()), int(api::TaskStatus::Succeeded));
+    const auto* r = dynamic_cast<const plugin::timecourse::Result*>(result.get());
+    QVERIFY(r);
+    const tasks::TimeCourseResult ref = coreReference("cvodes", 30, 61, 1e-8, 1e-12, {{"alpha", 150.0}});
+    QCOMPARE(r->core()->columns, ref.columns);
+    QVERIFY(r->core()->times == ref.times);
+    QVERIFY(r->core()->values == ref.values);  // same method, same settings: bit for bit
+    QVERIFY(r->core()->stats == ref.stats);
+
+    const QJsonObject p = result->provenance();
+    QCOMPARE(p.value("method").toString(), QStringLiteral("cvodes"));
+    QCOMPARE(p.value("derivative_source").toString(), QStringLiteral("exact symbolic"));
+    QCOMPARE(p.value("sensode_version").toString(), QStringLiteral(SENSODE_VERSION));
+    QCOMPARE(p.value("model").toObject().value("sha256").toString(),
+             plugin::sha256OfFile(kRepressilator));
+    QCOMPARE(p.value("parameter_overrides").toObject().value("alpha").toDouble(), 150.0);
+    QCOMPARE(p.value("tolerances").toObject().value("rtol").toDouble(), 1e-8);
+
+    // A second run reuses the compiled model and still agrees.
+    const auto again = runAndWait(*runner, session, settings);
+    const auto* r2 = dynamic_cast<const plugin::timecourse::Result*>(again.get());
+    QVERIFY(r2 && r2->core()->values == ref.values);
+    QVERIFY(again->provenance().value("run").toObject().value("model_from_cache").toBool());
+  }
+
+  void runnerReportsCoreErrors() {
+    auto runner = staticTaskPlugin()->tasks().first().createRunner();
+    const api::ModelSession session{kRepressilator, QStringLiteral("sbml"),
+                                    {{QStringLiteral("no_such_id"), 1.0}}};
+    auto result = runAndWait(*runner, session, {});
+    QCOMPARE(int(result->status()), int(api::TaskStatus::Failed));
+    QVERIFY2(result->message().contains(QStringLiteral("no_such_id")), qPrintable(result->message()));
+
+    const api::ModelSession bad{QStringLiteral(SENSODE_TEST_DATA_DIR "/bad_sbml/event.xml"),
+                                QStringLiteral("sbml"), {}};
+    result = runAndWait(*runner, bad, {});
+    QCOMPARE(int(result->status()), int(api::TaskStatus::Failed));
+    QVERIFY2(result->message().contains(QStringLiteral("event.xml")), qPrintable(result->message()));
+
+    result = runAndWait(*runner, {kRepressilator, QStringLiteral("sbml"), {}}, {{"rtol", 2.0}});
+    QCOMPARE(int(result->status()), int(api::TaskStatus::Failed));
+    QVERIFY2(result->message().contains(QStringLiteral("rtol")), qPrintable(result->message()));
+  }
+
+  void runnerReportsProgressAndCancelsFast() {
+    auto runner = staticTaskPlugin()->tasks().first().createRunner();
+    QFutureWatcher<void> watcher;
+    QSignalSpy progress(&watcher, &QFutureWatcher<void>::progressValueChanged);
+    QSignalSpy finished(&watcher, &QFutureWatcher<void>::finished);
+    watcher.setFuture(runner->start({kRepressilator, QStringLiteral("sbml"), {}},
+                                    {{"t_end", 1e6}, {"points", 200001}}));
+    QTRY_VERIFY_WITH_TIMEOUT(progress.count() > 2, 20000);
+    QVERIFY(!watcher.isFinished());
+    const auto cancelled = std::chrono::steady_clock::now();
+    runner->cancel();
+    QVERIFY(finished.wait(5000) || finished.count() > 0);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - cancelled).count();
+    qInfo("cancel() to finished: %.3f s", seconds);
+    QVERIFY2(seconds < 0.2, qPrintable(QStringLiteral("cancel took %1 s").arg(seconds)));
+    const auto result = runner->takeResult();
+    QVERIFY(result);
+    QCOMPARE(int(result->status()), int(api::TaskStatus::Cancelled));
+    QVERIFY2(result->message().contains(QStringLiteral("cancelled")), qPrintable(result->message()));
+
+    // The next run of the same runner is not affected by the old cancel.
+    const auto next = runAndWait(*runner, {kRepressilator, QStringLiteral("sbml"), {}},
+                                 {{"t_end", 5.0}, {"points", 6}});
+    QCOMPARE(int(next->status()), int(api::TaskStatus::Succeeded));
+  }
+
+  void sensitivitiesRunnerGivesTheCoreResult() {
+    const QList<api::TaskDescription> all = staticTaskPlugin()->tasks();
+    const api::TaskDescription* t = findTask(all, QStringLiteral("sensitivities"));
+    QVERIFY(t);
+    auto runner = t->createRunner();
+    const QJsonObject settings{{"method", "cvodes"}, {"t_end", 10.0},  {"points", 11},
+                               {"rtol", 1e-8},       {"atol", 1e-12},  {"scaled", false},
+                               {"parameters", QJsonArray{"alpha", "beta"}}};
+    const auto result = runAndWait(*runner, {kRepressilator, QStringLiteral("sbml"), {}}, settings);
+    QVERIFY(result);
+    QVERIFY2(result->status() == api::TaskStatus::Succeeded, qPrintable(result->message()));
+    const auto* r = dynamic_cast<const plugin::sensitivities::Result*>(result.get());
+    QVERIFY(r);
+
+    const auto m = model::importSbmlFile(kRepressilator.toStdString());
+    tasks::SensitivityProblem problem;
+    problem.model = std::make_shared<symbolic::CompiledModel>(symbolic::buildOdeSystem(m));
+    for (int i = 0; i < 11; ++i) problem.times.push_back(10.0 * i / 10);
+    problem.parameters = {"alpha", "beta"};
+    tasks::SensitivityOptions options;
+    options.method = tasks::SensitivityMethod::Cvodes;
+    options.integrator.rtol = 1e-8;
+    options.integrator.atol = 1e-12;
+    const tasks::SensitivityResult ref = tasks::runSensitivities(problem, options);
+    QVERIFY(ref.termination == tasks::Termination::Success);
+    QCOMPARE(r->core()->parameterIds, ref.parameterIds);
+    QCOMPARE(r->core()->outputIds, ref.outputIds);
+    QVERIFY(r->core()->values == ref.values);  // bit for bit
+
+    const QJsonObject p = result->provenance();
+    QCOMPARE(p.value("method").toString(), QStringLiteral("cvodes"));
+    QCOMPARE(p.value("derivative_source").toString(), QStringLiteral("exact symbolic"));
+    QCOMPARE(p.value("parameters").toArray().size(), 2);
+
+    // The chart's slice for one parameter is that parameter's column of dy/dp.
+    const auto slice = plugin::sensitivities::parameterSlice(*r->core(), 1);
+    QCOMPARE(slice->columns, ref.outputIds);
+    QVERIFY(slice->at(5, 2) == ref.at(5, 2, 1));
+
+    // Finite differences say so in the provenance.
+    const auto fd = runAndWait(*runner, {kRepressilator, QStringLiteral("sbml"), {}},
+                               {{"method", "fd"}, {"t_end", 2.0}, {"points", 3},
+                                {"parameters", QJsonArray{"beta"}}});
+    QVERIFY2(fd->status() == api::TaskStatus::Succeeded, qPrintable(fd->message()));
+    QVERIFY(fd->provenance().value("derivative_source").toString().contains(QStringLiteral("finite differences")));
+
+    // Unknown parameter ids come back as the core's message.
+    const auto bad = runAndWait(*runner, {kRepressilator, QStringLiteral("sbml"), {}},
+                                {{"parameters", QJsonArray{"nope"}}});
+    QCOMPARE(int(bad->status()), int(api::TaskStatus::Failed));
+    QVERIFY2(bad->message().contains(QStringLiteral("nope")), qPrintable(bad->message()));
+  }
+
+  void destroyingARunningRunnerCancelsIt() {
+    auto runner = staticTaskPlugin()->tasks().first().createRunner();
+    QFuture<void> f = runner->start({kRepressilator, QStringLiteral("sbml"), {}},
+                                    {{"t_end", 1e6}, {"points", 1001}});
+    QThread::msleep(100);
+    const auto start = std::chrono::steady_clock::now();
+    runner.reset();
+    QVERIFY(f.isFinished());
+    QVERIFY(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(500));
+  }
+};
+
+QTEST_MAIN(TestTasksPlugin)
+#include "tst_tasks_plugin.moc"
