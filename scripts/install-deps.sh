@@ -14,6 +14,7 @@ packages=(
   qt6-svg-dev           # Debian 12's name for the Qt 6 SVG module's dev files
   libgl-dev             # Qt6Gui's CMake config requires OpenGL headers
   libqt6opengl6-dev     # Qt6Charts' CMake config requires Qt6OpenGL
+  fonts-dejavu-core     # text in offscreen GUI tests and screenshots
 )
 
 missing=()

@@ -11,6 +11,9 @@
 namespace sensode::cli {
 
 int runSimulate(std::span<const std::string> args);
+int runSensitivities(std::span<const std::string> args);
 int runTestSuite(std::span<const std::string> args);
+int runSteadyState(std::span<const std::string> args);
+int runGradient(std::span<const std::string> args);
 
 }  // namespace sensode::cli

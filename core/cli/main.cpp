@@ -22,6 +22,9 @@ constexpr const char* kUsage =
     "\n"
     "commands:\n"
     "  simulate MODEL.xml     time course of an SBML model (CSV with --out, stats with --stats)\n"
+    "  sensitivities MODEL.xml  parameter sensitivities dy/dp: odesd, cvodes, pbsr, exp, fd\n"
+    "  steadystate MODEL.xml  steady state with diagnostics and dx*/dp (CSV id,value)\n"
+    "  gradient PROBLEM.yaml  PEtab objective and gradient (CSV parameterId,value,gradient)\n"
     "  test-suite CASES_DIR   run the SBML Test Suite's semantic cases and report per case\n"
     "\n"
     "  sensode <command> --help   options of a command\n"
@@ -61,8 +64,9 @@ int main(int argc, char** argv) {
     }
     if (command == "simulate") return sensode::cli::runSimulate(rest);
     if (command == "test-suite") return sensode::cli::runTestSuite(rest);
-    if (command == "sensitivities" || command == "steadystate" || command == "gradient")
-      return fail(2, "'" + command + "' is not available in this version");
+    if (command == "steadystate") return sensode::cli::runSteadyState(rest);
+    if (command == "sensitivities") return sensode::cli::runSensitivities(rest);
+    if (command == "gradient") return sensode::cli::runGradient(rest);
     return fail(2, "unknown command '" + command + "' (see 'sensode --help')");
   } catch (const sensode::cli::UsageError& e) {
     return fail(2, e.what());

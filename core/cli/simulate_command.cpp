@@ -33,7 +33,7 @@ const std::vector<OptionSpec>& simulateOptions() {
       {"--t-end", "T", "end time; output times linspace(0, T, N) (default 10)"},
       {"--points", "N", "number of output times including t = 0 (default 101)"},
       {"--times", "t1,t2,...", "explicit ascending output times (instead of --t-end/--points)"},
-      {"--method", "odesd|cvodes", "integrator (default cvodes)"},
+      {"--method", "odesd|cvodes", "integrator (default odesd)"},
       {"--rtol", "R", "relative tolerance (default 1e-6)"},
       {"--atol", "A", "absolute tolerance (default 1e-12)"},
       {"--set", "ID=VALUE",

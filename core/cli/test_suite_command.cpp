@@ -38,10 +38,13 @@ namespace fs = std::filesystem;
 // cases; small runs use smaller batches so that every worker gets some.
 constexpr std::size_t kMaxCasesPerChild = 25;
 
+// Integrator when --method is not given.
+constexpr integrators::Method kDefaultMethod = integrators::Method::OdeSd;
+
 const std::vector<OptionSpec>& testSuiteOptions() {
   static const std::vector<OptionSpec> specs = {
       {"--cases", "LIST", "case numbers, e.g. 1-1821 or 1,5,7-9 (default: every case folder)"},
-      {"--method", "odesd|cvodes", "integrator (default cvodes)"},
+      {"--method", "odesd|cvodes", "integrator (default odesd)"},
       {"--report", "FILE.tsv", "write case<TAB>status<TAB>reason"},
       {"--tags", "FILE.tsv",
        "write tag<TAB>passed<TAB>failed<TAB>skipped (default: "
@@ -104,6 +107,7 @@ int runTestSuite(std::span<const std::string> args) {
   // model's folder whatever the working directory.
   const fs::path casesDir = fs::absolute(a.onlyPositional("CASES_DIR"));
   suite::SuiteOptions options;
+  options.method = kDefaultMethod;
   if (const auto m = a.string("--method")) {
     const auto method = integrators::methodFromString(*m);
     if (!method) throw UsageError("test-suite: --method: '" + *m + "' is not one of odesd, cvodes");

@@ -200,7 +200,7 @@ void TestCli::statsJsonHasContractKeys() {
                           "lu_factorizations", "newton_iterations", "error_test_failures",
                           "newton_failures", "n_states", "n_parameters", "termination", "message"})
     QVERIFY2(o.contains(key), key);
-  QCOMPARE(o["method"].toString(), QString("cvodes"));
+  QCOMPARE(o["method"].toString(), QString("odesd"));  // the default method
   QVERIFY(o["wall_seconds"].isDouble() && o["wall_seconds"].toDouble() >= 0);
   QVERIFY(o["steps"].toDouble() > 0);
   QVERIFY(o["rhs_evals"].toDouble() >= o["steps"].toDouble());
@@ -272,7 +272,8 @@ void TestCli::badInputs_data() {
                                   << 2;
   QTest::newRow("no model") << QStringList{"simulate"} << "MODEL.xml" << 2;
   QTest::newRow("unknown subcommand") << QStringList{"frobnicate"} << "frobnicate" << 2;
-  QTest::newRow("later subcommand") << QStringList{"sensitivities", model} << "sensitivities" << 2;
+  QTest::newRow("sensitivities: unknown method")
+      << QStringList{"sensitivities", model, "--method", "adjoint"} << "adjoint" << 2;
   QTest::newRow("bad --cases") << QStringList{"test-suite", kCases, "--cases", "5-x"} << "5-x" << 2;
   QTest::newRow("missing cases dir")
       << QStringList{"test-suite", "/nonexistent/cases"} << "/nonexistent/cases" << 1;
