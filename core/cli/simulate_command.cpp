@@ -16,6 +16,7 @@
 #include "core/cli/commands.h"
 #include "core/cli/csv_writer.h"
 #include "core/cli/stats_json.h"
+#include "core/symbolic/reduced_system.h"
 #include "core/common/errors.h"
 #include "core/model/sbml_importer.h"
 #include "core/symbolic/compiled_model.h"
@@ -111,6 +112,16 @@ SimulateSettings parseSimulate(const Arguments& a) {
   return s;
 }
 
+
+// The moieties (conservation laws) of the species reactions change, e.g. "E + C; S + C + P";
+// empty when there are none.
+std::string conservationLaws(const symbolic::CompiledModel& compiled) {
+  const auto analysis = symbolic::analyzeConservation(compiled.system());
+  std::string out;
+  for (const auto& d : analysis.descriptions) out += (out.empty() ? "" : "; ") + d;
+  return out;
+}
+
 void printSummary(const model::Model& m, const symbolic::CompiledModel& compiled,
                   const SimulateSettings& s, const tasks::TimeCourseResult& r, double loadSeconds) {
   std::ostream& o = std::cout;
@@ -128,6 +139,11 @@ void printSummary(const model::Model& m, const symbolic::CompiledModel& compiled
   o << "jac evals    " << r.stats.jacEvals << "\n";
   o << "wall time    " << shortNumber(r.wallSeconds) << " s  (load and compile "
     << shortNumber(loadSeconds) << " s)\n";
+  if (r.stats.handoverTime >= 0)
+    o << "hand-over    to CVODES BDF at t = " << shortNumber(r.stats.handoverTime) << " ("
+      << r.stats.handoverSteps << " BDF steps)\n";
+  const std::string laws = conservationLaws(compiled);
+  if (!laws.empty()) o << "moieties     " << laws << "\n";
   if (!r.times.empty() && !r.columns.empty()) {
     const std::size_t last = r.times.size() - 1;
     const std::size_t shown = std::min<std::size_t>(r.columns.size(), 5);
@@ -151,6 +167,7 @@ JsonObject statsObject(const symbolic::CompiledModel& compiled, const SimulateSe
       .add("rtol", s.options.integrator.rtol)
       .add("atol", s.options.integrator.atol)
       .add("load_seconds", loadSeconds)
+      .add("conservation_laws", conservationLaws(compiled))
       .add("model", s.modelPath)
       .add("termination", tasks::toString(r.termination))
       .add("message", r.message);

@@ -101,7 +101,10 @@ void addIntegratorStats(JsonObject& json, const integrators::IntegratorStats& st
       .add("newton_failures", stats.newtonFailures)
       .add("error_test_failures", stats.errorTestFailures)
       .add("second_derivative_evals", stats.secondDerivativeEvals)
-      .add("jacobian_of_second_evals", stats.jacobianOfSecondEvals);
+      .add("jacobian_of_second_evals", stats.jacobianOfSecondEvals)
+      .add("sens_evals", stats.sensitivityRhsEvals)
+      .add("handover_time", stats.handoverTime)
+      .add("handover_steps", stats.handoverSteps);
 }
 
 }  // namespace sensode::cli
