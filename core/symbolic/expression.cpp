@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
+#include <string_view>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -609,7 +611,13 @@ std::string ExprPool::toString(Expr e) const {
   s.precision(17);
   auto kids = children(e);
   switch (n.op) {
-    case Op::Constant: s << n.value; break;
+    case Op::Constant: {
+      // Shortest text that reads back as the same double (0.1, not 0.10000000000000001).
+      char buf[32];
+      const auto res = std::to_chars(buf, buf + sizeof buf, n.value);
+      s << std::string_view(buf, static_cast<std::size_t>(res.ptr - buf));
+      break;
+    }
     case Op::Symbol: s << symbolNames_[n.symbol]; break;
     case Op::Add:
     case Op::Mul:
