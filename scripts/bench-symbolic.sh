@@ -4,7 +4,7 @@
 #   bench_eval  ns per evaluation of f, J, a, JJ: tapes against the same code compiled as C
 # and writes the tables to docs/benchmarks/symbolic.md.
 #
-#   scripts/bench-symbolic.sh                 # everything (about 10 to 20 minutes)
+#   scripts/bench-symbolic.sh                 # everything (about 7 minutes on 2 cores)
 #   BENCH_LOAD_ARGS="--sizes 250,500" BENCH_EVAL_ARGS="--network 250" scripts/bench-symbolic.sh
 #
 # Environment: SENSODE_BENCH_BUILD_DIR (default build-bench/), SENSODE_BENCH_OUT (default
@@ -50,14 +50,15 @@ mkdir -p "$(dirname "$out")"
 Reproduce with \`$command_line\` (Release build in \`build-bench/\`; drivers in
 \`tests/bench/\`). Measured $(date -u '+%Y-%m-%d %H:%M UTC') at commit $commit on
 ${cpu:-an unknown CPU} ($(nproc) cores), reference compiler ${cc_version:-cc}; load average
-$load_before before and $load_after after the run (the machine was shared: absolute times carry
-that noise, ratios less so because tape and C rounds are interleaved).
+$load_before before and $load_after after the run. The machine may be shared: times are thread
+CPU time, so other processes' time slices do not count, but their cache and core sharing do.
 
 ## Load time
 
-Import = \`importSbmlFile\` (libSBML parse and checks, conversion to the plain model); ODE =
-\`buildOdeSystem\`; derivatives and tapes = the two parts of \`CompiledModel\` construction
-(\`timings()\`): exact J, ∂f/∂p, ẍ, JJ, ∂ẍ/∂p, S0, then twelve tapes. Median of 3 loads.
+Import = \`importSbmlFile\` (libSBML parse and consistency checks, conversion to the plain
+model); ODE = \`buildOdeSystem\`; derivatives and tapes = the two parts of \`CompiledModel\`
+construction: exact J, ∂f/∂p, ẍ, JJ, ∂ẍ/∂p, S0, then twelve tapes (its CPU time split in the
+ratio its wall-clock \`timings()\` report). Thread CPU time, the load with the median total of 3.
 Targets: under 1 s up to 500 species, linear growth.
 
 EOF
@@ -66,8 +67,8 @@ EOF
 
 ## Evaluation speed
 
-Nanoseconds per evaluation at the initial state with nominal parameters (median of 7 rounds of
-repetitions, tape and C interleaved). The C reference is \`Tape::emitC\` output (statements
+Nanoseconds per evaluation at the initial state with nominal parameters (thread CPU time,
+median of 7 rounds of repetitions, tape and C rounds interleaved). The C reference is \`Tape::emitC\` output (statements
 regrouped into SSA form and chunks so the compiler copes with large models, operations
 unchanged) compiled with \`cc -O2 -shared -fPIC\` and loaded with dlopen; "max abs diff"
 compares the two outputs at that point. Target: tape within 3× of C.
