@@ -73,15 +73,27 @@ std::string num(double v) {
 
 class Evaluator {
  public:
+  // Progress: this evaluation is work units [unitOffset, unitOffset + 1) of unitTotal.
   Evaluator(const Problem& pr, const steadystate::ConservedModel& cm, const std::vector<double>& q,
-            GradientMethod method, const ObjectiveOptions& o)
+            GradientMethod method, const ObjectiveOptions& o, const ProgressMonitor& monitor,
+            double unitOffset, double unitTotal)
       : pr_(pr),
         model_(*pr.model),
         sys_(model_.system()),
         pool_(*sys_.pool),
         method_(method),
         o_(o),
-        cm_(cm) {
+        cm_(cm),
+        outer_(monitor),
+        unitOffset_(unitOffset),
+        unitTotal_(unitTotal) {
+    // Integrations and Newton iterations check this one: the outer token, and the outer
+    // callback with the evaluation's own progress instead of the integration's t.
+    monitor_.token = monitor.token;
+    if (monitor.callback)
+      monitor_.callback = [this](const ProgressInfo& info) {
+        return outer_.callback({unitOffset_ + fractionDone_, unitTotal_, info.steps});
+      };
     const std::vector<int> est = estimatedParameters(pr);
     nq_ = static_cast<int>(est.size());
     if (q.size() != est.size())
@@ -156,6 +168,10 @@ class Evaluator {
   GradientMethod method_;
   const ObjectiveOptions& o_;
   const steadystate::ConservedModel& cm_;
+  const ProgressMonitor& outer_;
+  ProgressMonitor monitor_;
+  double unitOffset_ = 0, unitTotal_ = 1;
+  double fractionDone_ = 0;  // of this evaluation's experiments
   int nq_ = 0;
   std::vector<double> values_, dvalue_;
   std::vector<int> estIndex_;
@@ -318,7 +334,7 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
   if (pre >= 0) {
     const std::string preId = pr_.conditions[static_cast<std::size_t>(pre)].id;
     conditionParameters(pre, thetaP, dP);
-    preSolution = steadystate::solveSteadyState(cm_, thetaP, ssOptions);
+    preSolution = steadystate::solveSteadyState(cm_, thetaP, ssOptions, monitor_);
     const steadystate::SteadyStateSolution& sol = preSolution;
     ++result_.steadyStates;
     if (!sol.found)
@@ -373,7 +389,7 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
         if (times.empty() || t > times.back()) times.push_back(t);
         slot[a] = times.size() - 1;
       }
-      steadystate::AdjointTimeCourse adjoint(pr_.model, o_.integrator, 0.0, x0, thetaS);
+      steadystate::AdjointTimeCourse adjoint(pr_.model, o_.integrator, 0.0, x0, thetaS, monitor_);
       const std::vector<std::vector<double>> states = adjoint.forward(times);
       ++result_.simulations;
       std::vector<std::vector<double>> jumps(times.size(), std::vector<double>(static_cast<std::size_t>(nx), 0.0));
@@ -419,7 +435,7 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
     for (std::size_t i : timed) {
       const Measurement& m = pr_.measurements[i];
       if (m.time > t) {
-        integrator->advanceTo(m.time, x, {});
+        integrator->advanceTo(m.time, x, monitor_);
         t = m.time;
         if (forward()) integrator->sensitivities(s);
       }
@@ -437,7 +453,7 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
   if (!steady.empty()) {
     ssOptions.sensitivities = forward();
     // After pre-equilibration the totals come from x_e*, so dT/dθ = Γ·dx_e*/dθ.
-    const auto sol = steadystate::solveSteadyState(cm_, thetaS, ssOptions, {},
+    const auto sol = steadystate::solveSteadyState(cm_, thetaS, ssOptions, monitor_,
                                                    pre >= 0 ? &x0 : nullptr,
                                                    pre >= 0 && forward() ? &s0Model : nullptr);
     ++result_.steadyStates;
@@ -556,13 +572,13 @@ void Evaluator::equilibrationAdjoint(const std::vector<double>& xStart,
   steadystate::SteadyStateOptions so = o_.steadyState;
   so.method = steadystate::SteadyStateMethod::Simulation;
   so.sensitivities = false;
-  const auto sim = steadystate::solveSteadyState(cm_, theta, so, {}, &xStart);
+  const auto sim = steadystate::solveSteadyState(cm_, theta, so, monitor_, &xStart);
   ++result_.simulations;
   if (!sim.found || sim.foundBy != steadystate::FoundBy::Simulation)
     throw Error(what + ": backward integration through the equilibration needs simulation to "
                 "reach the steady state, but " +
                 (sim.found ? std::string("only Newton found it") : sim.reason));
-  steadystate::AdjointTimeCourse adj(pr_.model, o_.integrator, 0.0, xStart, theta);
+  steadystate::AdjointTimeCourse adj(pr_.model, o_.integrator, 0.0, xStart, theta, monitor_);
   adj.forward({sim.simulatedTime});
   ++result_.simulations;
   std::vector<double> l, q;
@@ -580,7 +596,15 @@ ObjectiveResult Evaluator::run() {
     const Measurement& m = pr_.measurements[i];
     experiments[{m.preequilibrationCondition, m.simulationCondition}].push_back(i);
   }
-  for (const auto& [key, ms] : experiments) experiment(key.first, key.second, ms);
+  std::size_t done = 0;
+  for (const auto& [key, ms] : experiments) {
+    fractionDone_ = static_cast<double>(done) / static_cast<double>(experiments.size());
+    monitor_.check({unitOffset_ + fractionDone_, unitTotal_, 0});
+    experiment(key.first, key.second, ms);
+    ++done;
+  }
+  fractionDone_ = 1;
+  monitor_.check({unitOffset_ + 1, unitTotal_, 0});
   if (anyGradient()) result_.gradient.assign(grad_.data(), grad_.data() + nq_);
   return result_;
 }
@@ -588,16 +612,18 @@ ObjectiveResult Evaluator::run() {
 }  // namespace
 
 ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<double>& scaled,
-                                  GradientMethod method, const ObjectiveOptions& options) {
+                                  GradientMethod method, const ObjectiveOptions& options,
+                                  const ProgressMonitor& monitor) {
   if (!problem.model) throw InvalidOptions("objective: the problem has no model");
   const steadystate::ConservedModel cm(problem.model);
   if (method != GradientMethod::FiniteDifferences) {
-    Evaluator e(problem, cm, scaled, method, options);
+    Evaluator e(problem, cm, scaled, method, options, monitor, 0, 1);
     ObjectiveResult r = e.run();
     r.parameters = scaled;
     return r;
   }
-  Evaluator e(problem, cm, scaled, GradientMethod::None, options);
+  const double units = 2.0 * static_cast<double>(scaled.size()) + 1;
+  Evaluator e(problem, cm, scaled, GradientMethod::None, options, monitor, 0, units);
   ObjectiveResult r = e.run();
   r.parameters = scaled;
   r.gradient.resize(scaled.size());
@@ -605,8 +631,9 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
     auto qp = scaled, qm = scaled;
     qp[i] += options.fdStep;
     qm[i] -= options.fdStep;
-    Evaluator ep(problem, cm, qp, GradientMethod::None, options);
-    Evaluator em(problem, cm, qm, GradientMethod::None, options);
+    const double offset = 1 + 2 * static_cast<double>(i);
+    Evaluator ep(problem, cm, qp, GradientMethod::None, options, monitor, offset, units);
+    Evaluator em(problem, cm, qm, GradientMethod::None, options, monitor, offset + 1, units);
     const ObjectiveResult rp = ep.run(), rm = em.run();
     r.gradient[i] = (rp.objective - rm.objective) / (2 * options.fdStep);
     r.simulations += rp.simulations + rm.simulations;

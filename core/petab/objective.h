@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "core/common/progress.h"
 #include "core/integrators/integrator.h"
 #include "core/petab/petab_problem.h"
 #include "core/steadystate/steady_state_solver.h"
@@ -68,7 +69,13 @@ std::vector<double> nominalScaledParameters(const Problem& problem);
 // The objective (and gradient) at the estimated parameters `scaled` (on their scales). Throws
 // PetabError for a feature the chosen gradient method does not cover and sensode::Error when a
 // steady state or simulation fails (the message names the condition).
+// Progress: the monitor's callback sees ProgressInfo{t = work units done (fractional within a
+// unit), tEnd = units in all, steps = steps of the running integration}, where a unit is one
+// experiment (pre-equilibration condition, simulation condition) of one objective evaluation
+// (finite differences evaluate the objective 2·n_θ + 1 times). Its token and callback are
+// checked at least once per integration step and Newton iteration; throws Cancelled then.
 ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<double>& scaled,
-                                  GradientMethod method, const ObjectiveOptions& options = {});
+                                  GradientMethod method, const ObjectiveOptions& options = {},
+                                  const ProgressMonitor& monitor = {});
 
 }  // namespace sensode::petab

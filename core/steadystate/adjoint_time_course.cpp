@@ -25,6 +25,11 @@ struct AdjointTimeCourse::Impl {
   std::vector<double> times;
   int nx = 0, np = 0;
   std::vector<double> jValues, fpValues;  // scratch (CSC values)
+  ProgressMonitor monitor;
+  // Set by a right-hand side that saw the token (or the callback) ask to stop; CVODES then fails
+  // with a right-hand-side error, which the pass turns into Cancelled.
+  bool cancelled = false;
+  long rhsCalls = 0;
 
   // Declaration order = reverse destruction order (context first, cvode memory last).
   integrators::detail::ContextPtr ctx;
@@ -37,6 +42,16 @@ struct AdjointTimeCourse::Impl {
   static Impl& self(void* p) { return *static_cast<Impl*>(p); }
 
   static void silence(int, const char*, const char*, char*, void*) {}
+
+  // Called by both right-hand sides: the token every call (a relaxed atomic load), the
+  // callback every 64th call (it may post to a GUI), which is still several times per step.
+  bool stopRequested(double t) {
+    if (monitor.token.cancelled()) cancelled = true;
+    else if (monitor.callback && (++rhsCalls & 63) == 0 &&
+             monitor.callback({t, times.empty() ? t : times.back(), 0}) == Decision::Abort)
+      cancelled = true;
+    return cancelled;
+  }
 
   // Dense J from the CSC values.
   void denseJacobian(double t, const double* x, SUNMatrix m, bool transposedNegated) {
@@ -56,6 +71,7 @@ struct AdjointTimeCourse::Impl {
   static int rhs(double t, N_Vector y, N_Vector ydot, void* user) {
     try {
       Impl& d = self(user);
+      if (d.stopRequested(t)) return -1;
       d.model->rhs(t, N_VGetArrayPointer(y), d.theta.data(), N_VGetArrayPointer(ydot));
       const double* f = N_VGetArrayPointer(ydot);
       for (int i = 0; i < d.nx; ++i)
@@ -78,6 +94,7 @@ struct AdjointTimeCourse::Impl {
   static int rhsB(double t, N_Vector y, N_Vector yB, N_Vector yBdot, void* user) {
     try {
       Impl& d = self(user);
+      if (d.stopRequested(t)) return -1;
       const symbolic::SparsePattern& pat = d.model->jacobianPattern();
       d.model->jacobian(t, N_VGetArrayPointer(y), d.theta.data(), d.jValues.data());
       const double* l = N_VGetArrayPointer(yB);
@@ -123,9 +140,11 @@ struct AdjointTimeCourse::Impl {
 
 AdjointTimeCourse::AdjointTimeCourse(std::shared_ptr<const symbolic::CompiledModel> model,
                                      const integrators::IntegratorOptions& options, double t0,
-                                     std::vector<double> x0, std::vector<double> theta)
+                                     std::vector<double> x0, std::vector<double> theta,
+                                     const ProgressMonitor& monitor)
     : impl_(std::make_unique<Impl>()) {
   Impl& d = *impl_;
+  d.monitor = monitor;
   d.model = std::move(model);
   d.options = options;
   d.t0 = t0;
@@ -170,6 +189,7 @@ std::vector<std::vector<double>> AdjointTimeCourse::forward(const std::vector<do
       int ncheck = 0;
       double tret = t;
       const int flag = CVodeF(mem, tout, d.y.get(), &tret, CV_NORMAL, &ncheck);
+      if (flag < 0 && d.cancelled) throw Cancelled(tret);
       if (flag < 0)
         throw IntegrationFailure("adjoint forward pass: CVodeF failed at t = " + std::to_string(tret) +
                                      ": " + integrators::detail::cvodeFlagName(flag),
@@ -225,6 +245,7 @@ void AdjointTimeCourse::backward(const std::vector<std::vector<double>>& jumps,
     const double target = jj > 0 ? d.times[jj - 1] : d.t0;
     if (target < t) {
       const int flag = CVodeB(mem, target, CV_NORMAL);
+      if (flag < 0 && d.cancelled) throw Cancelled(target);
       if (flag < 0)
         throw IntegrationFailure("adjoint backward pass: CVodeB failed towards t = " +
                                      std::to_string(target) + ": " +

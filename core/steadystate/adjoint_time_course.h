@@ -10,12 +10,16 @@
 // This class returns λ(t0) and Q = ∫ λᵀ f_θ dt (np); the caller combines them with dx0/dθ (or,
 // after a pre-equilibration, with the steady-state adjoint, Eq. 17).
 //
+// Both passes throw Cancelled when the monitor's token is set or its callback answers Abort
+// (checked in the right-hand sides, so within one step).
+//
 // Dense LU for the forward and backward Newton systems (meant for small and moderate models).
 #pragma once
 
 #include <memory>
 #include <vector>
 
+#include "core/common/progress.h"
 #include "core/integrators/integrator.h"
 #include "core/symbolic/compiled_model.h"
 
@@ -25,7 +29,8 @@ class AdjointTimeCourse {
  public:
   AdjointTimeCourse(std::shared_ptr<const symbolic::CompiledModel> model,
                     const integrators::IntegratorOptions& options, double t0,
-                    std::vector<double> x0, std::vector<double> theta);
+                    std::vector<double> x0, std::vector<double> theta,
+                    const ProgressMonitor& monitor = {});
   ~AdjointTimeCourse();
   AdjointTimeCourse(const AdjointTimeCourse&) = delete;
   AdjointTimeCourse& operator=(const AdjointTimeCourse&) = delete;

@@ -299,6 +299,58 @@ class TestSsGradient : public QObject {
     QVERIFY(compareGradients(a.gradient, f.gradient, 1e-5, 1e-5, "Zheng adjoint vs forward") <= 1);
   }
 
+  // Progress rises monotonically to the number of work units (experiments × objective
+  // evaluations) and the gradient equals the run without a monitor; a cancel requested from the
+  // callback part-way stops the run with Cancelled, for every method (the backward passes check
+  // it in their right-hand sides).
+  void progressAndCancel_data() {
+    QTest::addColumn<int>("method");
+    QTest::newRow("ssasa") << static_cast<int>(GradientMethod::Ssasa);
+    QTest::newRow("adjoint") << static_cast<int>(GradientMethod::Adjoint);
+    QTest::newRow("forward") << static_cast<int>(GradientMethod::Forward);
+    QTest::newRow("fd") << static_cast<int>(GradientMethod::FiniteDifferences);
+  }
+  void progressAndCancel() {
+    QFETCH(int, method);
+    const auto m = static_cast<GradientMethod>(method);
+    const Problem p =
+        sensode::petab::loadProblem(kPetab / "Zheng_PNAS2012" / "Zheng_PNAS2012.yaml");
+    const auto q = sensode::petab::nominalScaledParameters(p);
+    std::vector<sensode::ProgressInfo> seen;
+    sensode::ProgressMonitor monitor;
+    monitor.callback = [&](const sensode::ProgressInfo& info) {
+      seen.push_back(info);
+      return sensode::Decision::Continue;
+    };
+    const ObjectiveResult withMonitor = evaluateObjective(p, q, m, {}, monitor);
+    const ObjectiveResult plain = evaluateObjective(p, q, m);
+    QVERIFY(withMonitor.gradient == plain.gradient);
+    QVERIFY(seen.size() > 3);
+    const double units = m == GradientMethod::FiniteDifferences ? 2.0 * static_cast<double>(q.size()) + 1 : 1;
+    for (std::size_t i = 0; i < seen.size(); ++i) {
+      QCOMPARE(seen[i].tEnd, units);
+      if (i > 0) QVERIFY2(seen[i].t >= seen[i - 1].t, qPrintable(QString::number(i)));
+    }
+    QCOMPARE(seen.back().t, units);
+
+    // Cancel at a third of the calls seen above: mid-run, inside some integration.
+    const std::size_t stopAt = seen.size() / 3;
+    std::size_t calls = 0;
+    sensode::ProgressMonitor cancelling;
+    cancelling.callback = [&](const sensode::ProgressInfo&) {
+      if (++calls == stopAt) cancelling.token.cancel();
+      return sensode::Decision::Continue;
+    };
+    bool cancelled = false;
+    try {
+      evaluateObjective(p, q, m, {}, cancelling);
+    } catch (const sensode::Cancelled&) {
+      cancelled = true;
+    }
+    QVERIFY(cancelled);
+    QVERIFY2(calls <= stopAt + 64, qPrintable(QString::number(calls)));
+  }
+
   void commandLine() {
     QTemporaryDir tmp;
     const fs::path dir = tmp.path().toStdString();
