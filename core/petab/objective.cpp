@@ -156,6 +156,12 @@ class Evaluator {
                                         const steadystate::SteadyStateSolution& sol,
                                         const std::vector<double>& theta, const std::string& what,
                                         Eigen::RowVectorXd* totalsWeight = nullptr);
+  void report(const std::string& conditionId, const char* role,
+              const steadystate::SteadyStateSolution& sol) {
+    EquilibrationReport r{conditionId, role, sol};
+    r.solution.sensitivities.resize(0, 0);
+    result_.equilibrations.push_back(std::move(r));
+  }
   void note(const std::string& text) {
     if (result_.notes.find(text) == std::string::npos)
       result_.notes += (result_.notes.empty() ? "" : "; ") + text;
@@ -337,6 +343,7 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
     preSolution = steadystate::solveSteadyState(cm_, thetaP, ssOptions, monitor_);
     const steadystate::SteadyStateSolution& sol = preSolution;
     ++result_.steadyStates;
+    report(preId, "pre-equilibration", sol);
     if (!sol.found)
       throw Error("pre-equilibration condition '" + preId + "': no steady state: " + sol.reason);
     x0 = sol.state;
@@ -457,6 +464,7 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
                                                    pre >= 0 ? &x0 : nullptr,
                                                    pre >= 0 && forward() ? &s0Model : nullptr);
     ++result_.steadyStates;
+    report(simId, "steady-state data", sol);
     if (!sol.found)
       throw Error("condition '" + simId + "': no steady state: " + sol.reason);
     if (forward() && sol.sensitivities.size() == 0)

@@ -50,6 +50,14 @@ struct ObjectiveOptions {
   double fdStep = 1e-5;  // central-difference step on the parameter scale
 };
 
+// A steady state the objective needed, with the solver's diagnostics (path, fallback reason,
+// iterations, conservation laws, cond(J_r), eigenvalues): what the GUI shows beside the gradient.
+struct EquilibrationReport {
+  std::string conditionId;
+  std::string role;  // "pre-equilibration" or "steady-state data"
+  steadystate::SteadyStateSolution solution;  // without its sensitivities (kept small)
+};
+
 struct ObjectiveResult {
   double objective = 0;          // negative log-likelihood (with the constant terms)
   double halfWeightedSquares = 0;  // ½ Σ r² (the §8.5 convention without log terms)
@@ -59,6 +67,9 @@ struct ObjectiveResult {
   long simulations = 0;   // time courses run
   long steadyStates = 0;  // steady states solved
   std::string notes;      // how the gradient was computed, per part
+  // The steady states of this evaluation, in the order solved (not those of finite-difference
+  // neighbours or of the backward integrations' own simulations).
+  std::vector<EquilibrationReport> equilibrations;
 };
 
 // Indices (into Problem::parameters) of the estimated parameters, in table order.

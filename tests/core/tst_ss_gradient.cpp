@@ -266,6 +266,14 @@ class TestSsGradient : public QObject {
     const ObjectiveResult f = evaluateObjective(p, q, GradientMethod::Forward, o);
     const ObjectiveResult d = evaluateObjective(p, q, GradientMethod::FiniteDifferences, o);
     qInfo("Blasi objective %.10g (%s)", s.objective, s.notes.c_str());
+    // Every condition's post-equilibration is reported with its diagnostics, in both methods.
+    QCOMPARE(s.equilibrations.size(), f.equilibrations.size());
+    QVERIFY(!s.equilibrations.empty());
+    for (const auto& e : s.equilibrations) {
+      QCOMPARE(QString::fromStdString(e.role), QStringLiteral("steady-state data"));
+      QVERIFY2(e.solution.found && !e.solution.path.empty() && !e.solution.conservationLaws.empty(),
+               e.conditionId.c_str());
+    }
     QVERIFY(compareGradients(s.gradient, f.gradient, 1e-8, 1e-8, "Blasi ssASA vs forward") <= 1);
     QVERIFY(compareGradients(s.gradient, d.gradient, 1e-4, 1e-5, "Blasi ssASA vs FD") <= 1);
     const ObjectiveResult a = evaluateObjective(p, q, GradientMethod::Adjoint, o);
@@ -293,6 +301,9 @@ class TestSsGradient : public QObject {
     QVERIFY(compareGradients(f.gradient, d.gradient, 5e-4, 1e-4, "Zheng forward vs FD") <= 1);
     const ObjectiveResult s = evaluateObjective(p, q, GradientMethod::Ssasa, o);
     qInfo("Zheng ssASA: %s", s.notes.c_str());
+    QVERIFY(!s.equilibrations.empty());
+    for (const auto& e : s.equilibrations)
+      QVERIFY2(e.role == "pre-equilibration" && e.solution.found, e.conditionId.c_str());
     QVERIFY(compareGradients(s.gradient, f.gradient, 1e-5, 1e-5, "Zheng ssASA vs forward") <= 1);
     QVERIFY(compareGradients(s.gradient, d.gradient, 5e-4, 1e-4, "Zheng ssASA vs FD") <= 1);
     const ObjectiveResult a = evaluateObjective(p, q, GradientMethod::Adjoint, o);
