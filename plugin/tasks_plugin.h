@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The sensode_tasks plugin: the Sensode tasks (Time course, Parameter sensitivities; the
-// Steady-state gradient joins when its core API lands) and the SBML reader for the host's model
-// browser. Built twice from the same sources: a loadable plugin (build/plugins) and a STATIC
-// variant the tests link (linking imports it: qt_add_plugin adds Q_IMPORT_PLUGIN(SensodeTasksPlugin)).
+// The sensode_tasks plugin: the Sensode tasks (Time course, Parameter sensitivities, Steady-state
+// gradient) and the SBML and PEtab readers for the host's model browser. Built twice from the
+// same sources: a loadable plugin (build/plugins) and a STATIC variant the tests link (linking
+// imports it: qt_add_plugin adds Q_IMPORT_PLUGIN(SensodeTasksPlugin)).
 //
 // Adding a task: write plugin/<task>/<task>_task.{h,cpp} with a description() like
 // time_course/time_course_task.h (field table → OptionsForm, a run() for CoreTaskRunner, a

@@ -74,6 +74,13 @@ TableResultView::TableResultView(QString title, QAbstractTableModel* model, Upda
 
 void TableResultView::showResult(const std::shared_ptr<const api::TaskResult>& result) {
   update_(result);
+  // Small tables (gradients, diagnostics, comparisons) get columns as wide as their text, up to
+  // a limit; long ones (time series) keep the fixed width, since measuring every row is slow.
+  if (model_->rowCount() <= 200) {
+    view_->resizeColumnsToContents();
+    for (int c = 0; c < model_->columnCount(); ++c)
+      view_->setColumnWidth(c, std::clamp(view_->columnWidth(c), 60, 520));
+  }
   caption_->setText(tr("%1 rows x %2 columns. Click a header to sort; Ctrl+C copies the "
                        "selection with full precision.")
                         .arg(model_->rowCount())

@@ -155,7 +155,7 @@ class TestPluginLoader : public QObject {
     QVERIFY(dynamic->loaded);
     QVERIFY2(dynamic->error.contains(QStringLiteral("already provided")), qPrintable(dynamic->error));
     QVERIFY(dynamic->taskIds.isEmpty());
-    QCOMPARE(loader.tasks().size(), 2);  // timecourse and sensitivities, from the static one
+    QCOMPARE(loader.tasks().size(), 3);  // timecourse, sensitivities, ssgradient: the static one
   }
 };
 

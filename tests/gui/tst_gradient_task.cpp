@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: MIT
+// The Steady-state gradient task in the host window, offscreen, with the real widgets and the
+// sensode_tasks plugin (linked statically): open a PEtab problem into the browser, run the task
+// by clicking Run for each method and compare its table with petab::evaluateObjective for the
+// same settings (bit for bit), evaluate at edited parameter values, read the steady-state
+// diagnostics, export CSV/PNG/SVG with provenance, cancel a long run within 0.2 s with the
+// previous results left on screen, and run on a problem chosen while an SBML model is open.
+// With SENSODE_SCREENSHOT_DIR set, each result tab is saved there as a PNG (for the docs).
+#include <QAbstractItemModelTester>
+#include <QCryptographicHash>
+#include <QJsonDocument>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QSvgRenderer>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QtTest/QtTest>
+
+#include <chrono>
+#include <cmath>
+
+#include "core/common/errors.h"
+#include "core/petab/objective.h"
+#include "core/petab/petab_problem.h"
+#include "gui/main_window.h"
+#include "gui/model_browser.h"
+#include "gui/model_table_model.h"
+#include "gui/task_panel.h"
+#include "plugin/gradient/gradient_task.h"
+#include "plugin/models/record_table_model.h"
+#include "plugin/views/bar_chart_view.h"
+#include "plugin/views/table_result_view.h"
+
+// sensode_tasks_static is imported by linking it (qt_add_plugin's initializer library).
+
+using namespace sensode;
+using gui::MainWindow;
+using gui::TaskPanel;
+
+namespace {
+
+const QString kBlasi =
+    QStringLiteral(SENSODE_SHARED_DIR "/petab/Blasi_CellSystems2016/Blasi_CellSystems2016.yaml");
+const QString kZheng = QStringLiteral(SENSODE_SHARED_DIR "/petab/Zheng_PNAS2012/Zheng_PNAS2012.yaml");
+const QString kRepressilator = QStringLiteral(SENSODE_RESOURCES_DIR "/models/repressilator.xml");
+
+MainWindow::Options testOptions() {
+  MainWindow::Options o;
+  o.pluginFolders = QStringList{};
+  o.interactive = true;
+  return o;
+}
+
+api::TaskStatus runAndWait(TaskPanel* panel, int timeoutMs = 120000) {
+  QSignalSpy finished(panel, &TaskPanel::runFinished);
+  QTest::mouseClick(panel->runButton(), Qt::LeftButton);
+  if (!finished.wait(timeoutMs)) return api::TaskStatus::Failed;
+  return finished.takeFirst().at(0).value<api::TaskStatus>();
+}
+
+plugin::RecordTableModel* recordModel(TaskPanel* panel, const QString& title) {
+  auto* view = dynamic_cast<plugin::TableResultView*>(panel->resultView(title));
+  return view ? qobject_cast<plugin::RecordTableModel*>(view->sourceModel()) : nullptr;
+}
+
+QJsonObject readJson(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return {};
+  return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+QString sha256(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return {};
+  QCryptographicHash h(QCryptographicHash::Sha256);
+  h.addData(&f);
+  return QString::fromLatin1(h.result().toHex());
+}
+
+// The first steady state's value of a diagnostic (rows are diagnostics, columns steady states).
+QString diagnostic(const plugin::RecordTableModel* m, const char* label) {
+  for (int r = 0; r < m->rowCount(); ++r)
+    if (m->data(m->index(r, 0), Qt::UserRole).toString() == QLatin1String(label))
+      return m->data(m->index(r, 1), Qt::UserRole).toString();
+  return QStringLiteral("<no row %1>").arg(QLatin1String(label));
+}
+
+// Saves the window with each result tab in front when SENSODE_SCREENSHOT_DIR is set.
+void screenshots(MainWindow& w, TaskPanel* panel, const QString& stem) {
+  const QString dir = qEnvironmentVariable("SENSODE_SCREENSHOT_DIR");
+  if (dir.isEmpty()) return;
+  w.resize(1450, 880);
+  for (api::TaskResultView* view : panel->resultViews()) {
+    if (view->placement() != api::TaskResultView::Placement::Tab) continue;
+    auto* tabs = qobject_cast<QTabWidget*>(view->parentWidget()->parentWidget());
+    if (tabs) tabs->setCurrentWidget(view);
+    QCoreApplication::processEvents();
+    const QString name = QStringLiteral("%1/%2-%3.png").arg(dir, stem, view->title().toLower().replace(' ', '-'));
+    w.grab().save(name);
+  }
+}
+
+}  // namespace
+
+class TestGradientTask : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("SensodeTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_gradient_task"));
+    QSettings().clear();
+  }
+
+  void opensThePetabProblemIntoTheBrowser() {
+    MainWindow w(testOptions());
+    w.show();
+    QVERIFY(w.openModel(kBlasi));
+    QCOMPARE(w.session().format, QStringLiteral("petab"));
+    gui::ModelBrowser* b = w.modelBrowser();
+    const QStringList titles = b->tableTitles();
+    QCOMPARE(titles.mid(0, 3), (QStringList{QStringLiteral("PEtab parameters"),
+                                            QStringLiteral("Conditions"), QStringLiteral("Observables")}));
+    QVERIFY(titles.contains(QStringLiteral("Species")));
+    const petab::Problem p = petab::loadProblem(kBlasi.toStdString());
+    QCOMPARE(b->tableModel(QStringLiteral("PEtab parameters"))->rowCount(), int(p.parameters.size()));
+    QCOMPARE(b->tableModel(QStringLiteral("Observables"))->rowCount(), int(p.observables.size()));
+    QAbstractItemModelTester tester(b->tableModel(QStringLiteral("PEtab parameters")),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+  }
+
+  void gradientEqualsTheCore_data() {
+    QTest::addColumn<QString>("method");
+    QTest::newRow("ssasa") << QStringLiteral("ssasa");
+    QTest::newRow("forward") << QStringLiteral("forward");
+    QTest::newRow("adjoint") << QStringLiteral("adjoint");
+    QTest::newRow("fd") << QStringLiteral("fd");
+  }
+  void gradientEqualsTheCore() {
+    QFETCH(QString, method);
+    MainWindow w(testOptions());
+    w.show();
+    QVERIFY(w.openModel(kBlasi));
+    TaskPanel* panel = w.openTask(QStringLiteral("ssgradient"));
+    QVERIFY(panel);
+    panel->setupWidget()->setSettings({{"method", method}, {"rtol", 1e-10}, {"atol", 1e-12},
+                                       {"fd_step", 1e-4}, {"parameters", QJsonObject{}}});
+    QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Succeeded));
+
+    const petab::Problem p = petab::loadProblem(kBlasi.toStdString());
+    petab::ObjectiveOptions o;
+    o.integrator.rtol = 1e-10;
+    o.integrator.atol = 1e-12;
+    o.fdStep = 1e-4;
+    const auto m = *petab::gradientMethodFromString(method.toStdString());
+    const petab::ObjectiveResult ref =
+        petab::evaluateObjective(p, petab::nominalScaledParameters(p), m, o);
+
+    plugin::RecordTableModel* table = recordModel(panel, QStringLiteral("Table"));
+    QVERIFY(table);
+    QAbstractItemModelTester tester(table, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(table->rowCount(), int(ref.gradient.size()));
+    for (int r = 0; r < table->rowCount(); ++r) {
+      QCOMPARE(table->data(table->index(r, 0), Qt::UserRole).toString(),
+               QString::fromStdString(ref.parameterIds[std::size_t(r)]));
+      QVERIFY(table->data(table->index(r, 2), Qt::UserRole).toDouble() == ref.parameters[std::size_t(r)]);
+      QVERIFY2(table->data(table->index(r, 4), Qt::UserRole).toDouble() == ref.gradient[std::size_t(r)],
+               qPrintable(QString::number(r)));
+    }
+    // The chart draws the same numbers, in the same order.
+    auto* chart = dynamic_cast<plugin::BarChartView*>(panel->resultView(QStringLiteral("Gradient")));
+    QVERIFY(chart);
+    QCOMPARE(chart->data().values.size(), qsizetype(ref.gradient.size()));
+    QVERIFY(chart->data().values.last() == ref.gradient.back());
+
+    // One steady state (Blasi: post-equilibration of its one condition) with its diagnostics.
+    plugin::RecordTableModel* steady = recordModel(panel, QStringLiteral("Steady states"));
+    QVERIFY(steady);
+    QCOMPARE(steady->columnCount(), int(ref.equilibrations.size()) + 1);
+    QVERIFY(steady->columnCount() >= 2);
+    QVERIFY(steady->headerData(1, Qt::Horizontal).toString().contains(QStringLiteral("steady-state data")));
+    QCOMPARE(diagnostic(steady, "found"), QStringLiteral("yes"));
+    QCOMPARE(diagnostic(steady, "path"), QString::fromStdString(ref.equilibrations[0].solution.path));
+    QVERIFY(diagnostic(steady, "conservation laws").contains('='));
+    QCOMPARE(diagnostic(steady, "stability"), QStringLiteral("stable"));
+    QVERIFY(diagnostic(steady, "cond(J_r)").toDouble() == ref.equilibrations[0].solution.conditionEstimate);
+    if (method == QLatin1String("ssasa")) screenshots(w, panel, QStringLiteral("ssgradient"));
+  }
+
+  // Edited values in the set-up table reach the core; only edited ids go into the settings.
+  void editedParameterValues() {
+    MainWindow w(testOptions());
+    w.show();
+    QVERIFY(w.openModel(kBlasi));
+    TaskPanel* panel = w.openTask(QStringLiteral("ssgradient"));
+    auto* values = panel->setupWidget()->findChild<QTableWidget*>(QStringLiteral("parameterValues"));
+    QVERIFY(values);
+    const petab::Problem p = petab::loadProblem(kBlasi.toStdString());
+    const std::vector<int> est = petab::estimatedParameters(p);
+    QCOMPARE(values->rowCount(), int(est.size()));
+    QCOMPARE(values->item(1, 0)->text(), QString::fromStdString(p.parameters[std::size_t(est[1])].id));
+    values->item(1, 4)->setText(QStringLiteral("0.05"));
+    const QJsonObject edited = panel->setupWidget()->settings().value("parameters").toObject();
+    QCOMPARE(edited.size(), 1);
+    QCOMPARE(edited.value(values->item(1, 0)->text()).toDouble(), 0.05);
+    panel->setupWidget()->setSettings({{"method", "ssasa"}});
+    QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Succeeded));
+
+    std::vector<double> q = petab::nominalScaledParameters(p);
+    q[1] = petab::toScale(p.parameters[std::size_t(est[1])].scale, 0.05);
+    const petab::ObjectiveResult ref = petab::evaluateObjective(p, q, petab::GradientMethod::Ssasa);
+    plugin::RecordTableModel* table = recordModel(panel, QStringLiteral("Table"));
+    QCOMPARE(table->data(table->index(1, 5), Qt::UserRole).toString(), QStringLiteral("edited"));
+    QVERIFY(table->data(table->index(1, 3), Qt::UserRole).toDouble() == 0.05);
+    for (int r = 0; r < table->rowCount(); ++r)
+      QVERIFY(table->data(table->index(r, 4), Qt::UserRole).toDouble() == ref.gradient[std::size_t(r)]);
+
+    // A value a log scale cannot take is named before the run and by the core.
+    values->item(1, 4)->setText(QStringLiteral("abc"));
+    QVERIFY(panel->setupWidget()->validate().contains(values->item(1, 0)->text()));
+    QVERIFY_THROWS_EXCEPTION(InvalidOptions,
+                             plugin::gradient::parameterRows(p, {{p.parameters[std::size_t(est[1])].id, -1.0}}, nullptr));
+    QVERIFY_THROWS_EXCEPTION(InvalidOptions, plugin::gradient::parameterRows(p, {{"nope", 1.0}}, nullptr));
+    // "Nominal values" resets the table.
+    QTest::mouseClick(panel->setupWidget()->findChild<QPushButton*>(QStringLiteral("nominalValues")), Qt::LeftButton);
+    QVERIFY(panel->setupWidget()->settings().value("parameters").toObject().isEmpty());
+  }
+
+  void exportsCarryProvenance() {
+    QTemporaryDir dir;
+    MainWindow w(testOptions());
+    w.show();
+    QVERIFY(w.openModel(kBlasi));
+    TaskPanel* panel = w.openTask(QStringLiteral("ssgradient"));
+    panel->setupWidget()->setSettings({{"method", "ssasa"}});
+    QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Succeeded));
+    const QString csv = dir.filePath(QStringLiteral("g.csv"));
+    const QString png = dir.filePath(QStringLiteral("g.png"));
+    const QString svg = dir.filePath(QStringLiteral("g.svg"));
+    const QString ss = dir.filePath(QStringLiteral("ss.csv"));
+    QString why;
+    auto* chart = panel->resultView(QStringLiteral("Gradient"));
+    QVERIFY2(panel->exportResult(panel->resultView(QStringLiteral("Table")), QStringLiteral("csv"), csv, &why), qPrintable(why));
+    QVERIFY2(panel->exportResult(chart, QStringLiteral("png"), png, &why), qPrintable(why));
+    QVERIFY2(panel->exportResult(chart, QStringLiteral("svg"), svg, &why), qPrintable(why));
+    QVERIFY2(panel->exportResult(panel->resultView(QStringLiteral("Steady states")), QStringLiteral("csv"), ss, &why), qPrintable(why));
+
+    const petab::Problem p = petab::loadProblem(kBlasi.toStdString());
+    const petab::ObjectiveResult ref = petab::evaluateObjective(p, petab::nominalScaledParameters(p),
+                                                                petab::GradientMethod::Ssasa);
+    QFile f(csv);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QStringList lines = QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.first(), QStringLiteral("parameter,scale,value (scale),value (linear),gradient,source"));
+    QCOMPARE(lines.size(), int(ref.gradient.size()) + 1);
+    for (std::size_t i = 0; i < ref.gradient.size(); ++i)
+      QVERIFY(lines[int(i) + 1].split(',')[4].toDouble() == ref.gradient[i]);
+
+    QImage image(png);
+    QVERIFY(!image.isNull() && image.width() >= 800);
+    QSet<QRgb> colours;
+    for (int y = 0; y < image.height(); y += 5)
+      for (int x = 0; x < image.width(); x += 5) colours.insert(image.pixel(x, y));
+    QVERIFY(colours.size() > 5);
+    QSvgRenderer renderer(svg);
+    QVERIFY(renderer.isValid());
+    QFile s(svg);
+    QVERIFY(s.open(QIODevice::ReadOnly));
+    QVERIFY(s.readAll().contains(QByteArray::fromStdString(ref.parameterIds.front())));
+
+    for (const QString& file : {csv, png, svg, ss}) {
+      const QJsonObject prov = readJson(TaskPanel::provenancePath(file));
+      QCOMPARE(prov.value("task").toObject().value("id").toString(), QStringLiteral("ssgradient"));
+      QCOMPARE(prov.value("method").toString(), QStringLiteral("ssasa"));
+      QCOMPARE(prov.value("model").toObject().value("sha256").toString(), sha256(kBlasi));
+      QCOMPARE(prov.value("model").toObject().value("format").toString(), QStringLiteral("petab"));
+      QCOMPARE(prov.value("petab").toObject().value("sbml_sha256").toString(),
+               sha256(QString::fromStdString(p.sbmlFile.string())));
+      QVERIFY(prov.value("tolerances").toObject().contains("ss_rtol"));
+      QCOMPARE(prov.value("run").toObject().value("objective").toDouble(), ref.objective);
+      QCOMPARE(prov.value("export").toObject().value("sha256").toString(), sha256(file));
+    }
+  }
+
+  void cancelStopsFastAndKeepsThePreviousResults() {
+    MainWindow w(testOptions());
+    w.show();
+    QVERIFY(w.openModel(kZheng));
+    TaskPanel* panel = w.openTask(QStringLiteral("ssgradient"));
+    panel->setupWidget()->setSettings({{"method", "ssasa"}});
+    QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Succeeded));
+    const auto before = panel->shownResult();
+    plugin::RecordTableModel* table = recordModel(panel, QStringLiteral("Table"));
+    const double g0 = table->data(table->index(0, 4), Qt::UserRole).toDouble();
+
+    // Finite differences at tight tolerances: many objective evaluations.
+    panel->setupWidget()->setSettings({{"method", "fd"}, {"rtol", 1e-13}, {"atol", 1e-16}});
+    QSignalSpy finished(panel, &TaskPanel::runFinished);
+    QTest::mouseClick(panel->runButton(), Qt::LeftButton);
+    QVERIFY(panel->isRunning());
+    QTRY_VERIFY_WITH_TIMEOUT(panel->progressBar()->value() > 0, 30000);
+    QVERIFY2(panel->isRunning(), "the run ended before it could be cancelled");
+    const auto clicked = std::chrono::steady_clock::now();
+    QTest::mouseClick(panel->cancelButton(), Qt::LeftButton);
+    QVERIFY(finished.wait(5000));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - clicked).count();
+    qInfo("Cancel to finished: %.3f s", seconds);
+    QVERIFY2(seconds < 0.2, qPrintable(QStringLiteral("cancel took %1 s").arg(seconds)));
+    QCOMPARE(int(finished.first().at(0).value<api::TaskStatus>()), int(api::TaskStatus::Cancelled));
+    QCOMPARE(panel->shownResult(), before);
+    QVERIFY(table->data(table->index(0, 4), Qt::UserRole).toDouble() == g0);
+    QVERIFY(w.lastError().isEmpty());
+  }
+
+  // With an SBML model open the task asks for a problem, and runs on the one chosen.
+  void runsOnAChosenProblem() {
+    MainWindow w(testOptions());
+    w.show();
+    QVERIFY(w.openModel(kRepressilator));
+    TaskPanel* panel = w.openTask(QStringLiteral("ssgradient"));
+    // (Tolerances explicit: the host restores the settings an earlier test ran with.)
+    panel->setupWidget()->setSettings({{"problem", QString()}, {"method", "forward"},
+                                       {"rtol", 1e-10}, {"atol", 1e-12}});
+    QVERIFY(panel->setupWidget()->validate().contains(QStringLiteral("PEtab problem")));
+    auto* file = panel->setupWidget()->findChild<QLineEdit*>(QStringLiteral("problemFile"));
+    QVERIFY(file);
+    panel->setupWidget()->setSettings({{"problem", kZheng}});
+    QVERIFY(panel->setupWidget()->validate().isEmpty());
+    QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Succeeded));
+    const petab::Problem p = petab::loadProblem(kZheng.toStdString());
+    const petab::ObjectiveResult ref = petab::evaluateObjective(p, petab::nominalScaledParameters(p),
+                                                                petab::GradientMethod::Forward);
+    plugin::RecordTableModel* table = recordModel(panel, QStringLiteral("Table"));
+    QCOMPARE(table->rowCount(), int(ref.gradient.size()));
+    QVERIFY(table->data(table->index(2, 4), Qt::UserRole).toDouble() == ref.gradient[2]);
+    plugin::RecordTableModel* steady = recordModel(panel, QStringLiteral("Steady states"));
+    QVERIFY(steady->headerData(1, Qt::Horizontal).toString().contains(QStringLiteral("pre-equilibration")));
+    QCOMPARE(diagnostic(steady, "found"), QStringLiteral("yes"));
+    screenshots(w, panel, QStringLiteral("ssgradient-zheng"));
+  }
+};
+
+QTEST_MAIN(TestGradientTask)
+#include "tst_gradient_task.moc"
