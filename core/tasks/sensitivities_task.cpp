@@ -532,6 +532,7 @@ SensitivityResult runSensitivities(const SensitivityProblem& problem,
     for (const OutputColumn& c : setup.columns) result.outputIds.push_back(c.id);
     for (const int k : setup.params) {
       result.parameterIds.push_back(model.system().params[static_cast<std::size_t>(k)].id);
+      result.parameterValues.push_back(setup.p[static_cast<std::size_t>(k)]);
     }
     for (const symbolic::StateVar& v : model.system().states) result.stateIds.push_back(v.id);
 

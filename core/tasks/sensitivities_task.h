@@ -115,6 +115,7 @@ struct SensitivityResult {
   std::vector<double> times;              // nt output times
   std::vector<std::string> outputIds;     // ny reported outputs
   std::vector<std::string> parameterIds;  // np parameters, in the order differentiated
+  std::vector<double> parameterValues;    // their values in the run (after overrides)
   std::vector<std::string> stateIds;      // nx states of the model
   // dy/dp ((p/y)·dy/dp when `scaled`), shape nt × ny × np, row-major: the derivative of output
   // iy with respect to parameter ip at time it is values[(it·ny + iy)·np + ip].
