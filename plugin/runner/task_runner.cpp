@@ -18,7 +18,8 @@ RunContext::RunContext(QPromise<void>& promise, CancelToken token)
       return Decision::Abort;
     }
     if (info.tEnd > 0 && std::isfinite(info.t)) {
-      const double fraction = std::clamp(info.t / info.tEnd, 0.0, 1.0);
+      const double fraction =
+          (sliceIndex_ + std::clamp(info.t / info.tEnd, 0.0, 1.0)) / sliceCount_;
       const int value = static_cast<int>(fraction * kProgressMaximum);
       if (value != lastValue_) {
         lastValue_ = value;

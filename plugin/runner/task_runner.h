@@ -48,6 +48,12 @@ class RunContext {
   bool cancelled() const;
   // Prefix of the progress text ("Run 2 of 7: ") for tasks that run the core several times.
   void setTextPrefix(const QString& prefix) { prefix_ = prefix; }
+  // For tasks that run the core several times: run `index` of `count` fills its share of the
+  // bar (QFuture ignores progress that goes back, so each run must start where the last ended).
+  void setRunSlice(int index, int count) {
+    sliceIndex_ = index;
+    sliceCount_ = count > 0 ? count : 1;
+  }
 
  private:
   QPromise<void>& promise_;
@@ -56,6 +62,7 @@ class RunContext {
   QString prefix_;
   int lastValue_ = -1;
   int phase_ = -kPhaseSlots;
+  int sliceIndex_ = 0, sliceCount_ = 1;
 };
 
 // A task result that carries only a status and a message (failures before the core task ran,

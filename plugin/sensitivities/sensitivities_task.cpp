@@ -4,6 +4,8 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFileInfo>
+#include <QGridLayout>
+#include <QGroupBox>
 #include <QHBoxLayout>
 #include <QJsonArray>
 #include <QLabel>
@@ -12,6 +14,7 @@
 #include <QSignalBlocker>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -23,6 +26,7 @@
 #include "plugin/common/task_icons.h"
 #include "plugin/models/sensitivity_table_model.h"
 #include "plugin/runner/task_runner.h"
+#include "plugin/sensitivities/sensitivity_views.h"
 #include "plugin/time_course/time_course_task.h"
 #include "plugin/views/key_value_view.h"
 #include "plugin/views/table_result_view.h"
@@ -129,10 +133,28 @@ class SetupWidget : public api::TaskSetupWidget {
     form_ = new OptionsForm(fields(), this);
     form_->setObjectName(QStringLiteral("options"));
     picker_ = new ParameterPicker(this);
+    // Compare methods: the checked ones run after the reference (the Method field) on the same
+    // settings; the Compare tab shows how far each is from the reference.
+    compare_ = new QGroupBox(tr("Compare methods"), this);
+    compare_->setObjectName(QStringLiteral("compareMethods"));
+    compare_->setCheckable(true);
+    compare_->setChecked(false);
+    compare_->setToolTip(tr("Run the checked methods too and show their discrepancies from the "
+                            "method above (max and median relative difference)"));
+    auto* grid = new QGridLayout(compare_);
+    const FieldSpec& method = fields().front();
+    for (qsizetype i = 0; i < method.choices.size(); ++i) {
+      auto* box = new QCheckBox(method.choiceLabels[i], compare_);
+      box->setObjectName(QStringLiteral("compare_") + method.choices[i]);
+      box->setProperty("method", method.choices[i]);
+      grid->addWidget(box, static_cast<int>(i / 2), static_cast<int>(i % 2));
+      compareBoxes_ << box;
+    }
     auto* defaults = new QPushButton(tr("Restore defaults"), this);
     connect(defaults, &QPushButton::clicked, this, [this] {
       form_->resetToDefaults();
       picker_->setSelected({});
+      compare_->setChecked(false);
     });
     auto* row = new QHBoxLayout;
     row->addStretch(1);
@@ -141,12 +163,22 @@ class SetupWidget : public api::TaskSetupWidget {
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(form_);
     layout->addWidget(picker_);
+    layout->addWidget(compare_);
     layout->addLayout(row);
   }
 
   QJsonObject settings() const override {
     QJsonObject o = form_->values();
     o.insert(QStringLiteral("parameters"), QJsonArray::fromStringList(picker_->selected()));
+    QJsonArray compare;
+    if (compare_->isChecked()) {
+      const QString reference = o.value(QStringLiteral("method")).toString();
+      for (QCheckBox* box : compareBoxes_) {
+        const QString m = box->property("method").toString();
+        if (box->isChecked() && m != reference) compare.append(m);
+      }
+    }
+    o.insert(QStringLiteral("compare"), compare);
     return o;
   }
   void setSettings(const QJsonObject& settings) override {
@@ -156,18 +188,29 @@ class SetupWidget : public api::TaskSetupWidget {
       for (const QJsonValue& v : settings.value(QStringLiteral("parameters")).toArray()) ids << v.toString();
       picker_->setSelected(ids);
     }
+    if (settings.contains(QStringLiteral("compare"))) {
+      QStringList methods;
+      for (const QJsonValue& v : settings.value(QStringLiteral("compare")).toArray()) methods << v.toString();
+      compare_->setChecked(!methods.isEmpty());
+      for (QCheckBox* box : compareBoxes_) box->setChecked(methods.contains(box->property("method").toString()));
+    }
   }
   void setSession(const api::ModelSession& session) override {
     picker_->setModelPath(session.format == QLatin1String("sbml") ? session.filePath : QString());
   }
   QString validate() const override {
     const QString form = form_->validate();
-    return form.isEmpty() ? picker_->validate() : form;
+    if (!form.isEmpty()) return form;
+    if (compare_->isChecked() && settings().value(QStringLiteral("compare")).toArray().isEmpty())
+      return tr("Compare methods: check at least one method other than the Method above");
+    return picker_->validate();
   }
 
  private:
   OptionsForm* form_ = nullptr;
   ParameterPicker* picker_ = nullptr;
+  QGroupBox* compare_ = nullptr;
+  QList<QCheckBox*> compareBoxes_;
 };
 
 // The chart tab: pick a parameter, see dy/dp of every output over time.
@@ -297,12 +340,32 @@ Settings parseSettings(const QJsonObject& json) {
   for (const QJsonValue& v : json.value(QStringLiteral("parameters")).toArray()) {
     s.parameters.push_back(v.toString().toStdString());
   }
+  for (const QJsonValue& v : json.value(QStringLiteral("compare")).toArray()) {
+    const std::string name = v.toString().toStdString();
+    const auto m = tasks::sensitivityMethodFromString(name);
+    if (!m) {
+      throw InvalidOptions("sensitivities setting compare contains '" + name +
+                           "'. Violated constraint: one of odesd, cvodes, pbsr, exp, fd");
+    }
+    if (*m != s.options.method && std::find(s.compare.begin(), s.compare.end(), *m) == s.compare.end())
+      s.compare.push_back(*m);
+  }
   if (auto why = s.options.validate()) throw InvalidOptions(*why);
   return s;
 }
 
-Result::Result(std::shared_ptr<const tasks::SensitivityResult> core, QJsonObject provenance)
-    : core_(std::move(core)), provenance_(std::move(provenance)) {}
+Result::Result(std::shared_ptr<const tasks::SensitivityResult> core, QJsonObject provenance,
+               std::vector<Comparison> comparisons, double guard)
+    : core_(std::move(core)),
+      provenance_(std::move(provenance)),
+      comparisons_(std::move(comparisons)),
+      guard_(guard) {}
+
+QString methodLabel(tasks::SensitivityMethod method) {
+  const FieldSpec& spec = fields().front();
+  const qsizetype i = spec.choices.indexOf(QString::fromLatin1(tasks::toString(method)));
+  return i >= 0 ? spec.choiceLabels[i] : QString::fromLatin1(tasks::toString(method));
+}
 
 api::TaskStatus Result::status() const {
   switch (core_->termination) {
@@ -316,11 +379,14 @@ QString Result::message() const { return q(core_->message); }
 
 QString Result::summary() const {
   if (core_->termination != tasks::Termination::Success) return message();
-  return QStringLiteral("Sensitivities: %1 times x %2 outputs x %3 parameters, %4 s")
-      .arg(core_->times.size())
-      .arg(core_->outputIds.size())
-      .arg(core_->parameterIds.size())
-      .arg(core_->wallSeconds, 0, 'g', 3);
+  QString text = QStringLiteral("Sensitivities: %1 times x %2 outputs x %3 parameters, %4 s")
+                     .arg(core_->times.size())
+                     .arg(core_->outputIds.size())
+                     .arg(core_->parameterIds.size())
+                     .arg(core_->wallSeconds, 0, 'g', 3);
+  if (!comparisons_.empty())
+    text += QStringLiteral("; compared with %1 method(s) (see Compare)").arg(comparisons_.size());
+  return text;
 }
 
 std::shared_ptr<const tasks::TimeCourseResult> parameterSlice(const tasks::SensitivityResult& r,
@@ -355,8 +421,36 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
   for (auto it = session.overrides.cbegin(); it != session.overrides.cend(); ++it) {
     problem.overrides.emplace_back(it.key().toStdString(), it.value());
   }
+  const std::size_t runs = 1 + settings.compare.size();
+  if (runs > 1) {
+    context.setTextPrefix(QStringLiteral("Run 1 of %1 (%2): ").arg(runs).arg(methodLabel(settings.options.method)));
+    context.setRunSlice(0, static_cast<int>(runs));
+  }
   auto core = std::make_shared<tasks::SensitivityResult>(
       tasks::runSensitivities(problem, settings.options, context.monitor()));
+
+  // The compared methods, on the same problem and options but for the method, only after the
+  // reference succeeded (there is nothing to compare with otherwise).
+  std::vector<Comparison> comparisons;
+  if (core->termination == tasks::Termination::Success) {
+    for (std::size_t i = 0; i < settings.compare.size(); ++i) {
+      tasks::SensitivityOptions options = settings.options;
+      options.method = settings.compare[i];
+      context.setTextPrefix(QStringLiteral("Run %1 of %2 (%3): ").arg(i + 2).arg(runs).arg(methodLabel(options.method)));
+      context.setRunSlice(static_cast<int>(i + 1), static_cast<int>(runs));
+      auto other = std::make_shared<tasks::SensitivityResult>(
+          tasks::runSensitivities(problem, options, context.monitor()));
+      if (other->termination == tasks::Termination::UserAbort) {
+        return std::make_shared<MessageResult>(
+            api::TaskStatus::Cancelled,
+            QStringLiteral("cancelled while comparing (%1)").arg(q(other->message)));
+      }
+      Comparison c{options.method, other, std::nullopt};
+      if (other->termination == tasks::Termination::Success)
+        c.discrepancy = tasks::compareSensitivities(*other, *core);
+      comparisons.push_back(std::move(c));
+    }
+  }
 
   QJsonObject provenance = baseProvenance(QString::fromLatin1(kTaskId),
                                           QStringLiteral("Parameter sensitivities"), loaded,
@@ -390,7 +484,24 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
   QJsonObject stats = statsJson(core->stats.integrator);
   stats.insert(QStringLiteral("sens_evals"), static_cast<double>(core->stats.sensitivityEvals));
   provenance.insert(QStringLiteral("statistics"), stats);
-  return std::make_shared<Result>(std::move(core), std::move(provenance));
+  if (!comparisons.empty()) {
+    QJsonArray compared;
+    for (const Comparison& c : comparisons) {
+      QJsonObject o{{QStringLiteral("method"), QString::fromLatin1(tasks::toString(c.method))},
+                    {QStringLiteral("termination"), QString::fromLatin1(tasks::toString(c.result->termination))},
+                    {QStringLiteral("wall_seconds"), c.result->wallSeconds}};
+      if (c.discrepancy) {
+        o.insert(QStringLiteral("max_relative_discrepancy"), c.discrepancy->maxRelative);
+        o.insert(QStringLiteral("median_relative_discrepancy"), c.discrepancy->medianRelative);
+      } else {
+        o.insert(QStringLiteral("message"), q(c.result->message));
+      }
+      compared.append(o);
+    }
+    provenance.insert(QStringLiteral("compared_methods"), compared);
+  }
+  return std::make_shared<Result>(std::move(core), std::move(provenance), std::move(comparisons),
+                                  settings.options.integrator.atol);
 }
 
 api::TaskDescription description() {
@@ -444,7 +555,9 @@ api::TaskDescription description() {
           return rows;
         },
         parent);
-    return QList<api::TaskResultView*>{chart, table, stats};
+    auto* heatMap = new HeatMapView(parent);
+    auto* compare = new CompareView(parent);
+    return QList<api::TaskResultView*>{chart, heatMap, compare, table, stats};
   };
   return d;
 }

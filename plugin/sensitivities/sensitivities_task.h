@@ -4,17 +4,23 @@
 // odeSD direct, CVODES forward, PBSR, the exponential formula or finite differences.
 //
 // Settings JSON keys follow `sensode sensitivities`: method ("odesd" | "cvodes" | "pbsr" | "exp"
-// | "fd"), t_end, points, rtol, atol, scaled, error_control, and parameters (array of ids; empty
-// = every parameter of the model). Views: Chart (one parameter's dy/dp over time for every
-// output; pick the parameter above the chart), Table (long format, as the CLI's CSV) and
+// | "fd"), t_end, points, rtol, atol, scaled, error_control, parameters (array of ids; empty
+// = every parameter of the model) and compare (array of method names: also run these on the same
+// settings and report their discrepancies from `method`, the reference). Views: Chart (one
+// parameter's dy/dp over time for every output; pick the parameter above the chart), Heat map
+// (scaled sensitivities of every output and parameter at a chosen time), Compare (discrepancy
+// table and plot, when methods were compared), Table (long format, as the CLI's CSV) and
 // Statistics.
 #pragma once
 
 #include <QJsonObject>
 
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "core/tasks/sensitivities_task.h"
+#include "core/tasks/sensitivity_comparison.h"
 #include "gui/plugin_api/task_plugin.h"
 #include "plugin/forms/options_form.h"
 
@@ -33,23 +39,40 @@ struct Settings {
   double tEnd = 50;
   long points = 101;
   std::vector<std::string> parameters;  // empty = all
+  std::vector<tasks::SensitivityMethod> compare;  // also run these (the reference excluded)
 };
 // Throws InvalidOptions naming the key.
 Settings parseSettings(const QJsonObject& json);
 
+// One compared method's run and its discrepancy from the reference (none when it failed).
+struct Comparison {
+  tasks::SensitivityMethod method = tasks::SensitivityMethod::Cvodes;
+  std::shared_ptr<const tasks::SensitivityResult> result;
+  std::optional<tasks::SensitivityDiscrepancy> discrepancy;
+};
+
 class Result : public api::TaskResult {
  public:
-  Result(std::shared_ptr<const tasks::SensitivityResult> core, QJsonObject provenance);
+  Result(std::shared_ptr<const tasks::SensitivityResult> core, QJsonObject provenance,
+         std::vector<Comparison> comparisons = {}, double guard = 0);
   api::TaskStatus status() const override;
   QString message() const override;
   QString summary() const override;
   QJsonObject provenance() const override { return provenance_; }
   const std::shared_ptr<const tasks::SensitivityResult>& core() const { return core_; }
+  const std::vector<Comparison>& comparisons() const { return comparisons_; }
+  // |y| at or below this has no scaled sensitivity (the run's atol).
+  double guard() const { return guard_; }
 
  private:
   std::shared_ptr<const tasks::SensitivityResult> core_;
   QJsonObject provenance_;
+  std::vector<Comparison> comparisons_;
+  double guard_ = 0;
 };
+
+// "odeSD direct", "CVODES forward", ... as the form shows them.
+QString methodLabel(tasks::SensitivityMethod method);
 
 // One parameter's sensitivities as a time series (times × outputs), for the chart.
 std::shared_ptr<const tasks::TimeCourseResult> parameterSlice(const tasks::SensitivityResult& r,
