@@ -55,6 +55,19 @@ class TestGuiFlags : public QObject {
     QVERIFY(image.width() >= 1000 && image.height() >= 700);
   }
 
+  // A PEtab problem opened from the command line runs the gradient task in the real executable
+  // with the loadable plugin.
+  void screenshotOfAGradient() {
+    QTemporaryDir dir;
+    const QString png = dir.filePath(QStringLiteral("ssgradient.png"));
+    const Run r = runGui({QStringLiteral("--open"),
+                          QStringLiteral(SENSODE_SHARED_DIR "/petab/Zheng_PNAS2012/Zheng_PNAS2012.yaml"),
+                          QStringLiteral("--run"), QStringLiteral("ssgradient"),
+                          QStringLiteral("--screenshot"), png});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY2(!QImage(png).isNull(), qPrintable(r.out + r.err));
+  }
+
   void unknownTaskExitsTwo() {
     QTemporaryDir dir;
     const Run r = runGui({QStringLiteral("--open"), kRepressilator, QStringLiteral("--run"),
