@@ -6,20 +6,20 @@
 #include <QChartView>
 #include <QCheckBox>
 #include <QHBoxLayout>
-#include <QImage>
 #include <QLabel>
 #include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QPainter>
-#include <QSvgGenerator>
 #include <QValueAxis>
 #include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+
+#include "plugin/views/widget_export.h"
 
 namespace sensode::plugin {
 
@@ -286,10 +286,7 @@ void TimeSeriesChartView::styleMarkers() {
 }
 
 QList<api::ExportFormat> TimeSeriesChartView::exportFormats() const {
-  return {{QStringLiteral("png"), tr("%1 as PNG image...").arg(title_), tr("PNG images (*.png)"),
-           QStringLiteral("png")},
-          {QStringLiteral("svg"), tr("%1 as SVG drawing...").arg(title_),
-           tr("SVG drawings (*.svg)"), QStringLiteral("svg")}};
+  return imageExportFormats(title_);
 }
 
 bool TimeSeriesChartView::exportTo(const QString& formatId, const QString& path,
@@ -321,31 +318,7 @@ bool TimeSeriesChartView::exportTo(const QString& formatId, const QString& path,
   QCoreApplication::sendPostedEvents(&view);
   QCoreApplication::sendPostedEvents(chart);
 
-  if (formatId == QLatin1String("png")) {
-    const qreal scale = 2.0;  // crisp on high-density screens and in print
-    QImage image(size * scale, QImage::Format_ARGB32_Premultiplied);
-    image.setDevicePixelRatio(scale);
-    image.fill(Qt::white);
-    {
-      QPainter painter(&image);
-      painter.setRenderHint(QPainter::Antialiasing);
-      view.render(&painter);
-    }
-    if (!image.save(path, "PNG")) return fail(tr("cannot write the PNG file"));
-    return true;
-  }
-
-  QSvgGenerator svg;
-  svg.setFileName(path);
-  svg.setSize(size);
-  svg.setViewBox(QRect(QPoint(0, 0), size));
-  svg.setTitle(title_);
-  svg.setDescription(tr("Sensode %1").arg(QStringLiteral(SENSODE_VERSION)));
-  QPainter painter;
-  if (!painter.begin(&svg)) return fail(tr("cannot write the SVG file"));
-  view.render(&painter);
-  if (!painter.end()) return fail(tr("cannot write the SVG file"));
-  return true;
+  return exportWidgetImage(view, title_, formatId, path, errorString);
 }
 
 }  // namespace sensode::plugin

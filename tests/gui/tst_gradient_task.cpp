@@ -30,6 +30,7 @@
 #include "gui/model_browser.h"
 #include "gui/model_table_model.h"
 #include "gui/task_panel.h"
+#include "gui_test_helpers.h"
 #include "plugin/gradient/gradient_task.h"
 #include "plugin/models/record_table_model.h"
 #include "plugin/views/bar_chart_view.h"
@@ -48,38 +49,14 @@ const QString kBlasi =
 const QString kZheng = QStringLiteral(SENSODE_SHARED_DIR "/petab/Zheng_PNAS2012/Zheng_PNAS2012.yaml");
 const QString kRepressilator = QStringLiteral(SENSODE_RESOURCES_DIR "/models/repressilator.xml");
 
-MainWindow::Options testOptions() {
-  MainWindow::Options o;
-  o.pluginFolders = QStringList{};
-  o.interactive = true;
-  return o;
-}
 
-api::TaskStatus runAndWait(TaskPanel* panel, int timeoutMs = 120000) {
-  QSignalSpy finished(panel, &TaskPanel::runFinished);
-  QTest::mouseClick(panel->runButton(), Qt::LeftButton);
-  if (!finished.wait(timeoutMs)) return api::TaskStatus::Failed;
-  return finished.takeFirst().at(0).value<api::TaskStatus>();
-}
 
 plugin::RecordTableModel* recordModel(TaskPanel* panel, const QString& title) {
   auto* view = dynamic_cast<plugin::TableResultView*>(panel->resultView(title));
   return view ? qobject_cast<plugin::RecordTableModel*>(view->sourceModel()) : nullptr;
 }
 
-QJsonObject readJson(const QString& path) {
-  QFile f(path);
-  if (!f.open(QIODevice::ReadOnly)) return {};
-  return QJsonDocument::fromJson(f.readAll()).object();
-}
 
-QString sha256(const QString& path) {
-  QFile f(path);
-  if (!f.open(QIODevice::ReadOnly)) return {};
-  QCryptographicHash h(QCryptographicHash::Sha256);
-  h.addData(&f);
-  return QString::fromLatin1(h.result().toHex());
-}
 
 // The first steady state's value of a diagnostic (rows are diagnostics, columns steady states).
 QString diagnostic(const plugin::RecordTableModel* m, const char* label) {
@@ -118,7 +95,7 @@ class TestGradientTask : public QObject {
   }
 
   void opensThePetabProblemIntoTheBrowser() {
-    MainWindow w(testOptions());
+    MainWindow w(testing::testWindowOptions());
     w.show();
     QVERIFY(w.openModel(kBlasi));
     QCOMPARE(w.session().format, QStringLiteral("petab"));
@@ -143,14 +120,14 @@ class TestGradientTask : public QObject {
   }
   void gradientEqualsTheCore() {
     QFETCH(QString, method);
-    MainWindow w(testOptions());
+    MainWindow w(testing::testWindowOptions());
     w.show();
     QVERIFY(w.openModel(kBlasi));
     TaskPanel* panel = w.openTask(QStringLiteral("ssgradient"));
     QVERIFY(panel);
     panel->setupWidget()->setSettings({{"method", method}, {"rtol", 1e-10}, {"atol", 1e-12},
                                        {"fd_step", 1e-4}, {"parameters", QJsonObject{}}});
-    QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Succeeded));
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
 
     const petab::Problem p = petab::loadProblem(kBlasi.toStdString());
     petab::ObjectiveOptions o;
@@ -194,7 +171,7 @@ class TestGradientTask : public QObject {
 
   // Edited values in the set-up table reach the core; only edited ids go into the settings.
   void editedParameterValues() {
-    MainWindow w(testOptions());
+    MainWindow w(testing::testWindowOptions());
     w.show();
     QVERIFY(w.openModel(kBlasi));
     TaskPanel* panel = w.openTask(QStringLiteral("ssgradient"));
@@ -209,7 +186,7 @@ class TestGradientTask : public QObject {
     QCOMPARE(edited.size(), 1);
     QCOMPARE(edited.value(values->item(1, 0)->text()).toDouble(), 0.05);
     panel->setupWidget()->setSettings({{"method", "ssasa"}});
-    QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Succeeded));
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
 
     std::vector<double> q = petab::nominalScaledParameters(p);
     q[1] = petab::toScale(p.parameters[std::size_t(est[1])].scale, 0.05);
@@ -233,12 +210,12 @@ class TestGradientTask : public QObject {
 
   void exportsCarryProvenance() {
     QTemporaryDir dir;
-    MainWindow w(testOptions());
+    MainWindow w(testing::testWindowOptions());
     w.show();
     QVERIFY(w.openModel(kBlasi));
     TaskPanel* panel = w.openTask(QStringLiteral("ssgradient"));
     panel->setupWidget()->setSettings({{"method", "ssasa"}});
-    QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Succeeded));
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
     const QString csv = dir.filePath(QStringLiteral("g.csv"));
     const QString png = dir.filePath(QStringLiteral("g.png"));
     const QString svg = dir.filePath(QStringLiteral("g.svg"));
@@ -274,26 +251,26 @@ class TestGradientTask : public QObject {
     QVERIFY(s.readAll().contains(QByteArray::fromStdString(ref.parameterIds.front())));
 
     for (const QString& file : {csv, png, svg, ss}) {
-      const QJsonObject prov = readJson(TaskPanel::provenancePath(file));
+      const QJsonObject prov = testing::readJsonFile(TaskPanel::provenancePath(file));
       QCOMPARE(prov.value("task").toObject().value("id").toString(), QStringLiteral("ssgradient"));
       QCOMPARE(prov.value("method").toString(), QStringLiteral("ssasa"));
-      QCOMPARE(prov.value("model").toObject().value("sha256").toString(), sha256(kBlasi));
+      QCOMPARE(prov.value("model").toObject().value("sha256").toString(), testing::sha256OfFile(kBlasi));
       QCOMPARE(prov.value("model").toObject().value("format").toString(), QStringLiteral("petab"));
       QCOMPARE(prov.value("petab").toObject().value("sbml_sha256").toString(),
-               sha256(QString::fromStdString(p.sbmlFile.string())));
+               testing::sha256OfFile(QString::fromStdString(p.sbmlFile.string())));
       QVERIFY(prov.value("tolerances").toObject().contains("ss_rtol"));
       QCOMPARE(prov.value("run").toObject().value("objective").toDouble(), ref.objective);
-      QCOMPARE(prov.value("export").toObject().value("sha256").toString(), sha256(file));
+      QCOMPARE(prov.value("export").toObject().value("sha256").toString(), testing::sha256OfFile(file));
     }
   }
 
   void cancelStopsFastAndKeepsThePreviousResults() {
-    MainWindow w(testOptions());
+    MainWindow w(testing::testWindowOptions());
     w.show();
     QVERIFY(w.openModel(kZheng));
     TaskPanel* panel = w.openTask(QStringLiteral("ssgradient"));
     panel->setupWidget()->setSettings({{"method", "ssasa"}});
-    QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Succeeded));
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
     const auto before = panel->shownResult();
     plugin::RecordTableModel* table = recordModel(panel, QStringLiteral("Table"));
     const double g0 = table->data(table->index(0, 4), Qt::UserRole).toDouble();
@@ -319,7 +296,7 @@ class TestGradientTask : public QObject {
 
   // With an SBML model open the task asks for a problem, and runs on the one chosen.
   void runsOnAChosenProblem() {
-    MainWindow w(testOptions());
+    MainWindow w(testing::testWindowOptions());
     w.show();
     QVERIFY(w.openModel(kRepressilator));
     TaskPanel* panel = w.openTask(QStringLiteral("ssgradient"));
@@ -331,7 +308,7 @@ class TestGradientTask : public QObject {
     QVERIFY(file);
     panel->setupWidget()->setSettings({{"problem", kZheng}});
     QVERIFY(panel->setupWidget()->validate().isEmpty());
-    QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Succeeded));
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
     const petab::Problem p = petab::loadProblem(kZheng.toStdString());
     const petab::ObjectiveResult ref = petab::evaluateObjective(p, petab::nominalScaledParameters(p),
                                                                 petab::GradientMethod::Forward);

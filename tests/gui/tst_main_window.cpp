@@ -40,6 +40,7 @@
 #include "gui/plugin_loader.h"
 #include "gui/sbml_support_dialog.h"
 #include "gui/task_panel.h"
+#include "gui_test_helpers.h"
 #include "plugin/models/sensitivity_table_model.h"
 #include "plugin/models/time_series_table_model.h"
 #include "plugin/views/key_value_view.h"
@@ -76,20 +77,7 @@ tasks::TimeCourseResult coreReference(const char* method, double tEnd, long poin
   return tasks::runTimeCourse(problem, options);
 }
 
-MainWindow::Options testOptions() {
-  MainWindow::Options o;
-  o.pluginFolders = QStringList{};  // only the statically linked plugin
-  o.interactive = true;             // message boxes open (non-blocking) so tests can see them
-  return o;
-}
 
-// Clicks Run and waits for the run to end; returns its status.
-api::TaskStatus runAndWait(TaskPanel* panel, int timeoutMs = 60000) {
-  QSignalSpy finished(panel, &TaskPanel::runFinished);
-  QTest::mouseClick(panel->runButton(), Qt::LeftButton);
-  if (!finished.wait(timeoutMs)) return api::TaskStatus::Failed;
-  return finished.takeFirst().at(0).value<api::TaskStatus>();
-}
 
 plugin::TimeSeriesTableModel* tableModelOf(TaskPanel* panel) {
   auto* view = dynamic_cast<plugin::TableResultView*>(panel->resultView(QStringLiteral("Table")));
@@ -116,19 +104,7 @@ void compareTable(const plugin::TimeSeriesTableModel* model, const tasks::TimeCo
   }
 }
 
-QString sha256(const QString& path) {
-  QFile f(path);
-  if (!f.open(QIODevice::ReadOnly)) return {};
-  QCryptographicHash h(QCryptographicHash::Sha256);
-  h.addData(&f);
-  return QString::fromLatin1(h.result().toHex());
-}
 
-QJsonObject readJson(const QString& path) {
-  QFile f(path);
-  if (!f.open(QIODevice::ReadOnly)) return {};
-  return QJsonDocument::fromJson(f.readAll()).object();
-}
 
 }  // namespace
 
@@ -144,7 +120,7 @@ class TestMainWindow : public QObject {
   }
 
   void opensTheModelIntoTheBrowser() {
-    MainWindow w(testOptions());
+    MainWindow w(testing::testWindowOptions());
     w.show();
     QVERIFY(w.openModel(kRepressilator));
     QCOMPARE(w.session().filePath, QFileInfo(kRepressilator).absoluteFilePath());
@@ -168,7 +144,7 @@ class TestMainWindow : public QObject {
   }
 
   void tasksMenuComesFromThePlugins() {
-    MainWindow w(testOptions());
+    MainWindow w(testing::testWindowOptions());
     QAction* action = w.tasksMenu()->findChild<QAction*>(QStringLiteral("task_timecourse"));
     QVERIFY(action);
     QCOMPARE(action->text(), QStringLiteral("Time course"));
@@ -186,7 +162,7 @@ class TestMainWindow : public QObject {
 
   void timeCourseTableEqualsTheCore() {
     QFETCH(QString, method);
-    MainWindow w(testOptions());
+    MainWindow w(testing::testWindowOptions());
     w.show();
     QVERIFY(w.openModel(kRepressilator));
     TaskPanel* panel = w.openTask(QStringLiteral("timecourse"));
@@ -195,7 +171,7 @@ class TestMainWindow : public QObject {
         {{"method", method}, {"t_end", 50.0}, {"points", 201}, {"rtol", 1e-10}, {"atol", 1e-12}});
     const tasks::TimeCourseResult ref =
         coreReference(qPrintable(method), 50, 201, 1e-10, 1e-12);
-    const api::TaskStatus status = runAndWait(panel);
+    const api::TaskStatus status = testing::clickRunAndWait(panel);
     if (ref.termination != tasks::Termination::Success) {
       // The core cannot run this method (yet): the GUI says exactly what the core says.
       QCOMPARE(int(status), int(api::TaskStatus::Failed));
@@ -255,7 +231,7 @@ class TestMainWindow : public QObject {
   }
 
   void editedParametersReachTheTask() {
-    MainWindow w(testOptions());
+    MainWindow w(testing::testWindowOptions());
     w.show();
     QVERIFY(w.openModel(kRepressilator));
     gui::ModelTableModel* params = w.modelBrowser()->tableModel(QStringLiteral("Parameters"));
@@ -277,7 +253,7 @@ class TestMainWindow : public QObject {
     TaskPanel* panel = w.openTask(QStringLiteral("timecourse"));
     panel->setupWidget()->setSettings(
         {{"method", "cvodes"}, {"t_end", 20.0}, {"points", 41}, {"rtol", 1e-8}, {"atol", 1e-12}});
-    QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Succeeded));
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
     compareTable(tableModelOf(panel),
                  coreReference("cvodes", 20, 41, 1e-8, 1e-12, {{"alpha", 150.0}}));
     QCOMPARE(panel->shownResult()->provenance().value("parameter_overrides").toObject()
@@ -291,14 +267,14 @@ class TestMainWindow : public QObject {
   void exportsCarryProvenance() {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    MainWindow w(testOptions());
+    MainWindow w(testing::testWindowOptions());
     w.show();
     QVERIFY(w.openModel(kRepressilator));
     TaskPanel* panel = w.openTask(QStringLiteral("timecourse"));
     const QJsonObject settings{
         {"method", "cvodes"}, {"t_end", 40.0}, {"points", 81}, {"rtol", 1e-9}, {"atol", 1e-12}};
     panel->setupWidget()->setSettings(settings);
-    QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Succeeded));
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
     const tasks::TimeCourseResult ref = coreReference("cvodes", 40, 81, 1e-9, 1e-12);
 
     QStringList formats;
@@ -355,12 +331,12 @@ class TestMainWindow : public QObject {
     for (const QString& file : {csv, png, svg}) {
       const QString jsonPath = TaskPanel::provenancePath(file);
       QVERIFY2(QFileInfo::exists(jsonPath), qPrintable(jsonPath));
-      const QJsonObject p = readJson(jsonPath);
+      const QJsonObject p = testing::readJsonFile(jsonPath);
       QCOMPARE(p.value("sensode_version").toString(), QStringLiteral(SENSODE_VERSION));
       QCOMPARE(p.value("task").toObject().value("id").toString(), QStringLiteral("timecourse"));
       const QJsonObject model = p.value("model").toObject();
       QCOMPARE(model.value("file").toString(), QFileInfo(kRepressilator).absoluteFilePath());
-      QCOMPARE(model.value("sha256").toString(), sha256(kRepressilator));
+      QCOMPARE(model.value("sha256").toString(), testing::sha256OfFile(kRepressilator));
       QCOMPARE(p.value("method").toString(), QStringLiteral("cvodes"));
       QCOMPARE(p.value("tolerances").toObject().value("rtol").toDouble(), 1e-9);
       QCOMPARE(p.value("tolerances").toObject().value("atol").toDouble(), 1e-12);
@@ -369,18 +345,18 @@ class TestMainWindow : public QObject {
       QCOMPARE(p.value("settings").toObject().value("points").toInt(), 81);
       const QJsonObject exported = p.value("export").toObject();
       QCOMPARE(exported.value("file").toString(), QFileInfo(file).fileName());
-      QCOMPARE(exported.value("sha256").toString(), sha256(file));
+      QCOMPARE(exported.value("sha256").toString(), testing::sha256OfFile(file));
       QCOMPARE(p.value("statistics").toObject().value("steps").toDouble(), double(ref.stats.steps));
     }
   }
 
   void cancelStopsFastAndKeepsThePreviousResults() {
-    MainWindow w(testOptions());
+    MainWindow w(testing::testWindowOptions());
     w.show();
     QVERIFY(w.openModel(kRepressilator));
     TaskPanel* panel = w.openTask(QStringLiteral("timecourse"));
     panel->setupWidget()->setSettings({{"method", "cvodes"}, {"t_end", 30.0}, {"points", 31}});
-    QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Succeeded));
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
     const auto before = panel->shownResult();
     plugin::TimeSeriesTableModel* model = tableModelOf(panel);
     const double lastBefore = model->data(model->index(30, 1), Qt::UserRole).toDouble();
@@ -411,7 +387,7 @@ class TestMainWindow : public QObject {
   }
 
   void coreErrorsAreReported() {
-    MainWindow w(testOptions());
+    MainWindow w(testing::testWindowOptions());
     w.show();
     QSignalSpy errors(&w, &MainWindow::errorReported);
 
@@ -434,7 +410,7 @@ class TestMainWindow : public QObject {
     // A failure inside the core (too much work): its message, unchanged, and no new results.
     panel->setupWidget()->setSettings(
         {{"rtol", 1e-6}, {"method", "cvodes"}, {"t_end", 50.0}, {"points", 2}, {"max_steps", 10}});
-    QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Failed));
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Failed));
     const auto ref = coreReference("cvodes", 50, 2, 1e-6, 1e-12, {});
     QVERIFY(ref.termination == tasks::Termination::Success);  // (with the default max steps)
     QVERIFY2(w.lastError().contains(QStringLiteral("too much work")), qPrintable(w.lastError()));
@@ -450,20 +426,20 @@ class TestMainWindow : public QObject {
     const QJsonObject settings{{"method", "cvodes"}, {"t_end", 12.0}, {"points", 13},
                                {"rtol", 1e-7}, {"atol", 1e-11}, {"max_steps", 5000}};
     {
-      MainWindow w(testOptions());
+      MainWindow w(testing::testWindowOptions());
       w.show();
       QVERIFY(w.openModel(kRepressilator));
       TaskPanel* panel = w.openTask(QStringLiteral("timecourse"));
       panel->setupWidget()->setSettings(settings);
-      QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Succeeded));
+      QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
       w.close();
     }
-    MainWindow again(testOptions());
+    MainWindow again(testing::testWindowOptions());
     QCOMPARE(again.recentFiles().value(0), QFileInfo(kRepressilator).absoluteFilePath());
     TaskPanel* panel = again.openTask(QStringLiteral("timecourse"));
     QCOMPARE(panel->setupWidget()->settings(), settings);
 
-    MainWindow::Options fresh = testOptions();
+    MainWindow::Options fresh = testing::testWindowOptions();
     fresh.useSettings = false;
     MainWindow clean(fresh);
     QVERIFY(clean.recentFiles().isEmpty());
@@ -473,7 +449,7 @@ class TestMainWindow : public QObject {
 
   void sensitivitiesTaskInTheWindow() {
     QTemporaryDir dir;
-    MainWindow w(testOptions());
+    MainWindow w(testing::testWindowOptions());
     w.show();
     QVERIFY(w.openModel(kRepressilator));
     QVERIFY(w.tasksMenu()->findChild<QAction*>(QStringLiteral("task_sensitivities")));
@@ -483,7 +459,7 @@ class TestMainWindow : public QObject {
                                        {"rtol", 1e-8}, {"atol", 1e-12}, {"scaled", true},
                                        {"parameters", QJsonArray{"alpha", "n"}}});
     QCOMPARE(panel->setupWidget()->settings().value("parameters").toArray(), (QJsonArray{"alpha", "n"}));
-    QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Succeeded));
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
 
     const auto m = model::importSbmlFile(kRepressilator.toStdString());
     tasks::SensitivityProblem problem;
@@ -512,7 +488,7 @@ class TestMainWindow : public QObject {
     QFile f(csv);
     QVERIFY(f.open(QIODevice::ReadOnly));
     QCOMPARE(f.readLine().trimmed(), QByteArray("time,variable,parameter,value"));
-    const QJsonObject p = readJson(TaskPanel::provenancePath(csv));
+    const QJsonObject p = testing::readJsonFile(TaskPanel::provenancePath(csv));
     QVERIFY(p.value("scaled").toBool());
     QCOMPARE(p.value("task").toObject().value("id").toString(), QStringLiteral("sensitivities"));
 
@@ -545,7 +521,7 @@ class TestMainWindow : public QObject {
     }
     QVERIFY(species);
 
-    MainWindow w(testOptions());
+    MainWindow w(testing::testWindowOptions());
     QAction* action = w.findChild<QAction*>(QStringLiteral("actionSbmlSupport"));
     QVERIFY(action);
     action->trigger();

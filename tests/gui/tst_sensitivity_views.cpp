@@ -30,6 +30,7 @@
 #include "core/tasks/sensitivity_comparison.h"
 #include "gui/main_window.h"
 #include "gui/task_panel.h"
+#include "gui_test_helpers.h"
 #include "plugin/models/record_table_model.h"
 #include "plugin/runner/task_runner.h"
 #include "plugin/sensitivities/sensitivities_task.h"
@@ -45,19 +46,7 @@ namespace {
 
 const QString kRepressilator = QStringLiteral(SENSODE_RESOURCES_DIR "/models/repressilator.xml");
 
-MainWindow::Options testOptions() {
-  MainWindow::Options o;
-  o.pluginFolders = QStringList{};
-  o.interactive = true;
-  return o;
-}
 
-api::TaskStatus runAndWait(TaskPanel* panel, int timeoutMs = 120000) {
-  QSignalSpy finished(panel, &TaskPanel::runFinished);
-  QTest::mouseClick(panel->runButton(), Qt::LeftButton);
-  if (!finished.wait(timeoutMs)) return api::TaskStatus::Failed;
-  return finished.takeFirst().at(0).value<api::TaskStatus>();
-}
 
 // The core run the task makes for these settings (times 0..20 step 1, three parameters).
 tasks::SensitivityResult coreRun(tasks::SensitivityMethod method) {
@@ -103,12 +92,12 @@ class TestSensitivityViews : public QObject {
 
   void heatMapShowsTheCoreScaledSensitivities() {
     QTemporaryDir dir;
-    MainWindow w(testOptions());
+    MainWindow w(testing::testWindowOptions());
     w.show();
     QVERIFY(w.openModel(kRepressilator));
     TaskPanel* panel = w.openTask(QStringLiteral("sensitivities"));
     panel->setupWidget()->setSettings(settings({}));
-    QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Succeeded));
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
     const tasks::SensitivityResult ref = coreRun(tasks::SensitivityMethod::Cvodes);
 
     auto* view = dynamic_cast<plugin::sensitivities::HeatMapView*>(panel->resultView(QStringLiteral("Heat map")));
@@ -148,7 +137,7 @@ class TestSensitivityViews : public QObject {
 
   void compareMethodsWithOneClick() {
     QTemporaryDir dir;
-    MainWindow w(testOptions());
+    MainWindow w(testing::testWindowOptions());
     w.show();
     QVERIFY(w.openModel(kRepressilator));
     TaskPanel* panel = w.openTask(QStringLiteral("sensitivities"));
@@ -163,7 +152,7 @@ class TestSensitivityViews : public QObject {
     // The reference (cvodes) is never compared with itself.
     QCOMPARE(panel->setupWidget()->settings().value("compare").toArray(), (QJsonArray{"odesd", "exp", "fd"}));
     QVERIFY(panel->setupWidget()->validate().isEmpty());
-    QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Succeeded));
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
 
     auto* view = dynamic_cast<plugin::sensitivities::CompareView*>(panel->resultView(QStringLiteral("Compare")));
     QVERIFY(view);
@@ -211,12 +200,12 @@ class TestSensitivityViews : public QObject {
 
   // Cancel while a compared method runs: within 0.2 s, and the previous results stay.
   void cancelDuringTheComparison() {
-    MainWindow w(testOptions());
+    MainWindow w(testing::testWindowOptions());
     w.show();
     QVERIFY(w.openModel(kRepressilator));
     TaskPanel* panel = w.openTask(QStringLiteral("sensitivities"));
     panel->setupWidget()->setSettings(settings({}));
-    QCOMPARE(int(runAndWait(panel)), int(api::TaskStatus::Succeeded));
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
     const auto before = panel->shownResult();
     QJsonObject longRun = settings(QJsonArray{"fd"});
     longRun.insert("t_end", 1000.0);
