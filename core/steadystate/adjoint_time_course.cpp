@@ -10,12 +10,12 @@
 #include <exception>
 
 #include "core/common/errors.h"
-#include "core/integrators/detail/sundials_handles.h"
+#include "core/integrators/sundials_handles.h"
 
 namespace sensode::steadystate {
 
-using integrators::detail::checkCreated;
-using integrators::detail::checkCvode;
+using integrators::sundials::checkCreated;
+using integrators::sundials::checkCvode;
 
 struct AdjointTimeCourse::Impl {
   std::shared_ptr<const symbolic::CompiledModel> model;
@@ -32,11 +32,11 @@ struct AdjointTimeCourse::Impl {
   long rhsCalls = 0;
 
   // Declaration order = reverse destruction order (context first, cvode memory last).
-  integrators::detail::ContextPtr ctx;
-  integrators::detail::VectorPtr y, yB, qB;
-  integrators::detail::MatrixPtr a, aB;
-  integrators::detail::LinearSolverPtr ls, lsB;
-  integrators::detail::CvodeMemPtr mem;
+  integrators::sundials::ContextPtr ctx;
+  integrators::sundials::VectorPtr y, yB, qB;
+  integrators::sundials::MatrixPtr a, aB;
+  integrators::sundials::LinearSolverPtr ls, lsB;
+  integrators::sundials::CvodeMemPtr mem;
   int which = -1;
 
   static Impl& self(void* p) { return *static_cast<Impl*>(p); }
@@ -192,7 +192,7 @@ std::vector<std::vector<double>> AdjointTimeCourse::forward(const std::vector<do
       if (flag < 0 && d.cancelled) throw Cancelled(tret);
       if (flag < 0)
         throw IntegrationFailure("adjoint forward pass: CVodeF failed at t = " + std::to_string(tret) +
-                                     ": " + integrators::detail::cvodeFlagName(flag),
+                                     ": " + integrators::sundials::cvodeFlagName(flag),
                                  tret, 0);
       t = tout;
     }
@@ -249,7 +249,7 @@ void AdjointTimeCourse::backward(const std::vector<std::vector<double>>& jumps,
       if (flag < 0)
         throw IntegrationFailure("adjoint backward pass: CVodeB failed towards t = " +
                                      std::to_string(target) + ": " +
-                                     integrators::detail::cvodeFlagName(flag),
+                                     integrators::sundials::cvodeFlagName(flag),
                                  target, 0);
       double tret = target;
       checkCvode(CVodeGetB(mem, d.which, &tret, d.yB.get()), "CVodeGetB");
