@@ -23,6 +23,7 @@ struct AdjointTimeCourse::Impl {
   double t0 = 0;
   std::vector<double> x0, theta;
   std::vector<double> times;
+  std::vector<double> stateAtol;  // per-state absolute tolerances of the forward pass (or empty)
   int nx = 0, np = 0;
   std::vector<double> jValues, fpValues;  // scratch (CSC values)
   ProgressMonitor monitor;
@@ -33,7 +34,7 @@ struct AdjointTimeCourse::Impl {
 
   // Declaration order = reverse destruction order (context first, cvode memory last).
   integrators::sundials::ContextPtr ctx;
-  integrators::sundials::VectorPtr y, yB, qB;
+  integrators::sundials::VectorPtr y, yB, qB, atolVector;
   integrators::sundials::MatrixPtr a, aB;
   integrators::sundials::LinearSolverPtr ls, lsB;
   integrators::sundials::CvodeMemPtr mem;
@@ -158,6 +159,17 @@ AdjointTimeCourse::AdjointTimeCourse(std::shared_ptr<const symbolic::CompiledMod
 
 AdjointTimeCourse::~AdjointTimeCourse() = default;
 
+void AdjointTimeCourse::setStateAbsoluteTolerances(std::vector<double> atol) {
+  if (static_cast<int>(atol.size()) != impl_->nx)
+    throw InvalidOptions("adjoint pass: " + std::to_string(atol.size()) +
+                         " absolute tolerances for " + std::to_string(impl_->nx) + " states");
+  for (double a : atol)
+    if (!(a > 0) || !std::isfinite(a))
+      throw InvalidOptions("adjoint pass: absolute tolerance " + std::to_string(a) +
+                           " is not a positive number");
+  impl_->stateAtol = std::move(atol);
+}
+
 std::vector<std::vector<double>> AdjointTimeCourse::forward(const std::vector<double>& times) {
   Impl& d = *impl_;
   d.times = times;
@@ -175,7 +187,13 @@ std::vector<std::vector<double>> AdjointTimeCourse::forward(const std::vector<do
   void* mem = d.mem.get();
   checkCvode(CVodeSetErrHandlerFn(mem, &Impl::silence, nullptr), "CVodeSetErrHandlerFn");
   checkCvode(CVodeInit(mem, &Impl::rhs, d.t0, d.y.get()), "CVodeInit");
-  checkCvode(CVodeSStolerances(mem, d.options.rtol, d.options.atol), "CVodeSStolerances");
+  if (d.stateAtol.empty()) {
+    checkCvode(CVodeSStolerances(mem, d.options.rtol, d.options.atol), "CVodeSStolerances");
+  } else {
+    d.atolVector.reset(checkCreated(N_VNew_Serial(d.nx, d.ctx.get()), "N_VNew_Serial"));
+    std::copy(d.stateAtol.begin(), d.stateAtol.end(), N_VGetArrayPointer(d.atolVector.get()));
+    checkCvode(CVodeSVtolerances(mem, d.options.rtol, d.atolVector.get()), "CVodeSVtolerances");
+  }
   checkCvode(CVodeSetUserData(mem, &d), "CVodeSetUserData");
   checkCvode(CVodeSetMaxNumSteps(mem, d.options.maxSteps), "CVodeSetMaxNumSteps");
   d.a.reset(checkCreated(SUNDenseMatrix(d.nx, d.nx, d.ctx.get()), "SUNDenseMatrix"));
