@@ -377,6 +377,44 @@ class TestSsGradient : public QObject {
     QVERIFY2(devF <= 1e-5, qPrintable(QString::number(devF)));
   }
 
+  // A ⇌ B with k1 = k2 = 1e-12: Newton finds the steady state at once (the system is linear),
+  // but its only mode decays with rate 2e-12, so λ needs ~1e13 time units to decay and a
+  // trajectory from x0 as long to arrive, beyond the standard adjoint's limit (1e3 × the
+  // solver's 1e5). The adjoint must refuse with a message naming the condition. With A0 = 0.5,
+  // x0 is the steady state itself: the criterion holds at t = 10, and the previous code
+  // integrated back over [0, 10] and returned a wrong gradient without a word. ssASA needs no
+  // trajectory and gives the analytic gradient (x* = a·(k2, k1)/(k1 + k2), a = A0 + B0).
+  void adjointRefusesUnreachableSteadyState_data() {
+    QTest::addColumn<double>("a0");
+    QTest::newRow("x0 away from x*") << 1.0;
+    QTest::newRow("x0 = x*") << 0.5;
+  }
+  void adjointRefusesUnreachableSteadyState() {
+    QFETCH(double, a0);
+    QTemporaryDir tmp;
+    const Problem p =
+        sensode::petab::loadProblem(writeAToB(tmp.path().toStdString(), AbData::SteadyOnly));
+    const double k1 = 1e-12, k2 = 1e-12, a = a0 + 0.5;
+    const std::vector<double> q = {k1, k2, a0};
+    QString message;
+    try {
+      evaluateObjective(p, q, GradientMethod::Adjoint);
+    } catch (const sensode::Error& e) {
+      message = e.what();
+    }
+    qInfo("adjoint: %s", qPrintable(message));
+    QVERIFY2(message.contains("condition 'c0'"), qPrintable(message));
+    QVERIFY2(message.contains("backward integration through the equilibration"), qPrintable(message));
+    const ObjectiveResult s = evaluateObjective(p, q, GradientMethod::Ssasa);
+    const double k = k1 + k2, x1 = a * k2 / k, x2 = a * k1 / k;
+    const double r1 = (x1 - 0.42) / 0.0025, r2 = (x2 - 1.05) / 0.0025;
+    const double dx1[3] = {-a * k2 / (k * k), a * k1 / (k * k), k2 / k};
+    const double dx2[3] = {a * k2 / (k * k), -a * k1 / (k * k), k1 / k};
+    for (int i = 0; i < 3; ++i)
+      SENSODE_EXPECT_CLOSE(s.gradient[static_cast<std::size_t>(i)], r1 * dx1[i] + r2 * dx2[i],
+                           0, 1e-8, "ssasa", i);
+  }
+
   // Progress rises monotonically to the number of work units (experiments × objective
   // evaluations) and the gradient equals the run without a monitor; a cancel requested from the
   // callback part-way stops the run with Cancelled, for every method (the backward passes check
