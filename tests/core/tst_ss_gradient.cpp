@@ -3,7 +3,9 @@
 // 1.93162536533 as ½Σr², gradient (19.6422799783, −33.8382558998, 24.1593161047)) by forward
 // sensitivities and finite differences; ssASA on steady-state data against the analytic gradient;
 // Blasi (steady-state data, post-equilibration) ssASA vs forward vs FD; Zheng (pre-equilibration)
-// forward vs FD, at nominal and random parameters within bounds; the CLI.
+// forward vs FD, at nominal and random parameters within bounds; the standard adjoint against
+// forward sensitivities on benchmark samples of Blasi and Zheng, and its refusal of steady states
+// it cannot integrate over; the CLI.
 #include <QtCore/QFile>
 #include <QtCore/QJsonDocument>
 #include <QtCore/QJsonObject>
