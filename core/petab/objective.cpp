@@ -608,6 +608,9 @@ void Evaluator::equilibrationAdjoint(const std::vector<double>& xStart,
     throw Error(what + ": backward integration through the equilibration: the steady state is "
                 "not stable (eigenvalue of J_r with real part " + num(slowest) + ")");
   const double tDecay = std::isfinite(slowest) ? std::log(1 / kDecay) / -slowest : 0;
+  if (target.eigenReal.empty() && !target.reducedState.empty())
+    note(what + ": no eigenvalues of J_r (too many states), so the equilibration horizon is "
+         "where simulation meets the steady-state criterion; λ may not have decayed there");
 
   // The criterion's time: simulation until the steady-state criterion holds, with a horizon
   // long enough to cover the slow mode too (Newton-only steady states, e.g. Zheng's
