@@ -17,7 +17,7 @@
 #include <utility>
 
 #include "core/common/errors.h"
-#include "core/integrators/detail/sundials_handles.h"
+#include "core/integrators/sundials_handles.h"
 
 namespace sensode::integrators {
 
@@ -106,13 +106,13 @@ struct CvodesIntegrator::Impl {
   std::string cvodeMessage;  // last error message CVODES reported (never printed)
 
   // Declaration order = construction order; destroyed in reverse (see sundials_handles.h).
-  detail::ContextPtr ctx;
-  detail::VectorPtr y, yOut;
-  std::vector<detail::VectorPtr> ySOwned, ySOutOwned;  // sensitivity vectors (ns each)
+  sundials::ContextPtr ctx;
+  sundials::VectorPtr y, yOut;
+  std::vector<sundials::VectorPtr> ySOwned, ySOutOwned;  // sensitivity vectors (ns each)
   std::vector<N_Vector> yS, ySOut;                      // the same, as CVODES wants them
-  detail::MatrixPtr A;
-  detail::LinearSolverPtr ls;
-  detail::CvodeMemPtr mem;
+  sundials::MatrixPtr A;
+  sundials::LinearSolverPtr ls;
+  sundials::CvodeMemPtr mem;
 
   void reset() {
     mem.reset();
@@ -252,9 +252,9 @@ struct CvodesIntegrator::Impl {
   [[noreturn]] void throwCvodeFailure(int flag) const {
     std::string cause;
     if (record.kind != CallbackRecord::Kind::None) {
-      cause = describe(record, *this) + " (" + detail::cvodeFlagName(flag) + ")";
+      cause = describe(record, *this) + " (" + sundials::cvodeFlagName(flag) + ")";
     } else {
-      cause = std::string(describeFlag(flag)) + " (" + detail::cvodeFlagName(flag);
+      cause = std::string(describeFlag(flag)) + " (" + sundials::cvodeFlagName(flag);
       if (!cvodeMessage.empty()) cause += ": " + cvodeMessage;
       cause += ")";
     }
@@ -494,25 +494,25 @@ void CvodesIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel>
 
   const auto n = static_cast<sunindextype>(nx);
   SUNContext ctx = nullptr;
-  detail::checkCvode(SUNContext_Create(nullptr, &ctx), "SUNContext_Create");
+  sundials::checkCvode(SUNContext_Create(nullptr, &ctx), "SUNContext_Create");
   d.ctx.reset(ctx);
 
-  d.y.reset(detail::checkCreated(N_VNew_Serial(n, ctx), "N_VNew_Serial"));
-  d.yOut.reset(detail::checkCreated(N_VNew_Serial(n, ctx), "N_VNew_Serial"));
+  d.y.reset(sundials::checkCreated(N_VNew_Serial(n, ctx), "N_VNew_Serial"));
+  d.yOut.reset(sundials::checkCreated(N_VNew_Serial(n, ctx), "N_VNew_Serial"));
   std::copy(x0.begin(), x0.end(), N_VGetArrayPointer(d.y.get()));
 
-  d.mem.reset(detail::checkCreated(CVodeCreate(CV_BDF, ctx), "CVodeCreate"));
+  d.mem.reset(sundials::checkCreated(CVodeCreate(CV_BDF, ctx), "CVodeCreate"));
   void* mem = d.mem.get();
-  detail::checkCvode(CVodeSetErrHandlerFn(mem, &Impl::errorHandler, &d), "CVodeSetErrHandlerFn");
-  detail::checkCvode(CVodeInit(mem, &Impl::rhs, t0, d.y.get()), "CVodeInit");
-  detail::checkCvode(CVodeSetUserData(mem, &d), "CVodeSetUserData");
-  detail::checkCvode(CVodeSStolerances(mem, options.rtol, options.atol), "CVodeSStolerances");
-  detail::checkCvode(CVodeSetMaxNumSteps(mem, options.maxSteps), "CVodeSetMaxNumSteps");
+  sundials::checkCvode(CVodeSetErrHandlerFn(mem, &Impl::errorHandler, &d), "CVodeSetErrHandlerFn");
+  sundials::checkCvode(CVodeInit(mem, &Impl::rhs, t0, d.y.get()), "CVodeInit");
+  sundials::checkCvode(CVodeSetUserData(mem, &d), "CVodeSetUserData");
+  sundials::checkCvode(CVodeSStolerances(mem, options.rtol, options.atol), "CVodeSStolerances");
+  sundials::checkCvode(CVodeSetMaxNumSteps(mem, options.maxSteps), "CVodeSetMaxNumSteps");
   if (std::isfinite(options.maxStepSize)) {
-    detail::checkCvode(CVodeSetMaxStep(mem, options.maxStepSize), "CVodeSetMaxStep");
+    sundials::checkCvode(CVodeSetMaxStep(mem, options.maxStepSize), "CVodeSetMaxStep");
   }
   if (options.initialStepSize > 0) {
-    detail::checkCvode(CVodeSetInitStep(mem, options.initialStepSize), "CVodeSetInitStep");
+    sundials::checkCvode(CVodeSetInitStep(mem, options.initialStepSize), "CVodeSetInitStep");
   }
 
   d.sparse = options.linearSolver == LinearSolverKind::Sparse ||
@@ -521,17 +521,17 @@ void CvodesIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel>
   d.jacValues.assign(static_cast<std::size_t>(jp.nnz()), 0.0);
   if (d.sparse) {
     d.buildMergedPattern();
-    d.A.reset(detail::checkCreated(
+    d.A.reset(sundials::checkCreated(
         SUNSparseMatrix(n, n, static_cast<sunindextype>(d.rowIdx.size()), CSC_MAT, ctx),
         "SUNSparseMatrix"));
-    d.ls.reset(detail::checkCreated(SUNLinSol_KLU(d.y.get(), d.A.get(), ctx), "SUNLinSol_KLU"));
+    d.ls.reset(sundials::checkCreated(SUNLinSol_KLU(d.y.get(), d.A.get(), ctx), "SUNLinSol_KLU"));
   } else {
-    d.A.reset(detail::checkCreated(SUNDenseMatrix(n, n, ctx), "SUNDenseMatrix"));
+    d.A.reset(sundials::checkCreated(SUNDenseMatrix(n, n, ctx), "SUNDenseMatrix"));
     d.ls.reset(
-        detail::checkCreated(SUNLinSol_Dense(d.y.get(), d.A.get(), ctx), "SUNLinSol_Dense"));
+        sundials::checkCreated(SUNLinSol_Dense(d.y.get(), d.A.get(), ctx), "SUNLinSol_Dense"));
   }
-  detail::checkCvode(CVodeSetLinearSolver(mem, d.ls.get(), d.A.get()), "CVodeSetLinearSolver");
-  detail::checkCvode(CVodeSetJacFn(mem, &Impl::jac), "CVodeSetJacFn");
+  sundials::checkCvode(CVodeSetLinearSolver(mem, d.ls.get(), d.A.get()), "CVodeSetLinearSolver");
+  sundials::checkCvode(CVodeSetJacFn(mem, &Impl::jac), "CVodeSetJacFn");
 }
 
 void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
@@ -557,7 +557,7 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
   d.advanced = true;
   try {
     double tn = d.t;
-    detail::checkCvode(CVodeGetCurrentTime(mem, &tn), "CVodeGetCurrentTime");
+    sundials::checkCvode(CVodeGetCurrentTime(mem, &tn), "CVodeGetCurrentTime");
     d.recovered = {};
     long stepsHere = 0, stalledSteps = 0;
     double tPrevious = tn;
@@ -678,9 +678,9 @@ void CvodesIntegrator::enableSensitivities(const std::vector<int>& paramIndices,
   d.yS.clear();
   d.ySOut.clear();
   for (std::size_t j = 0; j < ns; ++j) {
-    d.ySOwned.emplace_back(detail::checkCreated(N_VNew_Serial(static_cast<sunindextype>(n), ctx),
+    d.ySOwned.emplace_back(sundials::checkCreated(N_VNew_Serial(static_cast<sunindextype>(n), ctx),
                                                 "N_VNew_Serial"));
-    d.ySOutOwned.emplace_back(detail::checkCreated(
+    d.ySOutOwned.emplace_back(sundials::checkCreated(
         N_VNew_Serial(static_cast<sunindextype>(n), ctx), "N_VNew_Serial"));
     d.yS.push_back(d.ySOwned.back().get());
     d.ySOut.push_back(d.ySOutOwned.back().get());
@@ -700,13 +700,13 @@ void CvodesIntegrator::enableSensitivities(const std::vector<int>& paramIndices,
     d.pbar[j] = pk > 0 && std::isfinite(pk) ? pk : 1.0;
   }
   void* mem = d.mem.get();
-  detail::checkCvode(
+  sundials::checkCvode(
       CVodeSensInit(mem, static_cast<int>(ns), d.sensMethod, &Impl::sensRhs, d.yS.data()),
       "CVodeSensInit");
-  detail::checkCvode(CVodeSetSensParams(mem, nullptr, d.pbar.data(), nullptr),
+  sundials::checkCvode(CVodeSetSensParams(mem, nullptr, d.pbar.data(), nullptr),
                      "CVodeSetSensParams");
-  detail::checkCvode(CVodeSensEEtolerances(mem), "CVodeSensEEtolerances");
-  detail::checkCvode(CVodeSetSensErrCon(mem, errorControl ? SUNTRUE : SUNFALSE),
+  sundials::checkCvode(CVodeSensEEtolerances(mem), "CVodeSensEEtolerances");
+  sundials::checkCvode(CVodeSetSensErrCon(mem, errorControl ? SUNTRUE : SUNFALSE),
                      "CVodeSetSensErrCon");
 }
 

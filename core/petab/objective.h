@@ -24,8 +24,12 @@
 //                      When J_r is singular even after reduction, ssASA says so in the notes and
 //                      falls back to the Adjoint treatment of that equilibration.
 //   Adjoint            the standard adjoint: as Ssasa for the time course, but every
-//                      equilibration is integrated backward too (over [0, T] with T the time
-//                      where simulation meets the steady-state criterion) instead of Eq. 15/17.
+//                      equilibration is integrated backward too instead of Eq. 15/17, over
+//                      [0, T] with T the later of the time where simulation meets the
+//                      steady-state criterion and the time in which the slowest mode of J_r(x*)
+//                      decays to 1e-2·rtol (λ must have decayed, not only x converged); the
+//                      forward pass resolves each state to rtol relative to its steady-state
+//                      value. Throws when simulation cannot reach the steady state.
 //   FiniteDifferences  central differences of the objective on the parameter scale.
 #pragma once
 

@@ -10,12 +10,12 @@
 #include <exception>
 
 #include "core/common/errors.h"
-#include "core/integrators/detail/sundials_handles.h"
+#include "core/integrators/sundials_handles.h"
 
 namespace sensode::steadystate {
 
-using integrators::detail::checkCreated;
-using integrators::detail::checkCvode;
+using integrators::sundials::checkCreated;
+using integrators::sundials::checkCvode;
 
 struct AdjointTimeCourse::Impl {
   std::shared_ptr<const symbolic::CompiledModel> model;
@@ -23,6 +23,7 @@ struct AdjointTimeCourse::Impl {
   double t0 = 0;
   std::vector<double> x0, theta;
   std::vector<double> times;
+  std::vector<double> stateAtol;  // per-state absolute tolerances of the forward pass (or empty)
   int nx = 0, np = 0;
   std::vector<double> jValues, fpValues;  // scratch (CSC values)
   ProgressMonitor monitor;
@@ -32,11 +33,11 @@ struct AdjointTimeCourse::Impl {
   long rhsCalls = 0;
 
   // Declaration order = reverse destruction order (context first, cvode memory last).
-  integrators::detail::ContextPtr ctx;
-  integrators::detail::VectorPtr y, yB, qB;
-  integrators::detail::MatrixPtr a, aB;
-  integrators::detail::LinearSolverPtr ls, lsB;
-  integrators::detail::CvodeMemPtr mem;
+  integrators::sundials::ContextPtr ctx;
+  integrators::sundials::VectorPtr y, yB, qB, atolVector;
+  integrators::sundials::MatrixPtr a, aB;
+  integrators::sundials::LinearSolverPtr ls, lsB;
+  integrators::sundials::CvodeMemPtr mem;
   int which = -1;
 
   static Impl& self(void* p) { return *static_cast<Impl*>(p); }
@@ -158,6 +159,17 @@ AdjointTimeCourse::AdjointTimeCourse(std::shared_ptr<const symbolic::CompiledMod
 
 AdjointTimeCourse::~AdjointTimeCourse() = default;
 
+void AdjointTimeCourse::setStateAbsoluteTolerances(std::vector<double> atol) {
+  if (static_cast<int>(atol.size()) != impl_->nx)
+    throw InvalidOptions("adjoint pass: " + std::to_string(atol.size()) +
+                         " absolute tolerances for " + std::to_string(impl_->nx) + " states");
+  for (double a : atol)
+    if (!(a > 0) || !std::isfinite(a))
+      throw InvalidOptions("adjoint pass: absolute tolerance " + std::to_string(a) +
+                           " is not a positive number");
+  impl_->stateAtol = std::move(atol);
+}
+
 std::vector<std::vector<double>> AdjointTimeCourse::forward(const std::vector<double>& times) {
   Impl& d = *impl_;
   d.times = times;
@@ -175,7 +187,13 @@ std::vector<std::vector<double>> AdjointTimeCourse::forward(const std::vector<do
   void* mem = d.mem.get();
   checkCvode(CVodeSetErrHandlerFn(mem, &Impl::silence, nullptr), "CVodeSetErrHandlerFn");
   checkCvode(CVodeInit(mem, &Impl::rhs, d.t0, d.y.get()), "CVodeInit");
-  checkCvode(CVodeSStolerances(mem, d.options.rtol, d.options.atol), "CVodeSStolerances");
+  if (d.stateAtol.empty()) {
+    checkCvode(CVodeSStolerances(mem, d.options.rtol, d.options.atol), "CVodeSStolerances");
+  } else {
+    d.atolVector.reset(checkCreated(N_VNew_Serial(d.nx, d.ctx.get()), "N_VNew_Serial"));
+    std::copy(d.stateAtol.begin(), d.stateAtol.end(), N_VGetArrayPointer(d.atolVector.get()));
+    checkCvode(CVodeSVtolerances(mem, d.options.rtol, d.atolVector.get()), "CVodeSVtolerances");
+  }
   checkCvode(CVodeSetUserData(mem, &d), "CVodeSetUserData");
   checkCvode(CVodeSetMaxNumSteps(mem, d.options.maxSteps), "CVodeSetMaxNumSteps");
   d.a.reset(checkCreated(SUNDenseMatrix(d.nx, d.nx, d.ctx.get()), "SUNDenseMatrix"));
@@ -192,7 +210,7 @@ std::vector<std::vector<double>> AdjointTimeCourse::forward(const std::vector<do
       if (flag < 0 && d.cancelled) throw Cancelled(tret);
       if (flag < 0)
         throw IntegrationFailure("adjoint forward pass: CVodeF failed at t = " + std::to_string(tret) +
-                                     ": " + integrators::detail::cvodeFlagName(flag),
+                                     ": " + integrators::sundials::cvodeFlagName(flag),
                                  tret, 0);
       t = tout;
     }
@@ -249,7 +267,7 @@ void AdjointTimeCourse::backward(const std::vector<std::vector<double>>& jumps,
       if (flag < 0)
         throw IntegrationFailure("adjoint backward pass: CVodeB failed towards t = " +
                                      std::to_string(target) + ": " +
-                                     integrators::detail::cvodeFlagName(flag),
+                                     integrators::sundials::cvodeFlagName(flag),
                                  target, 0);
       double tret = target;
       checkCvode(CVodeGetB(mem, d.which, &tret, d.yB.get()), "CVodeGetB");

@@ -35,6 +35,9 @@ class AdjointTimeCourse {
   AdjointTimeCourse(const AdjointTimeCourse&) = delete;
   AdjointTimeCourse& operator=(const AdjointTimeCourse&) = delete;
 
+  // Per-state absolute tolerances for the forward pass (nx, each > 0) instead of options.atol;
+  // call before forward(). The backward pass keeps options.atol.
+  void setStateAbsoluteTolerances(std::vector<double> atol);
   // Forward pass with checkpoints to the ascending, distinct `times` (>= t0); returns x(t_j).
   std::vector<std::vector<double>> forward(const std::vector<double>& times);
   // Backward pass with jumps[j] = ∂J_j/∂x at times[j] (nx each). Fills λ(t0) (nx) and

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// RAII owners for the SUNDIALS objects the CVODES wrapper uses, and the one checker every
-// SUNDIALS call goes through. Internal: only core/integrators/*.cpp include this header, so
-// SUNDIALS never reaches a public core header (the plugin and the GUI do not see it).
+// RAII owners for SUNDIALS objects, CVODES flag names, and the one checker every SUNDIALS call
+// goes through: shared by the core code that drives CVODES itself (the CVODES integrator, the
+// adjoint pass of core/steadystate). It includes the SUNDIALS headers, so only core .cpp files
+// include it; no header that the plugin or the GUI sees includes it.
 //
 // Destruction order matters: the context must outlive every object created with it, and the
 // CVODES memory must go before the linear solver, matrix and vectors it references. Declare the
@@ -22,7 +23,7 @@
 
 #include "core/common/errors.h"
 
-namespace sensode::integrators::detail {
+namespace sensode::integrators::sundials {
 
 struct ContextDeleter {
   void operator()(std::remove_pointer_t<SUNContext>* ctx) const {
@@ -76,4 +77,4 @@ T checkCreated(T object, const char* function) {
   return object;
 }
 
-}  // namespace sensode::integrators::detail
+}  // namespace sensode::integrators::sundials
