@@ -14,6 +14,8 @@
 #include <sbml/packages/fbc/extension/FbcModelPlugin.h>
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <numbers>
 #include <span>
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "core/common/errors.h"
+#include "core/model/xml_nesting.h"
 
 LIBSBML_CPP_NAMESPACE_USE
 
@@ -767,6 +770,11 @@ Model importSbmlFile(const std::filesystem::path& file) {
   // libSBML resolves comp external model files against the path it was given: an absolute path
   // makes that independent of the working directory. Messages keep the name the user typed.
   const std::string absolute = std::filesystem::absolute(file, ec).string();
+  {
+    std::ifstream in(file, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    checkXmlNesting(text, name);
+  }
   std::unique_ptr<SBMLDocument> doc(readSBMLFromFile(ec ? name.c_str() : absolute.c_str()));
   if (!doc) throw SbmlError(name, "", "libSBML could not read the file");
   return importDocument(*doc, name);
@@ -776,6 +784,7 @@ Model importSbmlString(const std::string& xml, const std::string& sourceName) {
   if (xml.find_first_not_of(" \t\r\n") == std::string::npos) {
     throw SbmlError(sourceName, "", "empty document");
   }
+  checkXmlNesting(xml, sourceName);
   std::unique_ptr<SBMLDocument> doc(readSBMLFromString(xml.c_str()));
   if (!doc) throw SbmlError(sourceName, "", "libSBML could not read the text");
   return importDocument(*doc, sourceName);

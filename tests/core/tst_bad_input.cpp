@@ -5,10 +5,12 @@
 #include <QtTest/QtTest>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "core/common/errors.h"
 #include "core/model/sbml_importer.h"
+#include "core/model/xml_nesting.h"
 
 class TestBadInput : public QObject {
   Q_OBJECT
@@ -90,6 +92,57 @@ class TestBadInput : public QObject {
     } catch (const sensode::SbmlError& e) {
       QCOMPARE(e.reason(), std::string("empty document"));
     }
+  }
+
+  // MathML nested far deeper than any model would overflow the stack inside libSBML's reader;
+  // it is refused before parsing, naming the rule's variable. Just under the limit it imports.
+  void deeplyNestedMathIsRefusedNotACrash() {
+    const auto document = [](int depth) {
+      std::string math;
+      for (int i = 0; i < depth; ++i) math += "<apply><plus/><cn>1</cn>";
+      math += "<ci>k</ci>";
+      for (int i = 0; i < depth; ++i) math += "</apply>";
+      return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+             "<sbml xmlns=\"http://www.sbml.org/sbml/level3/version2/core\" level=\"3\" version=\"2\">"
+             "<model id=\"deep\"><listOfCompartments><compartment id=\"c\" size=\"1\" constant=\"true\"/>"
+             "</listOfCompartments><listOfSpecies><species id=\"S\" compartment=\"c\" "
+             "initialConcentration=\"1\" hasOnlySubstanceUnits=\"false\" boundaryCondition=\"false\" "
+             "constant=\"false\"/></listOfSpecies><listOfParameters><parameter id=\"k\" value=\"1\" "
+             "constant=\"true\"/></listOfParameters><listOfRules><rateRule variable=\"S\"><math "
+             "xmlns=\"http://www.w3.org/1998/Math/MathML\">" +
+             math + "</math></rateRule></listOfRules></model></sbml>";
+    };
+    const std::filesystem::path file =
+        std::filesystem::temp_directory_path() / "sensode_tst_bad_input_deep.xml";
+    {
+      std::ofstream out(file);
+      out << document(50000);  // measured: libSBML's reader crashes from about 20,000 levels
+    }
+    try {
+      sensode::model::importSbmlFile(file);
+      QFAIL("a 50,000-level document was imported");
+    } catch (const sensode::SbmlError& e) {
+      QCOMPARE(e.element(), std::string("S"));
+      QVERIFY2(e.reason().find("nested more than 1000 levels") != std::string::npos, e.what());
+    }
+    std::filesystem::remove(file);
+    QVERIFY_THROWS_EXCEPTION(sensode::SbmlError, sensode::model::importSbmlString(document(50000), "pasted"));
+    const sensode::model::Model m = sensode::model::importSbmlString(document(990), "pasted");
+    QCOMPARE(m.rules.size(), std::size_t(1));
+  }
+
+  // The scan itself: comments, CDATA, processing instructions and quoted '>' do not count.
+  void nestingScan() {
+    using sensode::model::measureXmlNesting;
+    QCOMPARE(measureXmlNesting("<a><b/><c id='x'><d>t</d></c></a>").maxDepth, std::size_t(3));
+    QCOMPARE(measureXmlNesting("<a><b/><c id='x'><d>t</d></c></a>").deepestOwner, std::string("x"));
+    QCOMPARE(measureXmlNesting("<?xml version='1.0'?><!DOCTYPE a><a><!-- <b><c> --><![CDATA[<x><y>]]>"
+                               "<e name='1 > 0'>t</e></a>").maxDepth,
+             std::size_t(2));
+    std::string opened;
+    for (int i = 0; i < 5000; ++i) opened += "<a>";
+    const auto deep = measureXmlNesting(opened, 100);
+    QCOMPARE(deep.maxDepth, std::size_t(101));  // stops just past the limit
   }
 };
 
