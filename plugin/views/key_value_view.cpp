@@ -17,8 +17,10 @@ KeyValueView::KeyValueView(QString title, Extract extract, QWidget* parent)
   view_->setModel(model_);
   view_->verticalHeader()->setVisible(false);
   view_->horizontalHeader()->setVisible(false);
-  view_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
-  view_->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+  // Labels in full; values take the rest and elide (their tool tip has the whole text), so a
+  // long note cannot squeeze the labels to "Objec...".
+  view_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  view_->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
   view_->verticalHeader()->setDefaultSectionSize(view_->fontMetrics().height() + 4);
   view_->setShowGrid(false);
   view_->setAlternatingRowColors(true);
