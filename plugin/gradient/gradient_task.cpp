@@ -2,19 +2,19 @@
 #include "plugin/gradient/gradient_task.h"
 
 #include <QElapsedTimer>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
-#include <QJsonArray>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
 #include <QPushButton>
-#include <QSignalBlocker>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <functional>
@@ -23,7 +23,6 @@
 #include "core/common/errors.h"
 #include "core/petab/petab_problem.h"
 #include "plugin/common/model_cache.h"
-#include "plugin/common/petab_overview.h"
 #include "plugin/common/provenance.h"
 #include "plugin/common/task_icons.h"
 #include "plugin/models/number_format.h"
