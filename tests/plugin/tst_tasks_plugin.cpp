@@ -22,6 +22,7 @@
 #include "gui/plugin_api/task_plugin.h"
 #include "plugin/common/model_cache.h"
 #include "plugin/forms/options_form.h"
+#include "plugin/gradient/gradient_task.h"
 #include "plugin/sensitivities/sensitivities_task.h"
 #include "plugin/time_course/time_course_task.h"
 
@@ -184,6 +185,49 @@ class TestTasksPlugin : public QObject {
     points->setText(QStringLiteral("1e3"));
     QVERIFY(form.validate().isEmpty());
     QCOMPARE(form.values().value(QStringLiteral("points")).toInteger(), 1000);
+  }
+
+  // The gradient task: settings, the PEtab reader for the browser, and a clear failure when no
+  // PEtab problem is at hand.
+  void gradientTaskSettingsAndErrors() {
+    api::TaskPlugin* plugin = staticTaskPlugin();
+    QVERIFY(plugin->modelFormats().contains(QStringLiteral("petab")));
+    const api::TaskDescription* t = findTask(plugin->tasks(), QStringLiteral("ssgradient"));
+    QVERIFY(t);
+    QVERIFY(t->sessionFormats.contains(QStringLiteral("petab")));
+
+    const auto defaults = plugin::gradient::parseSettings({});
+    QVERIFY(defaults.method == petab::GradientMethod::Ssasa);
+    QVERIFY(defaults.options.integrator == petab::ObjectiveOptions{}.integrator);
+    const auto s = plugin::gradient::parseSettings(
+        {{"method", "adjoint"}, {"ss_rtol", 1e-9}, {"parameters", QJsonObject{{"k1", 2.0}}}});
+    QVERIFY(s.method == petab::GradientMethod::Adjoint);
+    QCOMPARE(s.options.steadyState.rtol, 1e-9);
+    QCOMPARE(s.parameters.size(), std::size_t(1));
+    const auto message = [](const QJsonObject& o) {
+      try {
+        plugin::gradient::parseSettings(o);
+      } catch (const InvalidOptions& e) {
+        return QString::fromStdString(e.what());
+      }
+      return QString();
+    };
+    QVERIFY(message({{"method", "newton"}}).contains(QStringLiteral("newton")));
+    QVERIFY(message({{"method", "none"}}).contains(QStringLiteral("none")));
+    QVERIFY(message({{"fd_step", 0.0}}).contains(QStringLiteral("fd_step")));
+    QVERIFY(message({{"rtol", 2.0}}).contains(QStringLiteral("rtol")));
+    QVERIFY(message({{"parameters", QJsonObject{{"k1", "x"}}}}).contains(QStringLiteral("k1")));
+
+    // An SBML session and no problem chosen: the runner fails and says why.
+    auto runner = t->createRunner();
+    const auto r = runAndWait(*runner, {kRepressilator, QStringLiteral("sbml"), {}}, {});
+    QCOMPARE(int(r->status()), int(api::TaskStatus::Failed));
+    QVERIFY2(r->message().contains(QStringLiteral("PEtab")), qPrintable(r->message()));
+    // A broken problem file: the reader's message (file named).
+    const auto bad = runAndWait(*runner, {kRepressilator, QStringLiteral("sbml"), {}},
+                                {{"problem", QStringLiteral("/nonexistent/problem.yaml")}});
+    QCOMPARE(int(bad->status()), int(api::TaskStatus::Failed));
+    QVERIFY2(bad->message().contains(QStringLiteral("problem.yaml")), qPrintable(bad->message()));
   }
 
   void runnerGivesTheCoreResultExactly() {
