@@ -6,8 +6,10 @@
 #include <QCloseEvent>
 #include <QDir>
 #include <QDockWidget>
+#include <QEventLoop>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFutureWatcher>
 #include <QGuiApplication>
 #include <QJsonDocument>
 #include <QLabel>
@@ -17,6 +19,7 @@
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <cstdio>
 
@@ -250,10 +253,23 @@ bool MainWindow::openModel(const QString& path) {
   const QList<const api::TaskPlugin*> readers = plugins_->modelReaders(format);
   std::optional<api::ModelOverview> overview;
   if (!readers.isEmpty()) {
+    // Reading compiles the model (seconds for thousands of species): on a worker thread, with
+    // the window repainting and showing what it does, but ignoring input until it is done, so
+    // openModel() keeps its synchronous contract for menus, --open and tests.
     QGuiApplication::setOverrideCursor(Qt::WaitCursor);
+    statusBar()->showMessage(tr("Reading %1...").arg(QDir::toNativeSeparators(absolute)));
+    const api::TaskPlugin* reader = readers.first();
     QString why;
-    overview = readers.first()->readModel(absolute, &why);
+    QFuture<std::optional<api::ModelOverview>> future =
+        QtConcurrent::run([reader, absolute, &why] { return reader->readModel(absolute, &why); });
+    QFutureWatcher<std::optional<api::ModelOverview>> watcher;
+    QEventLoop loop;
+    connect(&watcher, &QFutureWatcherBase::finished, &loop, &QEventLoop::quit);
+    watcher.setFuture(future);
+    if (!future.isFinished()) loop.exec(QEventLoop::ExcludeUserInputEvents);
+    overview = future.result();
     QGuiApplication::restoreOverrideCursor();
+    statusBar()->clearMessage();
     if (!overview) {
       reportError(tr("Cannot open model"), why);
       return false;

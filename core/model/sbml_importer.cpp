@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <mutex>
 #include <numbers>
 #include <span>
 #include <string>
@@ -759,6 +760,15 @@ Model importDocument(SBMLDocument& doc, const std::string& file) {
   return Importer(file).run(doc);
 }
 
+// libSBML keeps process-wide registries (SBML extensions, converters, the comp package's model
+// resolvers) that are not documented as thread-safe, so imports run one at a time wherever they
+// come from (a GUI reading a model while a task's worker compiles another, the suite runner's
+// threads). The importer's result owns its data; everything after it runs in parallel.
+std::mutex& libsbmlMutex() {
+  static std::mutex m;
+  return m;
+}
+
 }  // namespace
 
 Model importSbmlFile(const std::filesystem::path& file) {
@@ -775,6 +785,7 @@ Model importSbmlFile(const std::filesystem::path& file) {
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     checkXmlNesting(text, name);
   }
+  const std::lock_guard<std::mutex> lock(libsbmlMutex());
   std::unique_ptr<SBMLDocument> doc(readSBMLFromFile(ec ? name.c_str() : absolute.c_str()));
   if (!doc) throw SbmlError(name, "", "libSBML could not read the file");
   return importDocument(*doc, name);
@@ -785,6 +796,7 @@ Model importSbmlString(const std::string& xml, const std::string& sourceName) {
     throw SbmlError(sourceName, "", "empty document");
   }
   checkXmlNesting(xml, sourceName);
+  const std::lock_guard<std::mutex> lock(libsbmlMutex());
   std::unique_ptr<SBMLDocument> doc(readSBMLFromString(xml.c_str()));
   if (!doc) throw SbmlError(sourceName, "", "libSBML could not read the text");
   return importDocument(*doc, sourceName);

@@ -4,6 +4,10 @@
 // inline. Unsupported constructs (events, delays, algebraic rules, fast reactions, ...) throw
 // UnsupportedFeature naming the construct and the element id; malformed XML, consistency errors
 // and undefined symbols throw SbmlError naming file, element and reason.
+//
+// Safe to call from several threads: the libSBML part runs one import at a time (its global
+// registries are not documented as thread-safe); documents nested deeper than
+// kMaxXmlDepth (xml_nesting.h) are refused before libSBML sees them.
 #pragma once
 
 #include <filesystem>
