@@ -5,7 +5,6 @@
 #include <charconv>
 #include <cmath>
 #include <sstream>
-#include <unordered_map>
 
 #include "core/common/errors.h"
 
@@ -102,7 +101,9 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
 
   // ---- topological order of the reachable nodes (iterative post-order) -------------------
   std::vector<Expr> order;
-  std::unordered_map<Expr, int> state;  // 1 = on stack, 2 = done
+  // Per-node scratch arrays indexed by handle: one allocation each instead of hash maps.
+  const std::size_t poolSize = pool.size();
+  std::vector<std::uint8_t> state(poolSize, 0);  // 2 = done
   std::vector<std::pair<Expr, bool>> stack;
   std::vector<Expr> ops;
   for (Expr r : roots) {
@@ -128,13 +129,17 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
   }
 
   // ---- slots: inputs and constants first, then temporaries with reuse ----------------------
-  std::unordered_map<Expr, std::uint32_t> slotOf;
+  std::vector<std::uint32_t> slotOf(poolSize, UINT32_MAX);
+  auto slotFor = [&](Expr x) {
+    if (slotOf[x] == UINT32_MAX) throw Error("internal: tape operand evaluated before its definition");
+    return slotOf[x];
+  };
   std::vector<double> initial;
   auto newSlot = [&](double v) {
     initial.push_back(v);
     return static_cast<std::uint32_t>(initial.size() - 1);
   };
-  std::unordered_map<Expr, int> xIndex, pIndex;
+  std::vector<int> xIndex(poolSize, -1), pIndex(poolSize, -1);
   for (std::size_t i = 0; i < inputs.x.size(); ++i) xIndex[inputs.x[i]] = static_cast<int>(i);
   for (std::size_t i = 0; i < inputs.p.size(); ++i) pIndex[inputs.p[i]] = static_cast<int>(i);
   for (Expr e : order) {
@@ -146,10 +151,10 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
       slotOf[e] = s;
       if (inputs.time != 0 && e == inputs.time) {
         tSlot_ = s;
-      } else if (auto it = xIndex.find(e); it != xIndex.end()) {
-        xInputs_.push_back({s, static_cast<std::uint32_t>(it->second)});
-      } else if (auto jt = pIndex.find(e); jt != pIndex.end()) {
-        pInputs_.push_back({s, static_cast<std::uint32_t>(jt->second)});
+      } else if (xIndex[e] >= 0) {
+        xInputs_.push_back({s, static_cast<std::uint32_t>(xIndex[e])});
+      } else if (pIndex[e] >= 0) {
+        pInputs_.push_back({s, static_cast<std::uint32_t>(pIndex[e])});
       } else {
         throw Error("internal: symbol '" + pool.symbolName(n.symbol) +
                     "' is neither time, a state nor a parameter");
@@ -158,7 +163,7 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
   }
   // Last use of each node, so temporaries can be recycled (keeps the slot array small enough to
   // stay in cache on large models). Roots are never recycled.
-  std::unordered_map<Expr, std::size_t> lastUse;
+  std::vector<std::size_t> lastUse(poolSize, 0);
   for (std::size_t i = 0; i < order.size(); ++i) {
     operands(order[i], ops);
     for (Expr c : ops) lastUse[c] = i;
@@ -174,7 +179,7 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
     auto pushArgs = [&](const std::vector<Expr>& list) {
       ins.a = static_cast<std::uint32_t>(args_.size());
       for (Expr c : list) {
-        args_.push_back(slotOf.at(c));
+        args_.push_back(slotFor(c));
         coefs_.push_back(1.0);
       }
     };
@@ -187,7 +192,7 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
         ins.a = static_cast<std::uint32_t>(args_.size());
         ins.b = static_cast<std::uint32_t>(terms.size());
         for (auto& t : terms) {
-          args_.push_back(slotOf.at(t.child));
+          args_.push_back(slotFor(t.child));
           coefs_.push_back(t.coef);
         }
         break;
@@ -206,7 +211,7 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
       }
       case Op::Pow: {
         const Expr base = pool.children(e)[0], ex = pool.children(e)[1];
-        ins.a = slotOf.at(base);
+        ins.a = slotFor(base);
         if (pool.isConstant(ex)) {
           const double k = pool.node(ex).value;
           ins.c = k;
@@ -217,7 +222,7 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
           else ins.op = kPowConst;
         } else {
           ins.op = kPow;
-          ins.b = slotOf.at(ex);
+          ins.b = slotFor(ex);
         }
         break;
       }
@@ -238,12 +243,12 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
       }
       default:
         ins.n2 = static_cast<std::uint32_t>(n.op);
-        ins.a = slotOf.at(pool.children(e)[0]);
+        ins.a = slotFor(pool.children(e)[0]);
         if (n.numChildren == 1) {
           ins.op = kUnary;
         } else {
           ins.op = kBinary;
-          ins.b = slotOf.at(pool.children(e)[1]);
+          ins.b = slotFor(pool.children(e)[1]);
         }
     }
     // Recycle operand slots whose last use is this instruction (after reading them: the output
@@ -253,8 +258,8 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
     ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
     for (Expr c : ops) {
       const Node& cn = pool.node(c);
-      if (cn.op != Op::Constant && cn.op != Op::Symbol && lastUse.at(c) == i)
-        freeSlots.push_back(slotOf.at(c));
+      if (cn.op != Op::Constant && cn.op != Op::Symbol && lastUse[c] == i)
+        freeSlots.push_back(slotFor(c));
     }
     if (!freeSlots.empty()) {
       ins.out = freeSlots.back();
@@ -265,7 +270,7 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
     slotOf[e] = ins.out;
     code_.push_back(ins);
   }
-  for (Expr r : roots) outputSlots_.push_back(slotOf.at(r));
+  for (Expr r : roots) outputSlots_.push_back(slotFor(r));
   slots_ = std::move(initial);
 }
 
