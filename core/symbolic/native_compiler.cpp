@@ -235,8 +235,15 @@ void NativeCompiler::run() {
       posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, logFile.c_str(),
                                        O_WRONLY | O_CREAT | O_TRUNC, 0644);
       posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+      // Its own process group, so that cancelling kills the driver's children (cc1, as) too.
+      posix_spawnattr_t attributes;
+      posix_spawnattr_init(&attributes);
+      posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+      posix_spawnattr_setpgroup(&attributes, 0);
       pid_t pid = 0;
-      const int spawnError = posix_spawnp(&pid, cc.c_str(), &actions, nullptr, argv.data(), environ);
+      const int spawnError =
+          posix_spawnp(&pid, cc.c_str(), &actions, &attributes, argv.data(), environ);
+      posix_spawnattr_destroy(&attributes);
       posix_spawn_file_actions_destroy(&actions);
       if (spawnError != 0) {
         cleanup();
@@ -256,7 +263,7 @@ void NativeCompiler::run() {
         std::unique_lock lock(mutex_);
         if (changed_.wait_for(lock, std::chrono::milliseconds(20), [this] { return cancel_; })) {
           lock.unlock();
-          kill(pid, SIGKILL);
+          kill(-pid, SIGKILL);
           waitpid(pid, &wstatus, 0);
           cleanup();
           setState(NativeState::Cancelled, "cancelled");
