@@ -15,8 +15,10 @@ function(sensode_add_test name)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 600)
   endif()
+  # Native evaluators compiled by long-running tests are cached in the build tree, not in the
+  # user's ~/.cache.
   set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT}
-    ENVIRONMENT "QT_QPA_PLATFORM=offscreen")
+    ENVIRONMENT "QT_QPA_PLATFORM=offscreen;SENSODE_CACHE_DIR=${CMAKE_BINARY_DIR}/native-cache")
   if(T_LABELS)
     set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}")
   endif()

@@ -168,6 +168,7 @@ JsonObject statsObject(const symbolic::CompiledModel& compiled, const SimulateSe
       .add("atol", s.options.integrator.atol)
       .add("load_seconds", loadSeconds)
       .add("conservation_laws", conservationLaws(compiled))
+      .add("native", compiled.nativeStatus().message)  // where evaluation ran at the end
       .add("model", s.modelPath)
       .add("termination", tasks::toString(r.termination))
       .add("message", r.message);

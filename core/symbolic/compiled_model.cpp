@@ -123,6 +123,34 @@ CompiledModel::CompiledModel(OdeSystem system) : system_(std::move(system)) {
   timings_.tapeSeconds = secondsSince(tapeStart);
   for (const auto& t : tapes()) timings_.tapeInstructions += t.tape->numInstructions();
   scratch_.resize(std::max(faTape_.numOutputs(), jPairTape_.numOutputs()));
+
+  if (!NativeCompiler::enabledByEnvironment()) {
+    nativeOff_ = "native: disabled by SENSODE_NATIVE (tape interpreter in use)";
+  } else if (timings_.tapeInstructions > NativeCompiler::maxInstructions()) {
+    nativeOff_ = "native: not compiled, " + std::to_string(timings_.tapeInstructions) +
+                 " tape instructions exceed " + std::to_string(NativeCompiler::maxInstructions()) +
+                 " (tape interpreter in use)";
+  } else {
+    std::vector<NativeCompiler::Unit> units;
+    for (Tape* t : {&fTape_, &jTape_, &fpTape_, &aTape_, &faTape_, &jjTape_, &jPairTape_, &apTape_,
+                    &ftTape_, &x0Tape_, &s0Tape_, &yTape_, &yxTape_, &ypTape_}) {
+      auto binding = std::make_shared<NativeBinding>();
+      t->bindNative(binding);
+      units.push_back({*t, std::move(binding)});
+    }
+    native_ = std::make_shared<NativeCompiler>(std::move(units));
+  }
+}
+
+NativeStatus CompiledModel::nativeStatus() const {
+  if (native_) return native_->status();
+  NativeStatus s;
+  s.message = nativeOff_;
+  return s;
+}
+
+bool CompiledModel::waitForNative(double timeoutSeconds) const {
+  return native_ && native_->waitUntilDone(timeoutSeconds);
 }
 
 std::vector<double> CompiledModel::nominalParameters() const {

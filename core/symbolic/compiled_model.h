@@ -15,6 +15,12 @@
 // not allocate. Sparse values come in the CSC order of the matching SparsePattern.
 //
 // Not thread-safe: every evaluator owns a scratch buffer. Use clone() for another thread.
+//
+// Native evaluators: unless SENSODE_NATIVE=0, the constructor also hands copies of the tapes to a
+// NativeCompiler (native_compiler.h), which compiles them as C in a background thread and
+// switches every tape to the compiled code once it is loaded; construction never waits for it,
+// and until then (or for good when there is no compiler) the tape interpreter runs. Results are
+// identical either way. Clones share the compiler and switch together.
 #pragma once
 
 #include <memory>
@@ -22,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "core/symbolic/native_compiler.h"
 #include "core/symbolic/ode_system.h"
 #include "core/symbolic/sparsity.h"
 #include "core/symbolic/tape.h"
@@ -78,6 +85,12 @@ class CompiledModel {
   bool isAutonomous() const { return autonomous_; }
 
   const CompileTimings& timings() const { return timings_; }
+  // Where evaluation runs: the native path's state and a one-line message ("native: ready
+  // (cache hit) ...", "native: disabled by SENSODE_NATIVE=0 (tape interpreter in use)", ...).
+  NativeStatus nativeStatus() const;
+  // Starts native compilation now (skipping its start delay) and waits up to `timeoutSeconds`
+  // for it to finish; true when the tapes now evaluate natively. For tests and benchmarks.
+  bool waitForNative(double timeoutSeconds) const;
   // Tapes by name ("f", "J", ...) for benchmarks and the C emitter.
   struct NamedTape {
     std::string name;
@@ -93,6 +106,8 @@ class CompiledModel {
       s0Tape_, yTape_, yxTape_, ypTape_;
   CompileTimings timings_;
   mutable std::vector<double> scratch_;  // combined outputs of the paired tapes
+  std::shared_ptr<NativeCompiler> native_;  // shared by clones; null when disabled
+  std::string nativeOff_;                   // why native_ is null
 };
 
 }  // namespace sensode::symbolic

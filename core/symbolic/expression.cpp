@@ -128,13 +128,38 @@ double applyOp(Op op, std::span<const double> v) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Interning. A candidate node is appended, looked up by content, and dropped again if an equal
-// node exists: no temporary key objects are allocated.
+// Interning: nodes are looked up by content in an open-addressing table of handles, so a lookup
+// allocates nothing.
 
-std::size_t ExprPool::KeyHash::operator()(const std::vector<std::uint64_t>& k) const {
-  std::uint64_t h = 1469598103934665603ull;
-  for (auto x : k) h = (h ^ x) * 1099511628211ull;
-  return static_cast<std::size_t>(h);
+namespace {
+inline std::uint64_t mix(std::uint64_t h, std::uint64_t x) {
+  h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdull;
+}
+inline std::size_t slotOf(std::uint64_t h, std::size_t mask) {
+  return static_cast<std::size_t>((h ^ (h >> 29)) & mask);
+}
+}  // namespace
+
+std::uint64_t ExprPool::hashContent(Op op, double value, std::uint32_t symbol,
+                                    std::span<const Expr> kids) const {
+  std::uint64_t h = mix(0x243f6a8885a308d3ull, static_cast<std::uint64_t>(op));
+  h = mix(h, std::bit_cast<std::uint64_t>(value));
+  h = mix(h, symbol);
+  for (Expr k : kids) h = mix(h, k);
+  return h;
+}
+
+void ExprPool::growInternTable() {
+  std::vector<Expr> table(std::max<std::size_t>(1024, internTable_.size() * 2), 0);
+  const std::size_t mask = table.size() - 1;
+  for (Expr e = 0; e < nodes_.size(); ++e) {
+    const Node& n = nodes_[e];
+    std::size_t i = slotOf(hashContent(n.op, n.value, n.symbol, children(e)), mask);
+    while (table[i] != 0) i = (i + 1) & mask;
+    table[i] = e + 1;
+  }
+  internTable_ = std::move(table);
 }
 
 ExprPool::ExprPool() {
@@ -143,34 +168,73 @@ ExprPool::ExprPool() {
 }
 
 Expr ExprPool::intern(Op op, double value, std::uint32_t symbol, std::span<const Expr> kids) {
-  std::vector<std::uint64_t> key;
-  key.reserve(3 + kids.size());
-  key.push_back(static_cast<std::uint64_t>(op));
-  key.push_back(std::bit_cast<std::uint64_t>(value));
-  key.push_back(symbol);
-  for (Expr k : kids) key.push_back(k);
-  auto it = interned_.find(key);
-  if (it != interned_.end()) return it->second;
+  if ((internCount_ + 1) * 2 > internTable_.size()) growInternTable();
+  const std::uint64_t valueBits = std::bit_cast<std::uint64_t>(value);
+  const std::size_t mask = internTable_.size() - 1;
+  std::size_t i = slotOf(hashContent(op, value, symbol, kids), mask);
+  for (; internTable_[i] != 0; i = (i + 1) & mask) {
+    const Expr c = internTable_[i] - 1;
+    const Node& n = nodes_[c];
+    if (n.op == op && std::bit_cast<std::uint64_t>(n.value) == valueBits && n.symbol == symbol &&
+        n.numChildren == kids.size() &&
+        std::equal(kids.begin(), kids.end(), children_.begin() + n.firstChild))
+      return c;
+  }
+  // `kids` may point into children_ itself (a sub-range of an existing node), which the appends
+  // below can reallocate: take a copy first.
+  Expr small[8];
+  std::vector<Expr> large;
+  std::span<const Expr> src = kids;
+  if (kids.size() <= 8) {
+    std::copy(kids.begin(), kids.end(), small);
+    src = std::span<const Expr>(small, kids.size());
+  } else {
+    large.assign(kids.begin(), kids.end());
+    src = large;
+  }
   Node n;
   n.op = op;
   n.value = value;
   n.symbol = symbol;
   n.firstChild = static_cast<std::uint32_t>(children_.size());
-  n.numChildren = static_cast<std::uint32_t>(kids.size());
-  // `kids` may point into children_ itself (a sub-range of an existing node): append one by one
-  // by value so that a reallocation cannot invalidate the source.
-  for (std::size_t i = 0; i < kids.size(); ++i) {
-    const Expr k = kids[i];
-    children_.push_back(k);
+  n.numChildren = static_cast<std::uint32_t>(src.size());
+  children_.insert(children_.end(), src.begin(), src.end());
+  Mask m;
+  if (op == Op::Symbol) {
+    const std::uint32_t bit = static_cast<std::uint32_t>((symbol * 0x9e3779b1u) >> 24);  // 0..255
+    m.w[bit >> 6] = 1ull << (bit & 63);
   }
-  std::uint64_t mask = 0;
-  if (op == Op::Symbol) mask = 1ull << (symbol % 64);
-  for (Expr k : kids) mask |= masks_[k];
+  for (Expr k : src) m.add(masks_[k]);
   const Expr id = static_cast<Expr>(nodes_.size());
   nodes_.push_back(n);
-  masks_.push_back(mask);
-  interned_.emplace(std::move(key), id);
+  masks_.push_back(m);
+  internTable_[i] = id + 1;
+  ++internCount_;
   return id;
+}
+
+const ExprPool::MemoEntry* ExprPool::findMemo(std::uint64_t key) const {
+  if (diffMemo_.empty()) return nullptr;
+  const std::size_t mask = diffMemo_.size() - 1;
+  for (std::size_t i = slotOf(mix(0, key), mask);; i = (i + 1) & mask) {
+    if (diffMemo_[i].key == key) return &diffMemo_[i];
+    if (diffMemo_[i].key == ~std::uint64_t{0}) return nullptr;
+  }
+}
+
+void ExprPool::insertMemo(std::uint64_t key, Expr value) {
+  if ((diffMemoCount_ + 1) * 2 > diffMemo_.size()) {
+    std::vector<MemoEntry> old = std::move(diffMemo_);
+    diffMemo_.assign(std::max<std::size_t>(1024, old.size() * 2), MemoEntry{});
+    diffMemoCount_ = 0;
+    for (const MemoEntry& e : old)
+      if (e.key != ~std::uint64_t{0}) insertMemo(e.key, e.value);
+  }
+  const std::size_t mask = diffMemo_.size() - 1;
+  std::size_t i = slotOf(mix(0, key), mask);
+  while (diffMemo_[i].key != ~std::uint64_t{0} && diffMemo_[i].key != key) i = (i + 1) & mask;
+  if (diffMemo_[i].key != key) ++diffMemoCount_;
+  diffMemo_[i] = {key, value};
 }
 
 Expr ExprPool::constant(double v) {
@@ -377,13 +441,12 @@ Expr ExprPool::piecewise(std::span<const Expr> pieces, Expr otherwise) {
 Expr ExprPool::diff(Expr e, Expr sym) {
   if (!isSymbol(sym)) throw Error("ExprPool::diff: can only differentiate by a symbol");
   // The dependency mask has no false negatives: a clear bit proves independence.
-  if ((masks_[e] & masks_[sym]) == 0) return zero_;
+  if (!masks_[e].intersects(masks_[sym])) return zero_;
   if (e == sym) return one_;
   const std::uint64_t key = (static_cast<std::uint64_t>(e) << 32) | sym;
-  auto it = diffMemo_.find(key);
-  if (it != diffMemo_.end()) return it->second;
+  if (const MemoEntry* m = findMemo(key)) return m->value;
   const Expr d = diffNode(e, sym);
-  diffMemo_.emplace(key, d);
+  insertMemo(key, d);
   return d;
 }
 
@@ -551,24 +614,32 @@ Expr ExprPool::substitute(Expr e, const std::unordered_map<Expr, Expr>& replacem
 }
 
 std::vector<Expr> ExprPool::dependencies(Expr e) const {
+  // Visited marks are epoch stamps reused across calls (per thread), so one call costs the size
+  // of e's subgraph, not the size of the pool.
+  thread_local std::vector<std::uint32_t> stamp;
+  thread_local std::uint32_t epoch = 0;
+  if (stamp.size() < nodes_.size()) stamp.resize(nodes_.size() + nodes_.size() / 2, 0);
+  if (++epoch == 0) {
+    std::fill(stamp.begin(), stamp.end(), 0);
+    epoch = 1;
+  }
   std::vector<Expr> out;
-  std::vector<char> seen(nodes_.size(), 0);
   std::vector<Expr> stack{e};
   while (!stack.empty()) {
     const Expr x = stack.back();
     stack.pop_back();
-    if (seen[x]) continue;
-    seen[x] = 1;
+    if (stamp[x] == epoch) continue;
+    stamp[x] = epoch;
     if (nodes_[x].op == Op::Symbol) out.push_back(x);
     for (Expr c : children(x))
-      if (!seen[c]) stack.push_back(c);
+      if (stamp[c] != epoch) stack.push_back(c);
   }
   std::sort(out.begin(), out.end());
   return out;
 }
 
 bool ExprPool::dependsOn(Expr e, Expr sym) const {
-  if ((masks_[e] & masks_[sym]) == 0) return false;
+  if (!masks_[e].intersects(masks_[sym])) return false;
   const auto deps = dependencies(e);
   return std::binary_search(deps.begin(), deps.end(), sym);
 }

@@ -389,6 +389,12 @@ class Builder {
   // Numeric stoichiometry for conservation-law analysis: only when the coefficient does not vary
   // with time or state (parameters such as conversion factors are taken at their nominal values).
   void recordStoichiometry(int state, int reaction, Expr nu) {
+    // The usual case, a number: no symbol table to scan (that scan per species reference made
+    // this stage quadratic in model size).
+    if (pool_.isConstant(nu)) {
+      sys_.stoichiometry.push_back({state, reaction, pool_.node(nu).value});
+      return;
+    }
     bool constant = true;
     for (Expr s : pool_.dependencies(nu)) constant = constant && isParamSymbol(s);
     if (!constant) {

@@ -5,7 +5,10 @@
 // slots; constants live in slots filled at compile time; outputs are copied from their slots.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -21,21 +24,48 @@ struct TapeInputs {
   std::vector<Expr> p;     // symbol nodes of the parameters, in parameter order
 };
 
+// A tape's switch to native code (native_compiler.h): once `fn` is set, evaluate() calls it with
+// the tape's own slot array as scratch. `library` keeps the shared object loaded for as long as
+// any tape (or copy of one) points into it; it is set before `fn` is published.
+using NativeFunction = void (*)(double t, const double* x, const double* p, double* out,
+                                double* scratch);
+struct NativeBinding {
+  std::atomic<NativeFunction> fn{nullptr};
+  std::shared_ptr<void> library;
+};
+
 class Tape {
  public:
   Tape() = default;
   Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr> roots);
 
   // out[i] = value of roots[i]. Allocation-free; not thread-safe (uses the scratch slots).
+  // Runs native code when a bound NativeBinding has a function, else the interpreter.
   void evaluate(double t, const double* x, const double* p, double* out) const;
+  // The interpreter, whatever is bound (reference for tests and benchmarks).
+  void interpret(double t, const double* x, const double* p, double* out) const;
+
+  // Copies of the tape share the binding, so clones switch to native code together.
+  void bindNative(std::shared_ptr<NativeBinding> binding) { native_ = std::move(binding); }
+  bool isNative() const { return native_ && native_->fn.load(std::memory_order_acquire); }
 
   std::size_t numInstructions() const { return code_.size(); }
   std::size_t numOutputs() const { return outputSlots_.size(); }
   std::size_t numSlots() const { return slots_.size(); }
 
-  // Emits the tape as a C function `void NAME(double t, const double* x, const double* p,
-  // double* out)` (the benchmark's compiled-C reference; one statement per instruction).
+  // C emission. Both forms compute exactly what evaluate() computes (same operations in the
+  // same order, same libm calls), so C compiled without value-changing optimisations
+  // (-ffp-contract=off, no -ffast-math) gives the tape's numbers bit for bit. They need
+  // cPrelude() (math.h and the helpers for the less common functions) ahead of them.
+  static std::string cPrelude();
+  // `void NAME(double t, const double* x, const double* p, double* out)`: one statement per
+  // instruction over a local slot array (readable; for small tapes and tests).
   std::string emitC(const std::string& functionName) const;
+  // `void NAME(double t, const double* x, const double* p, double* out, double* s)` written for
+  // the compiler: SSA form, constants and inputs read in place, bodies over 1000 statements cut
+  // into noinline chunks of `chunkStatements`; `s` is caller scratch of numSlots() doubles
+  // (values passed between chunks), so no large array lives on the stack.
+  std::string emitCScratch(const std::string& functionName, std::size_t chunkStatements = 100) const;
 
   struct Instr {
     std::uint8_t op;        // Tape opcode (see tape.cpp)
@@ -49,6 +79,9 @@ class Tape {
   struct Input {
     std::uint32_t slot, index;
   };
+  std::string cExpression(const Instr& ins,
+                          const std::function<std::string(std::uint32_t)>& slotRef) const;
+
   std::vector<Instr> code_;
   std::vector<std::uint32_t> args_;
   std::vector<double> coefs_;  // per args_ entry: coefficient inside a linear combination
@@ -56,6 +89,7 @@ class Tape {
   std::uint32_t tSlot_ = UINT32_MAX;
   std::vector<std::uint32_t> outputSlots_;
   mutable std::vector<double> slots_;  // constants pre-filled; inputs and temporaries per call
+  std::shared_ptr<NativeBinding> native_;
 };
 
 }  // namespace sensode::symbolic

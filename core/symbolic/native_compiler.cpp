@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: MIT
+#include "core/symbolic/native_compiler.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
+namespace sensode::symbolic {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+const char* const kFlags[] = {"-O2", "-shared", "-fPIC", "-ffp-contract=off"};
+
+std::string compilerName() {
+  const char* cc = std::getenv("SENSODE_CC");
+  return cc && *cc ? cc : "cc";
+}
+
+double startDelaySeconds() {
+  const char* v = std::getenv("SENSODE_NATIVE_DELAY");
+  if (!v || !*v) return 0.5;
+  char* end = nullptr;
+  const double d = std::strtod(v, &end);
+  return end != v && d >= 0 ? d : 0.5;
+}
+
+// FNV-1a, 64 bit: the cache key needs no cryptographic strength, only a stable spread.
+std::uint64_t fnv1a(const std::string& text, std::uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string hex(std::uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string firstLines(const fs::path& file, std::size_t maxChars) {
+  std::ifstream in(file);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  for (char& c : text)
+    if (c == '\n') c = ' ';
+  return text.substr(0, maxChars);
+}
+
+// A function pointer from dlsym (POSIX guarantees the object/function pointer round trip).
+NativeFunction functionFrom(void* symbol) {
+  NativeFunction f = nullptr;
+  static_assert(sizeof f == sizeof symbol);
+  std::memcpy(&f, &symbol, sizeof f);
+  return f;
+}
+
+std::string unitSymbol(std::size_t i) { return "sensode_tape_" + std::to_string(i); }
+
+}  // namespace
+
+const char* toString(NativeState state) {
+  switch (state) {
+    case NativeState::Disabled: return "disabled";
+    case NativeState::Waiting: return "waiting";
+    case NativeState::Compiling: return "compiling";
+    case NativeState::Ready: return "ready";
+    case NativeState::NoCompiler: return "no compiler";
+    case NativeState::Failed: return "failed";
+    case NativeState::Cancelled: return "cancelled";
+  }
+  return "?";
+}
+
+bool NativeCompiler::enabledByEnvironment() {
+  const char* v = std::getenv("SENSODE_NATIVE");
+  if (!v) return true;
+  const std::string s = v;
+  return !(s == "0" || s == "off" || s == "false" || s == "OFF" || s == "FALSE");
+}
+
+std::size_t NativeCompiler::maxInstructions() {
+  const char* v = std::getenv("SENSODE_NATIVE_MAX_INSTRUCTIONS");
+  if (!v || !*v) return 200000;
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  return end != v ? static_cast<std::size_t>(n) : 200000;
+}
+
+fs::path NativeCompiler::cacheDirectory() {
+  if (const char* d = std::getenv("SENSODE_CACHE_DIR"); d && *d) return d;
+  if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d) return fs::path(d) / "sensode";
+  if (const char* d = std::getenv("HOME"); d && *d) return fs::path(d) / ".cache" / "sensode";
+  return fs::temp_directory_path() / "sensode-cache";
+}
+
+NativeCompiler::NativeCompiler(std::vector<Unit> units) : units_(std::move(units)) {
+  status_.state = NativeState::Waiting;
+  status_.message = "native: waiting to compile (tape interpreter in use)";
+  thread_ = std::thread([this] { run(); });
+}
+
+NativeCompiler::~NativeCompiler() {
+  {
+    std::lock_guard lock(mutex_);
+    cancel_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();  // run() polls cancel_ and kills a running compiler, so this returns quickly
+}
+
+NativeStatus NativeCompiler::status() const {
+  std::lock_guard lock(mutex_);
+  return status_;
+}
+
+bool NativeCompiler::waitUntilDone(double timeoutSeconds) {
+  std::unique_lock lock(mutex_);
+  startNow_ = true;
+  changed_.notify_all();
+  changed_.wait_for(lock, std::chrono::duration<double>(timeoutSeconds), [this] {
+    return status_.state != NativeState::Waiting && status_.state != NativeState::Compiling;
+  });
+  return status_.state == NativeState::Ready;
+}
+
+bool NativeCompiler::cancelled() const {
+  std::lock_guard lock(mutex_);
+  return cancel_;
+}
+
+void NativeCompiler::setState(NativeState state, const std::string& message) {
+  {
+    std::lock_guard lock(mutex_);
+    status_.state = state;
+    status_.message = "native: " + message;
+  }
+  changed_.notify_all();
+}
+
+void NativeCompiler::run() {
+  // Busy time only: emission, then (after the start delay) compilation and loading.
+  auto start = Clock::now();
+  double before = 0;
+  auto elapsed = [&] {
+    return before + std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  auto finish = [&](NativeState state, const std::string& message) {
+    {
+      std::lock_guard lock(mutex_);
+      status_.compileSeconds = elapsed();
+    }
+    setState(state, message + (state == NativeState::Ready ? "" : " (tape interpreter in use)"));
+  };
+  try {
+    // Emit. Cheap next to compilation, but still off the loading thread.
+    std::string source = "/* Sensode native evaluators (Tape::emitCScratch) */\n" + Tape::cPrelude();
+    for (std::size_t i = 0; i < units_.size(); ++i) {
+      if (cancelled()) return setState(NativeState::Cancelled, "cancelled");
+      source += units_[i].tape.emitCScratch(unitSymbol(i)) + "\n";
+      units_[i].tape = Tape();  // the copy has served its purpose; give the memory back
+    }
+    const std::string cc = compilerName();
+    std::string command = cc;
+    for (const char* f : kFlags) command += std::string(" ") + f;
+    const std::string key = hex(fnv1a(source, fnv1a(command + "\n")));
+    {
+      std::lock_guard lock(mutex_);
+      status_.sourceBytes = source.size();
+    }
+
+    const fs::path dir = cacheDirectory();
+    const fs::path library = dir / ("sensode-" + key + ".so");
+    std::error_code ec;
+    bool hit = fs::exists(library, ec);
+    if (!hit) {
+      // Wait out the start delay (cancellable; waitUntilDone() ends it early).
+      before = elapsed();
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait_for(lock, std::chrono::duration<double>(startDelaySeconds()),
+                          [this] { return cancel_ || startNow_; });
+        if (cancel_) {
+          status_.state = NativeState::Cancelled;
+          status_.message = "native: cancelled";
+          return;
+        }
+      }
+      start = Clock::now();
+      setState(NativeState::Compiling, "compiling " + std::to_string(source.size() / 1024) +
+                                           " kB of C (tape interpreter in use)");
+      fs::create_directories(dir, ec);
+      // Unique temporaries, renamed into place: concurrent processes compiling the same model
+      // never see a half-written library.
+      const std::string tmpStem =
+          "tmp-" + key + "-" + std::to_string(getpid()) + "-" +
+          hex(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(this)));
+      const fs::path cFile = dir / (tmpStem + ".c"), soFile = dir / (tmpStem + ".so"),
+                     logFile = dir / (tmpStem + ".log");
+      {
+        std::ofstream out(cFile);
+        out << source;
+        if (!out) return finish(NativeState::Failed, "cannot write " + cFile.string());
+      }
+      source.clear();
+      source.shrink_to_fit();
+      auto cleanup = [&] {
+        std::error_code ignored;
+        fs::remove(cFile, ignored);
+        fs::remove(soFile, ignored);
+        fs::remove(logFile, ignored);
+      };
+
+      std::vector<std::string> args = {cc};
+      for (const char* f : kFlags) args.emplace_back(f);
+      args.insert(args.end(), {"-o", soFile.string(), cFile.string(), "-lm"});
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      posix_spawn_file_actions_t actions;
+      posix_spawn_file_actions_init(&actions);
+      posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, logFile.c_str(),
+                                       O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+      // Its own process group, so that cancelling kills the driver's children (cc1, as) too.
+      posix_spawnattr_t attributes;
+      posix_spawnattr_init(&attributes);
+      posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+      posix_spawnattr_setpgroup(&attributes, 0);
+      pid_t pid = 0;
+      const int spawnError =
+          posix_spawnp(&pid, cc.c_str(), &actions, &attributes, argv.data(), environ);
+      posix_spawnattr_destroy(&attributes);
+      posix_spawn_file_actions_destroy(&actions);
+      if (spawnError != 0) {
+        cleanup();
+        return finish(NativeState::NoCompiler,
+                      "cannot run '" + cc + "': " + std::strerror(spawnError));
+      }
+      // Poll rather than block, so that cancellation can kill the compiler; the thread is the
+      // only one that waits for this child, so the pid cannot be reused under it.
+      int wstatus = 0;
+      for (;;) {
+        const pid_t r = waitpid(pid, &wstatus, WNOHANG);
+        if (r == pid) break;
+        if (r < 0 && errno != EINTR) {
+          cleanup();
+          return finish(NativeState::Failed, "lost the compiler process");
+        }
+        std::unique_lock lock(mutex_);
+        if (changed_.wait_for(lock, std::chrono::milliseconds(20), [this] { return cancel_; })) {
+          lock.unlock();
+          kill(-pid, SIGKILL);
+          waitpid(pid, &wstatus, 0);
+          cleanup();
+          setState(NativeState::Cancelled, "cancelled");
+          return;
+        }
+      }
+      if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+        const bool missing = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 127;
+        const std::string log = firstLines(logFile, 300);
+        cleanup();
+        return finish(missing ? NativeState::NoCompiler : NativeState::Failed,
+                      "'" + command + "' failed: " + log);
+      }
+      fs::rename(soFile, library, ec);
+      if (ec) {
+        cleanup();
+        return finish(NativeState::Failed, "cannot store " + library.string() + ": " + ec.message());
+      }
+      cleanup();
+    }
+
+    void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      const char* err = dlerror();
+      // A damaged cache entry is removed so that the next load compiles afresh.
+      if (hit) fs::remove(library, ec);
+      return finish(NativeState::Failed, std::string("dlopen: ") + (err ? err : "unknown error"));
+    }
+    std::shared_ptr<void> lib(handle, [](void* h) { dlclose(h); });
+    std::vector<NativeFunction> fns;
+    for (std::size_t i = 0; i < units_.size(); ++i) {
+      void* sym = dlsym(handle, unitSymbol(i).c_str());
+      if (!sym) return finish(NativeState::Failed, "dlsym " + unitSymbol(i) + " failed");
+      fns.push_back(functionFrom(sym));
+    }
+    // Publish: the library reference first, then the function (release), per tape.
+    for (std::size_t i = 0; i < units_.size(); ++i) {
+      units_[i].binding->library = lib;
+      units_[i].binding->fn.store(fns[i], std::memory_order_release);
+    }
+    {
+      std::lock_guard lock(mutex_);
+      status_.cacheHit = hit;
+      status_.library = library;
+    }
+    finish(NativeState::Ready, std::string(hit ? "ready (cache hit) " : "ready (compiled) ") +
+                                   library.filename().string());
+  } catch (const std::exception& e) {
+    finish(NativeState::Failed, e.what());
+  }
+}
+
+}  // namespace sensode::symbolic

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: MIT
+// Native evaluators (core/symbolic/native_compiler.h): once CompiledModel's background job has
+// compiled and loaded its tapes, every tape must give the interpreter's numbers bit for bit
+// (the C is compiled with -ffp-contract=off and performs the tape's operations in order); the
+// interpreter must remain the answer whenever native code is off (SENSODE_NATIVE=0), cannot be
+// compiled or is cancelled; a second load of the same model must come from the cache.
+#include <QtTest/QtTest>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "core/model/sbml_importer.h"
+#include "core/symbolic/compiled_model.h"
+
+using namespace sensode;
+using namespace sensode::symbolic;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path petabModel(const std::string& name) {
+  return fs::path(SENSODE_SHARED_DIR) / "petab" / name / ("model_" + name + ".xml");
+}
+
+fs::path suiteModel(const std::string& id) {
+  return fs::path(SENSODE_SHARED_DIR) / "sbml-test-suite" / "cases" / id / (id + "-sbml-l3v2.xml");
+}
+
+std::unique_ptr<CompiledModel> load(const fs::path& file) {
+  return std::make_unique<CompiledModel>(buildOdeSystem(model::importSbmlFile(file)));
+}
+
+bool sameBits(double a, double b) {
+  if (std::isnan(a) && std::isnan(b)) return true;
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+bool haveCompiler() {
+  const char* cc = std::getenv("SENSODE_CC");
+  const std::string cmd = std::string(cc && *cc ? cc : "cc") + " --version > /dev/null 2>&1";
+  return std::system(cmd.c_str()) == 0;
+}
+
+std::size_t filesIn(const fs::path& dir, const std::string& suffix) {
+  std::size_t n = 0;
+  std::error_code ec;
+  for (const auto& f : fs::directory_iterator(dir, ec))
+    n += f.path().string().ends_with(suffix) ? 1 : 0;
+  return n;
+}
+
+// Environment changes undone at scope exit.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (had_) setenv(name_, old_.c_str(), 1);
+    else unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+}  // namespace
+
+class TestNativeEvaluators : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase();
+  void cleanupTestCase();
+  void nativeEqualsTape_data();
+  void nativeEqualsTape();
+  void disabledFallsBackToTape();
+  void missingOrFailingCompilerFallsBackToTape();
+  void secondLoadHitsCache();
+  void destroyWhileCompilingIsSafe();
+
+ private:
+  fs::path cache_;
+  std::unique_ptr<ScopedEnv> cacheEnv_;
+};
+
+void TestNativeEvaluators::initTestCase() {
+  std::string pattern = (fs::temp_directory_path() / "sensode-native-XXXXXX").string();
+  QVERIFY(mkdtemp(pattern.data()) != nullptr);
+  cache_ = pattern;
+  cacheEnv_ = std::make_unique<ScopedEnv>("SENSODE_CACHE_DIR", cache_.string());
+  unsetenv("SENSODE_NATIVE");
+}
+
+void TestNativeEvaluators::cleanupTestCase() {
+  cacheEnv_.reset();
+  std::error_code ec;
+  fs::remove_all(cache_, ec);
+}
+
+void TestNativeEvaluators::nativeEqualsTape_data() {
+  QTest::addColumn<QString>("file");
+  // PEtab models of the gradient tests (rational rate laws, many parameters) and suite cases
+  // with piecewise, functions and time (00001 mass action, 00018 more species, 01164 / 01168
+  // the larger suite models of the derivative test).
+  for (const char* name : {"Boehm_JProteomeRes2014", "Fujita_SciSignal2010", "Borghans_BiophysChem1997",
+                           "Bachmann_MSB2011"})
+    QTest::newRow(name) << QString::fromStdString(petabModel(name).string());
+  for (const char* id : {"00001", "00018", "01164", "01168", "01395"})
+    QTest::newRow(id) << QString::fromStdString(suiteModel(id).string());
+}
+
+void TestNativeEvaluators::nativeEqualsTape() {
+  QFETCH(QString, file);
+  if (!fs::exists(file.toStdString())) QSKIP("model not found beside the checkout");
+  if (!haveCompiler()) QSKIP("no system C compiler");
+  const auto cm = load(file.toStdString());
+  QVERIFY2(cm->waitForNative(600), cm->nativeStatus().message.c_str());
+  QCOMPARE(cm->nativeStatus().state, NativeState::Ready);
+
+  // Points: the initial state at t = 0 with nominal parameters, and a perturbed state, time and
+  // parameter vector (so that every branch value differs from the first point).
+  const std::vector<double> p0 = cm->nominalParameters();
+  std::vector<double> x0(static_cast<std::size_t>(cm->nx()));
+  cm->initialState(0.0, p0.data(), x0.data());
+  std::vector<double> x1 = x0, p1 = p0;
+  for (std::size_t i = 0; i < x1.size(); ++i) x1[i] = x1[i] * 1.3 + 0.01 * static_cast<double>(i + 1);
+  for (std::size_t k = 0; k < p1.size(); ++k) p1[k] *= 1.0 + 0.05 * static_cast<double>(k % 3);
+  const struct {
+    double t;
+    const std::vector<double>& x;
+    const std::vector<double>& p;
+  } points[] = {{0.0, x0, p0}, {2.5, x1, p1}};
+
+  std::size_t compared = 0;
+  for (const auto& named : cm->tapes()) {
+    const Tape& tape = *named.tape;
+    QVERIFY2(tape.isNative(), named.name.c_str());
+    const std::size_t n = tape.numOutputs();
+    std::vector<double> interpreted(n + 1), native(n + 1);
+    for (const auto& pt : points) {
+      tape.interpret(pt.t, pt.x.data(), pt.p.data(), interpreted.data());
+      tape.evaluate(pt.t, pt.x.data(), pt.p.data(), native.data());
+      for (std::size_t i = 0; i < n; ++i, ++compared)
+        QVERIFY2(sameBits(interpreted[i], native[i]),
+                 qPrintable(QString("%1[%2] at t=%3: tape %4, native %5")
+                                .arg(named.name.c_str()).arg(i).arg(pt.t)
+                                .arg(interpreted[i], 0, 'g', 17).arg(native[i], 0, 'g', 17)));
+    }
+  }
+  QVERIFY(compared > 0);
+  // And through the public evaluators (the paired tapes split through scratch buffers).
+  std::vector<double> f(x0.size()), a(x0.size()), fRef(x0.size()), aRef(x0.size());
+  cm->rhsAndSecond(2.5, x1.data(), p1.data(), f.data(), a.data());
+  for (const auto& named : cm->tapes()) {
+    if (named.name == "f") named.tape->interpret(2.5, x1.data(), p1.data(), fRef.data());
+    if (named.name == "a") named.tape->interpret(2.5, x1.data(), p1.data(), aRef.data());
+  }
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    QVERIFY(sameBits(f[i], fRef[i]));
+    QVERIFY(sameBits(a[i], aRef[i]));
+  }
+}
+
+void TestNativeEvaluators::disabledFallsBackToTape() {
+  const fs::path file = petabModel("Boehm_JProteomeRes2014");
+  if (!fs::exists(file)) QSKIP("model not found beside the checkout");
+  ScopedEnv off("SENSODE_NATIVE", "0");
+  const auto cm = load(file);
+  QCOMPARE(cm->nativeStatus().state, NativeState::Disabled);
+  QVERIFY2(cm->nativeStatus().message.find("SENSODE_NATIVE") != std::string::npos,
+           cm->nativeStatus().message.c_str());
+  QVERIFY(!cm->waitForNative(1.0));
+  for (const auto& named : cm->tapes()) QVERIFY(!named.tape->isNative());
+  std::vector<double> p = cm->nominalParameters(), x(static_cast<std::size_t>(cm->nx())),
+                      f(x.size());
+  cm->initialState(0.0, p.data(), x.data());
+  cm->rhs(0.0, x.data(), p.data(), f.data());
+  for (double v : f) QVERIFY(std::isfinite(v));
+}
+
+void TestNativeEvaluators::missingOrFailingCompilerFallsBackToTape() {
+  const fs::path file = petabModel("Boehm_JProteomeRes2014");
+  if (!fs::exists(file)) QSKIP("model not found beside the checkout");
+  // A compiler that does not exist, and one that runs and fails ("false" exits with 1). A fresh
+  // cache so that nothing compiled earlier is found.
+  const fs::path cache = cache_ / "fallback";
+  ScopedEnv dir("SENSODE_CACHE_DIR", cache.string());
+  const std::pair<const char*, NativeState> compilers[] = {
+      {"/nonexistent/sensode-no-cc", NativeState::NoCompiler}, {"false", NativeState::Failed}};
+  for (const auto& [cc, expected] : compilers) {
+    ScopedEnv compiler("SENSODE_CC", cc);
+    const auto cm = load(file);
+    QVERIFY(!cm->waitForNative(60));
+    const NativeStatus st = cm->nativeStatus();
+    QVERIFY2(st.state == expected, st.message.c_str());
+    QVERIFY2(st.message.find("tape interpreter in use") != std::string::npos, st.message.c_str());
+    for (const auto& named : cm->tapes()) QVERIFY(!named.tape->isNative());
+    std::vector<double> p = cm->nominalParameters(), x(static_cast<std::size_t>(cm->nx())),
+                        f(x.size());
+    cm->initialState(0.0, p.data(), x.data());
+    cm->rhs(0.0, x.data(), p.data(), f.data());
+    for (double v : f) QVERIFY(std::isfinite(v));
+  }
+  QCOMPARE(filesIn(cache, ".so"), std::size_t{0});
+  QCOMPARE(filesIn(cache, ".c"), std::size_t{0});  // temporaries cleaned up
+}
+
+void TestNativeEvaluators::secondLoadHitsCache() {
+  const fs::path file = petabModel("Fujita_SciSignal2010");
+  if (!fs::exists(file)) QSKIP("model not found beside the checkout");
+  if (!haveCompiler()) QSKIP("no system C compiler");
+  const fs::path cache = cache_ / "reuse";
+  ScopedEnv dir("SENSODE_CACHE_DIR", cache.string());
+  {
+    const auto first = load(file);
+    QVERIFY2(first->waitForNative(600), first->nativeStatus().message.c_str());
+    QVERIFY(!first->nativeStatus().cacheHit);
+  }
+  QCOMPARE(filesIn(cache, ".so"), std::size_t{1});
+  fs::path library;
+  for (const auto& f : fs::directory_iterator(cache)) library = f.path();
+  const auto stamp = fs::last_write_time(library);
+  // The second load finds the library (same source, same compiler command) and loads it
+  // without the start delay and without compiling again.
+  const auto second = load(file);
+  QVERIFY2(second->waitForNative(60), second->nativeStatus().message.c_str());
+  QVERIFY(second->nativeStatus().cacheHit);
+  QCOMPARE(second->nativeStatus().library, library);
+  QCOMPARE(filesIn(cache, ".so"), std::size_t{1});
+  QVERIFY(fs::last_write_time(library) == stamp);
+  // A clone shares the native code.
+  const auto clone = second->clone();
+  for (const auto& named : clone->tapes()) QVERIFY(named.tape->isNative());
+}
+
+void TestNativeEvaluators::destroyWhileCompilingIsSafe() {
+  const fs::path file = petabModel("Bachmann_MSB2011");
+  if (!fs::exists(file)) QSKIP("model not found beside the checkout");
+  if (!haveCompiler()) QSKIP("no system C compiler");
+  const fs::path cache = cache_ / "cancel";
+  ScopedEnv dir("SENSODE_CACHE_DIR", cache.string());
+  ScopedEnv noDelay("SENSODE_NATIVE_DELAY", "0");
+  for (int round = 0; round < 3; ++round) {
+    auto cm = load(file);
+    // Let the compiler start (Bachmann takes seconds to compile), then destroy the model.
+    QTRY_VERIFY_WITH_TIMEOUT(cm->nativeStatus().state != NativeState::Waiting, 10000);
+    QElapsedTimer timer;
+    timer.start();
+    cm.reset();
+    QVERIFY2(timer.elapsed() < 2000, "destruction waited for the compiler");
+  }
+  QCOMPARE(filesIn(cache, ".c"), std::size_t{0});  // the killed compiler's temporaries are gone
+}
+
+QTEST_GUILESS_MAIN(TestNativeEvaluators)
+#include "tst_native_evaluators.moc"
