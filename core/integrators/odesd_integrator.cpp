@@ -291,8 +291,22 @@ struct OdeSdIntegrator::Impl {
   // =====================================================================================
   // start
 
+  // The start derivatives (f0, a0 and, with sensitivities, J0, J_J,0, f_p,0, a_p,0) are the
+  // right-hand limits at t0: the first step integrates over (t0, t0 + h], and every later
+  // evaluation lies inside such an interval. A model whose right-hand side switches at t0
+  // itself (a piecewise input "time ≤ t_end" with t_end = t0, e.g. Fujita's EGF pulse) has a
+  // value at the single point t0 that no solution on (t0, T] sees; fed into the rule as ẋ0, ẍ0
+  // (or Ṡ0 = J S0 + f_p,0) it is a jump that the first-step estimate D = x1 − Taylor-2 reports
+  // as an O(h) error at every h: the error test failed until the step size underflowed. The
+  // smallest double after t0 is that right-hand limit for every relational test on time (and
+  // changes smooth time dependence by one ulp).
+  static double rightOf(double tt) {
+    return std::nextafter(tt, std::numeric_limits<double>::infinity());
+  }
+
   void start(double tout) {
-    if (!evalFA(t, x.data(), f.data(), a.data())) {
+    if (!evalFA(rightOf(t), x.data(), f.data(), a.data())) {
+      cause.t = t;  // report t0, not the ulp after it
       fail(describe(cause) + " (at the initial state)", t, 0);
     }
     if (sens) startSensitivities();
@@ -650,10 +664,12 @@ struct OdeSdIntegrator::Impl {
 
   void startSensitivities() {
     // Ṡ0 = J0 S0 + f_p,0, S̈0 = J_J,0 S0 + a_p,0.
-    if (!evalJacobians(t, x.data(), jv1.data(), jjv1.data())) {
+    // Right-hand limits at t0, like f0 and a0 (see rightOf).
+    if (!evalJacobians(rightOf(t), x.data(), jv1.data(), jjv1.data())) {
+      cause.t = t;
       fail(describe(cause) + " (at the initial state)", t, 0);
     }
-    evalParamDerivatives(t, x.data());
+    evalParamDerivatives(rightOf(t), x.data());
     sparseTimes(model->jacobianPattern(), jv1.data(), S.data(), FP.data(), Sd.data());
     sparseTimes(model->jacobianOfSecondPattern(), jjv1.data(), S.data(), AP.data(), Sdd.data());
     if (firstNonFinite(Sd.data(), n * ns) >= 0 || firstNonFinite(Sdd.data(), n * ns) >= 0) {
