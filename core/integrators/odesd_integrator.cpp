@@ -72,6 +72,12 @@ struct OdeSdIntegrator::Impl {
   bool started = false;  // f0, a0 (and S derivatives) evaluated, h0 chosen
   double stopTime = kInf;
   std::function<void(const OdeSdStepInfo&)> observer;
+  StepCallback stepCallback;
+  // dense() on the last accepted step, states only, for the step callback.
+  struct Dense final : StepDenseOutput {
+    Impl* impl = nullptr;
+    void state(double tq, double* out) override { impl->dense(tq, out, nullptr); }
+  };
 
   // ---- integration frontier: the last accepted step ended at t ----
   double t = 0, tPrev = 0;
@@ -605,6 +611,11 @@ struct OdeSdIntegrator::Impl {
       info.errorEstimate = std::span<const double>(dvec.data(), dvec.size());
       observer(info);
     }
+    if (stepCallback) {
+      Dense view;
+      view.impl = this;
+      stepCallback(tPrev, t, view);
+    }
   }
 
   // =====================================================================================
@@ -734,18 +745,19 @@ struct OdeSdIntegrator::Impl {
   // =====================================================================================
   // dense output (§2.7)
 
-  // x (and S) at tq ∈ [tPrev, t] into out (outS).
+  // x (and S unless outS is null) at tq ∈ [tPrev, t] into out (outS).
   void dense(double tq, double* out, double* outS) {
     const auto len = static_cast<size_t>(n) * static_cast<size_t>(ns);
+    const bool withS = sens && outS != nullptr;
     if (tq == t || history == 0) {
       std::copy(x.begin(), x.end(), out);
-      if (sens) std::copy(S.begin(), S.begin() + static_cast<long>(len), outS);
+      if (withS) std::copy(S.begin(), S.begin() + static_cast<long>(len), outS);
       return;
     }
     const double th = (tq - tPrev) / hm1;
     if (zLast >= sd.denseSwitch && subStep(th, out, outS)) return;
     hermite(th, out);
-    if (sens) {
+    if (withS) {
       const auto k = odesd::hermiteDense(th);
       const double h2 = hm1 * hm1;
       for (size_t i = 0; i < len; ++i) {
@@ -795,7 +807,7 @@ struct OdeSdIntegrator::Impl {
       cause = {};
       return false;
     }
-    if (sens) {
+    if (sens && outS != nullptr) {
       if (!evalJacobians(tq, out, jv.data(), jjv.data())) return false;
       evalParamDerivatives(tq, out);
       if (!factorW(hs, jv.data(), jjv.data())) return false;
@@ -817,6 +829,7 @@ struct OdeSdIntegrator::Impl {
     // CVODES picks its own first step: starting it at the capped odeSD step measured no better.
     o.initialStepSize = 0;
     bdf->initialize(model, o, t, x, p);
+    bdf->setStepCallback(stepCallback);
     own.handoverTime = t;
     if (sens) {
       try {
@@ -869,15 +882,22 @@ void OdeSdIntegrator::setStepObserver(std::function<void(const OdeSdStepInfo&)> 
   impl_->observer = std::move(observer);
 }
 
+void OdeSdIntegrator::setStepCallback(StepCallback callback) {
+  impl_->stepCallback = std::move(callback);
+  if (impl_->bdf) impl_->bdf->setStepCallback(impl_->stepCallback);
+}
+
 void OdeSdIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel> model,
                                  const IntegratorOptions& options, double t0,
                                  const std::vector<double>& x0, const std::vector<double>& p) {
   const OdeSdOptions sd = impl_->sd;
   auto observer = impl_->observer;
+  auto stepCallback = impl_->stepCallback;
   impl_ = std::make_unique<Impl>();
   Impl& d = *impl_;
   d.sd = sd;
   d.observer = std::move(observer);
+  d.stepCallback = std::move(stepCallback);
   if (!model) throw Error("OdeSdIntegrator::initialize: no model");
   if (auto problem = options.validate()) throw InvalidOptions(*problem);
   if (!(sd.newtonTolerance > 0) || !(sd.maxNewtonIterations >= 1) || !(sd.zMax > 0) ||
