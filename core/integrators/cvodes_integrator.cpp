@@ -91,7 +91,7 @@ struct CvodesIntegrator::Impl {
   // side Ṡ = J·S + ∂f/∂p for the selected parameters, all columns per call.
   bool advanced = false;       // advanceTo() has integrated (sensitivities must come first)
   bool sensEnabled = false;
-  int sensMethod = CV_STAGGERED;  // corrector: CV_STAGGERED (default) or CV_SIMULTANEOUS
+  int sensMethod = CV_STAGGERED;  // from IntegratorOptions::sensitivityCorrector
   std::vector<int> sensParams;    // model parameter index of each sensitivity column
   std::vector<double> sLast;      // S at t, column-major nx × ns
   std::vector<double> pbar;       // |p_k| (1 when p_k = 0): scales the sensitivity tolerances
@@ -100,6 +100,18 @@ struct CvodesIntegrator::Impl {
   std::vector<double> sensJac, sensFp, sensX;
   double sensT = 0;
   bool sensCacheValid = false;
+
+  StepCallback stepCallback;  // setStepCallback
+  // CVodeGetDky on the last step, for the step callback.
+  struct Dense final : StepDenseOutput {
+    Impl* impl = nullptr;
+    void state(double tq, double* out) override {
+      const int flag = CVodeGetDky(impl->mem.get(), tq, 0, impl->yOut.get());
+      if (flag < 0) impl->throwCvodeFailure(flag);
+      const double* v = N_VGetArrayPointer(impl->yOut.get());
+      std::copy(v, v + impl->nx, out);
+    }
+  };
 
   CallbackRecord record;     // the current CVode() call's first callback problem
   CallbackRecord recovered;  // the latest problem CVODES recovered from in this advanceTo()
@@ -580,6 +592,11 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
       // Steps below the resolution of t (CVODES only warns "t + h = t") leave t where it is
       // while x keeps moving: typically a blow-up. Stop instead of burning maxSteps.
       stalledSteps = tn == tPrevious ? stalledSteps + 1 : 0;
+      if (d.stepCallback) {
+        Impl::Dense dense;
+        dense.impl = &d;
+        d.stepCallback(tPrevious, tn, dense);
+      }
       tPrevious = tn;
       if (stalledSteps >= kMaxStalledSteps) {
         const std::string stall =
@@ -616,6 +633,10 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
   x = d.xLast;
 }
 
+void CvodesIntegrator::setStepCallback(StepCallback callback) {
+  impl_->stepCallback = std::move(callback);
+}
+
 double CvodesIntegrator::currentTime() const { return impl_->t; }
 
 const IntegratorStats& CvodesIntegrator::stats() const { return impl_->stats; }
@@ -627,8 +648,9 @@ bool CvodesIntegrator::usesSparseSolver() const { return impl_->sparse; }
 // model's sparse evaluators and are cached per (t, x), since the staggered corrector calls it
 // repeatedly at the same state). CVodeSensInit rather than CVodeSensInit1: one evaluation of J
 // and ∂f/∂p serves every column; CVodeSensInit1 is only needed for CV_STAGGERED1. Corrector:
-// CV_STAGGERED (Impl::sensMethod; CV_SIMULTANEOUS works too but needs an option in the public
-// header to be chosen). Tolerances: CVodeSensEEtolerances with p̄_k = |p_k| (1 for p_k = 0),
+// CV_STAGGERED or CV_SIMULTANEOUS as IntegratorOptions::sensitivityCorrector says (simultaneous:
+// one Newton iteration on states and sensitivities together, with the states' Newton matrix
+// for every block — CVODES's simplification). Tolerances: CVodeSensEEtolerances with p̄_k = |p_k| (1 for p_k = 0),
 // i.e. rtol and atol/p̄_k; errorControl puts S in the local error test (CVodeSetSensErrCon).
 // advanceTo() interpolates S(tout) with CVodeGetSensDky like x; sensitivityRhsEvals counts the
 // calls of the sensitivity right-hand side, sensitivityErrorTestFailures CVODES's count, and the
@@ -699,6 +721,9 @@ void CvodesIntegrator::enableSensitivities(const std::vector<int>& paramIndices,
     const double pk = std::abs(d.p[static_cast<std::size_t>(paramIndices[j])]);
     d.pbar[j] = pk > 0 && std::isfinite(pk) ? pk : 1.0;
   }
+  d.sensMethod =
+      d.options.sensitivityCorrector == SensitivityCorrector::Simultaneous ? CV_SIMULTANEOUS
+                                                                           : CV_STAGGERED;
   void* mem = d.mem.get();
   sundials::checkCvode(
       CVodeSensInit(mem, static_cast<int>(ns), d.sensMethod, &Impl::sensRhs, d.yS.data()),

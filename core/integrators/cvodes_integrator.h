@@ -39,6 +39,8 @@ class CvodesIntegrator final : public Integrator {
   void enableSensitivities(const std::vector<int>& paramIndices, const std::vector<double>& s0,
                            bool errorControl) override;
   void sensitivities(std::vector<double>& s) const override;
+  // Called after every CV_ONE_STEP step; its dense output is CVodeGetDky.
+  void setStepCallback(StepCallback callback) override;
   double currentTime() const override;
   const IntegratorStats& stats() const override;
   Method method() const override { return Method::Cvodes; }

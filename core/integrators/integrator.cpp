@@ -29,6 +29,25 @@ std::optional<Method> methodFromString(const std::string& s) {
   return std::nullopt;
 }
 
+const char* toString(SensitivityCorrector c) {
+  switch (c) {
+    case SensitivityCorrector::Staggered: return "staggered";
+    case SensitivityCorrector::Simultaneous: return "simultaneous";
+  }
+  return "unknown";
+}
+
+std::optional<SensitivityCorrector> sensitivityCorrectorFromString(const std::string& s) {
+  std::string lower(s);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const SensitivityCorrector c :
+       {SensitivityCorrector::Staggered, SensitivityCorrector::Simultaneous}) {
+    if (lower == toString(c)) return c;
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 std::string violation(const char* field, const std::string& value, const char* constraint) {

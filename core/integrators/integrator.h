@@ -3,6 +3,7 @@
 // created by makeIntegrator(). Integrators see only a CompiledModel, never libSBML.
 #pragma once
 
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -20,6 +21,15 @@ std::optional<Method> methodFromString(const std::string& s);
 
 enum class LinearSolverKind { Auto, Dense, Sparse };
 
+// How CVODES corrects the forward sensitivities in a step (CVODES guide §5.2): Staggered
+// (CV_STAGGERED) solves the states' nonlinear system first and then all sensitivity systems
+// with the same Newton matrix; Simultaneous (CV_SIMULTANEOUS) iterates states and sensitivities
+// together in one Newton iteration. odeSD's direct sensitivities are staggered by construction
+// (NUMERICS.md §3) and ignore the choice (its BDF hand-over uses it).
+enum class SensitivityCorrector { Staggered, Simultaneous };
+const char* toString(SensitivityCorrector c);  // "staggered", "simultaneous"
+std::optional<SensitivityCorrector> sensitivityCorrectorFromString(const std::string& s);
+
 struct IntegratorOptions {
   double rtol = 1e-6;   // relative tolerance of the weighted RMS error test
   double atol = 1e-12;  // absolute tolerance (same for every state)
@@ -29,6 +39,8 @@ struct IntegratorOptions {
   // Dense LU for tiny systems, KLU sparse LU otherwise (Auto: sparse when nx > kDenseLimit).
   LinearSolverKind linearSolver = LinearSolverKind::Auto;
   static constexpr int kDenseLimit = 16;
+  // CVODES forward sensitivities: the corrector (see SensitivityCorrector).
+  SensitivityCorrector sensitivityCorrector = SensitivityCorrector::Staggered;
 
   // Message naming field, value and constraint, or nullopt when valid.
   std::optional<std::string> validate() const;
@@ -52,6 +64,23 @@ struct IntegratorStats {
   bool operator==(const IntegratorStats&) const = default;
 };
 
+// The integrator's dense output on the step just accepted, valid only during a StepCallback.
+class StepDenseOutput {
+ public:
+  // x(t) for t in [tStart, tEnd] of the step into x (nx values): odeSD's dense output of
+  // NUMERICS.md §2.7 (quintic Hermite or implicit sub-step), CVODES's CVodeGetDky. The same
+  // values advanceTo() would return for an output time t inside this step.
+  virtual void state(double t, double* x) = 0;
+
+ protected:
+  ~StepDenseOutput() = default;
+};
+
+// Called after every accepted internal step [tStart, tEnd] (tEnd may pass the tout of the
+// advanceTo() that takes it), before advanceTo() returns. Exceptions thrown by the callback
+// leave advanceTo() unchanged.
+using StepCallback = std::function<void(double tStart, double tEnd, StepDenseOutput& dense)>;
+
 class Integrator {
  public:
   virtual ~Integrator() = default;
@@ -70,6 +99,10 @@ class Integrator {
                                    const std::vector<double>& s0, bool errorControl) = 0;
   // S at the time of the last advanceTo() (column-major nx × ns).
   virtual void sensitivities(std::vector<double>& s) const = 0;
+  // Every accepted step with its dense output (empty function: none). Lets a caller see the
+  // step grid and the states inside each step in one integration (PBSR/Exp); may be set at
+  // any time.
+  virtual void setStepCallback(StepCallback callback) = 0;
   virtual double currentTime() const = 0;
   virtual const IntegratorStats& stats() const = 0;
   virtual Method method() const = 0;

@@ -72,6 +72,12 @@ struct OdeSdIntegrator::Impl {
   bool started = false;  // f0, a0 (and S derivatives) evaluated, h0 chosen
   double stopTime = kInf;
   std::function<void(const OdeSdStepInfo&)> observer;
+  StepCallback stepCallback;
+  // dense() on the last accepted step, states only, for the step callback.
+  struct Dense final : StepDenseOutput {
+    Impl* impl = nullptr;
+    void state(double tq, double* out) override { impl->dense(tq, out, nullptr); }
+  };
 
   // ---- integration frontier: the last accepted step ended at t ----
   double t = 0, tPrev = 0;
@@ -108,7 +114,7 @@ struct OdeSdIntegrator::Impl {
   std::vector<double> S1, Sd1, Sdd1;        // the step's new values
   std::vector<double> FP, AP;               // f_p, a_p (selected columns, dense n × ns)
   std::vector<double> fpv, apv;             // model CSC values (all parameters)
-  std::vector<double> DS, wS;               // error estimate, weights
+  std::vector<double> DS;                   // error estimate
   std::vector<double> jv1, jjv1;            // J, J_J at x_{n+1} (reusable by the next step)
   bool jacobiansAtFrontier = false;         // jv1/jjv1 hold J(x, t) of the current frontier
   bool luAtFrontier = false;                // lu holds W_s(hm1) at the frontier
@@ -291,8 +297,22 @@ struct OdeSdIntegrator::Impl {
   // =====================================================================================
   // start
 
+  // The start derivatives (f0, a0 and, with sensitivities, J0, J_J,0, f_p,0, a_p,0) are the
+  // right-hand limits at t0: the first step integrates over (t0, t0 + h], and every later
+  // evaluation lies inside such an interval. A model whose right-hand side switches at t0
+  // itself (a piecewise input "time ≤ t_end" with t_end = t0, e.g. Fujita's EGF pulse) has a
+  // value at the single point t0 that no solution on (t0, T] sees; fed into the rule as ẋ0, ẍ0
+  // (or Ṡ0 = J S0 + f_p,0) it is a jump that the first-step estimate D = x1 − Taylor-2 reports
+  // as an O(h) error at every h: the error test failed until the step size underflowed. The
+  // smallest double after t0 is that right-hand limit for every relational test on time (and
+  // changes smooth time dependence by one ulp).
+  static double rightOf(double tt) {
+    return std::nextafter(tt, std::numeric_limits<double>::infinity());
+  }
+
   void start(double tout) {
-    if (!evalFA(t, x.data(), f.data(), a.data())) {
+    if (!evalFA(rightOf(t), x.data(), f.data(), a.data())) {
+      cause.t = t;  // report t0, not the ulp after it
       fail(describe(cause) + " (at the initial state)", t, 0);
     }
     if (sens) startSensitivities();
@@ -428,6 +448,7 @@ struct OdeSdIntegrator::Impl {
       double err = errStates;
       if (sens) {
         const double errS = sensitivityStep(tStep, hs, q);
+        // (errS is 0 when S is not in the error test: nothing to count then, as in CVODES.)
         if (!(errS <= 1) && errStates <= 1) ++own.sensitivityErrorTestFailures;
         if (sensErrorControl) err = std::max(err, errS);
       }
@@ -591,6 +612,11 @@ struct OdeSdIntegrator::Impl {
       info.errorEstimate = std::span<const double>(dvec.data(), dvec.size());
       observer(info);
     }
+    if (stepCallback) {
+      Dense view;
+      view.impl = this;
+      stepCallback(tPrev, t, view);
+    }
   }
 
   // =====================================================================================
@@ -598,7 +624,7 @@ struct OdeSdIntegrator::Impl {
 
   void allocateSensitivities() {
     const auto len = static_cast<size_t>(n) * static_cast<size_t>(ns);
-    for (auto* v : {&S, &Sd, &Sdd, &Sm1, &Sdm1, &Sddm1, &S1, &Sd1, &Sdd1, &FP, &AP, &DS, &wS,
+    for (auto* v : {&S, &Sd, &Sdd, &Sm1, &Sdm1, &Sddm1, &S1, &Sd1, &Sdd1, &FP, &AP, &DS,
                     &sOut}) {
       v->assign(len, 0.0);
     }
@@ -650,10 +676,12 @@ struct OdeSdIntegrator::Impl {
 
   void startSensitivities() {
     // Ṡ0 = J0 S0 + f_p,0, S̈0 = J_J,0 S0 + a_p,0.
-    if (!evalJacobians(t, x.data(), jv1.data(), jjv1.data())) {
+    // Right-hand limits at t0, like f0 and a0 (see rightOf).
+    if (!evalJacobians(rightOf(t), x.data(), jv1.data(), jjv1.data())) {
+      cause.t = t;
       fail(describe(cause) + " (at the initial state)", t, 0);
     }
-    evalParamDerivatives(t, x.data());
+    evalParamDerivatives(rightOf(t), x.data());
     sparseTimes(model->jacobianPattern(), jv1.data(), S.data(), FP.data(), Sd.data());
     sparseTimes(model->jacobianOfSecondPattern(), jjv1.data(), S.data(), AP.data(), Sdd.data());
     if (firstNonFinite(Sd.data(), n * ns) >= 0 || firstNonFinite(Sdd.data(), n * ns) >= 0) {
@@ -676,32 +704,42 @@ struct OdeSdIntegrator::Impl {
     lu.solve(S1.data(), ns);
     sparseTimes(model->jacobianPattern(), jv1.data(), S1.data(), FP.data(), Sd1.data());
     sparseTimes(model->jacobianOfSecondPattern(), jjv1.data(), S1.data(), AP.data(), Sdd1.data());
-    if (firstNonFinite(S1.data(), n * ns) >= 0 || firstNonFinite(Sd1.data(), n * ns) >= 0 ||
-        firstNonFinite(Sdd1.data(), n * ns) >= 0) {
-      return kInf;
-    }
-    // D_S with the same coefficients as the states, ε_S = W_s⁻¹ D_S.
+    // D_S with the same coefficients as the states, ε_S = W_s⁻¹ D_S. The same pass checks that
+    // S1, Ṡ1, S̈1 are finite: 0·v is 0 for finite v and NaN otherwise (one pass over the n × ns
+    // block instead of three scans).
+    double nonFinite = 0;
     if (q == 5) {
       const auto k = odesd::errorWeights(hs / hm1);
       const double h2 = hs * hs;
       for (size_t i = 0; i < len; ++i) {
+        nonFinite += 0.0 * (S1[i] + Sd1[i] + Sdd1[i]);
         DS[i] = k.dx * (S[i] - Sm1[i]) + hs * (k.f0 * Sd[i] + k.f1 * Sd1[i]) +
                 h2 * (k.a0 * Sdd[i] + k.a1 * Sdd1[i]);
       }
     } else {
       const double h2 = hs * hs / 2;
-      for (size_t i = 0; i < len; ++i) DS[i] = S1[i] - (S[i] + hs * Sd[i] + h2 * Sdd[i]);
+      for (size_t i = 0; i < len; ++i) {
+        nonFinite += 0.0 * (S1[i] + Sd1[i] + Sdd1[i]);
+        DS[i] = S1[i] - (S[i] + hs * Sd[i] + h2 * Sdd[i]);
+      }
     }
+    if (nonFinite != 0 || !std::isfinite(nonFinite)) return kInf;
+    // Without S in the error test ε_S is not needed: skip its solve and norm.
+    if (!sensErrorControl) return 0;
     lu.solve(DS.data(), ns);
-    for (size_t i = 0; i < len; ++i) {
-      wS[i] = options.rtol * std::max(std::abs(S[i]), std::abs(S1[i])) + options.atol;
-    }
+    // max over columns of the weighted RMS norm, weights rtol·max(|S|, |S1|) + atol.
     double err = 0;
     for (int s = 0; s < ns; ++s) {
       const size_t off = static_cast<size_t>(s) * static_cast<size_t>(n);
-      err = std::max(err, wnorm(DS.data() + off, wS.data() + off, n));
+      double sum = 0;
+      for (size_t i = off; i < off + static_cast<size_t>(n); ++i) {
+        const double q2 = DS[i] / (options.rtol * std::max(std::abs(S[i]), std::abs(S1[i])) +
+                                   options.atol);
+        sum += q2 * q2;
+      }
+      err = std::max(err, sum);
     }
-    return err;
+    return std::sqrt(err / n);
   }
 
   void acceptSensitivities() {
@@ -718,18 +756,19 @@ struct OdeSdIntegrator::Impl {
   // =====================================================================================
   // dense output (§2.7)
 
-  // x (and S) at tq ∈ [tPrev, t] into out (outS).
+  // x (and S unless outS is null) at tq ∈ [tPrev, t] into out (outS).
   void dense(double tq, double* out, double* outS) {
     const auto len = static_cast<size_t>(n) * static_cast<size_t>(ns);
+    const bool withS = sens && outS != nullptr;
     if (tq == t || history == 0) {
       std::copy(x.begin(), x.end(), out);
-      if (sens) std::copy(S.begin(), S.begin() + static_cast<long>(len), outS);
+      if (withS) std::copy(S.begin(), S.begin() + static_cast<long>(len), outS);
       return;
     }
     const double th = (tq - tPrev) / hm1;
     if (zLast >= sd.denseSwitch && subStep(th, out, outS)) return;
     hermite(th, out);
-    if (sens) {
+    if (withS) {
       const auto k = odesd::hermiteDense(th);
       const double h2 = hm1 * hm1;
       for (size_t i = 0; i < len; ++i) {
@@ -779,7 +818,7 @@ struct OdeSdIntegrator::Impl {
       cause = {};
       return false;
     }
-    if (sens) {
+    if (sens && outS != nullptr) {
       if (!evalJacobians(tq, out, jv.data(), jjv.data())) return false;
       evalParamDerivatives(tq, out);
       if (!factorW(hs, jv.data(), jjv.data())) return false;
@@ -801,6 +840,7 @@ struct OdeSdIntegrator::Impl {
     // CVODES picks its own first step: starting it at the capped odeSD step measured no better.
     o.initialStepSize = 0;
     bdf->initialize(model, o, t, x, p);
+    bdf->setStepCallback(stepCallback);
     own.handoverTime = t;
     if (sens) {
       try {
@@ -853,15 +893,22 @@ void OdeSdIntegrator::setStepObserver(std::function<void(const OdeSdStepInfo&)> 
   impl_->observer = std::move(observer);
 }
 
+void OdeSdIntegrator::setStepCallback(StepCallback callback) {
+  impl_->stepCallback = std::move(callback);
+  if (impl_->bdf) impl_->bdf->setStepCallback(impl_->stepCallback);
+}
+
 void OdeSdIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel> model,
                                  const IntegratorOptions& options, double t0,
                                  const std::vector<double>& x0, const std::vector<double>& p) {
   const OdeSdOptions sd = impl_->sd;
   auto observer = impl_->observer;
+  auto stepCallback = impl_->stepCallback;
   impl_ = std::make_unique<Impl>();
   Impl& d = *impl_;
   d.sd = sd;
   d.observer = std::move(observer);
+  d.stepCallback = std::move(stepCallback);
   if (!model) throw Error("OdeSdIntegrator::initialize: no model");
   if (auto problem = options.validate()) throw InvalidOptions(*problem);
   if (!(sd.newtonTolerance > 0) || !(sd.maxNewtonIterations >= 1) || !(sd.zMax > 0) ||

@@ -119,6 +119,9 @@ class OdeSdIntegrator final : public Integrator {
   void enableSensitivities(const std::vector<int>& paramIndices, const std::vector<double>& s0,
                            bool errorControl) override;
   void sensitivities(std::vector<double>& s) const override;
+  // Called after every accepted step (after the step observer), and after a hand-over after
+  // every CVODES step; the dense output is that of §2.7 (as for output times).
+  void setStepCallback(StepCallback callback) override;
   double currentTime() const override;
   const IntegratorStats& stats() const override;
   Method method() const override { return Method::OdeSd; }

@@ -4,6 +4,7 @@
 #include <klu.h>
 
 #include <Eigen/Core>
+#include <Eigen/Dense>
 #include <Eigen/SparseCore>
 #include <Eigen/SparseLU>
 #include <algorithm>
@@ -197,6 +198,22 @@ void SparseLu::solve(double* b, int nrhs) {
     case Backend::Dense: {
       const std::size_t n = static_cast<std::size_t>(n_);
       const double* a = d.dense.data();
+      if (nrhs > 1) {
+        // Many right-hand sides (odeSD's sensitivities: one per parameter): the row
+        // interchanges, then Eigen's blocked triangular solves on the whole n × nrhs block,
+        // which vectorise across columns; the column-by-column loops below cost 2-3× more there
+        // (callgrind, Zheng: 37 % of the sensitivity run in this function).
+        Eigen::Map<Eigen::MatrixXd> x(b, n_, nrhs);
+        for (std::size_t k = 0; k < n; ++k) {
+          const auto p = static_cast<Eigen::Index>(d.pivots[k]);
+          const auto kk = static_cast<Eigen::Index>(k);
+          if (p != kk) x.row(kk).swap(x.row(p));
+        }
+        const Eigen::Map<const Eigen::MatrixXd> lu(a, n_, n_);
+        lu.triangularView<Eigen::UnitLower>().solveInPlace(x);
+        lu.triangularView<Eigen::Upper>().solveInPlace(x);
+        return;
+      }
       for (int c = 0; c < nrhs; ++c) {
         double* x = b + static_cast<std::size_t>(c) * n;
         for (std::size_t k = 0; k < n; ++k) {

@@ -198,16 +198,13 @@ void runDirect(const Setup& s, integrators::Method method, SensitivityResult& re
   result.stats.sensitivityEvals = result.stats.integrator.sensitivityRhsEvals;
 }
 
-// PBSR / Exp on the trajectory of options.trajectory.
-//
-// The grid is the trajectory integrator's own step grid plus the output times. The Integrator
-// interface reports every accepted step to the ProgressMonitor (ProgressInfo::t) but offers no
-// dense output after the fact, and the Peano-Baker formulas need states inside every interval
-// (sub-grid points, midpoints) after they have seen the interval's ends. So the trajectory is
-// computed twice: pass 1 integrates to tEnd and records the step times; pass 2 integrates again
-// (the first step size fixed to pass 1's, so that both take the same steps) and supplies the
-// states at every requested time, in increasing order, through advanceTo's dense output. With a
-// step/dense-output hook in the interface this would be one pass.
+// PBSR / Exp on the trajectory of options.trajectory, in one integration: the integrator's step
+// callback (Integrator::setStepCallback) reports every accepted step [ta, tb] with its dense
+// output, and the propagator advances over the grid points inside it — the output times in
+// (ta, tb] and the step end tb (the grid is the step grid plus the output times) — taking the
+// states it needs inside each interval (sub-grid points, midpoints) from that dense output.
+// (Before the hook the trajectory was integrated twice: once for the grid, once more for the
+// states.) Steps past tEnd only contribute the output times up to tEnd.
 void runPeanoBaker(const Setup& s, SensitivityMethod method, SensitivityResult& result) {
   Recorder recorder(s.model, s.p, s.columns, s.params, result);
   const std::vector<double>& times = s.problem->times;
@@ -218,70 +215,28 @@ void runPeanoBaker(const Setup& s, SensitivityMethod method, SensitivityResult& 
   }
   if (next == times.size()) return;
 
-  const integrators::Method trajectoryMethod = s.options->trajectory;
-  std::unique_ptr<integrators::Integrator> pass1, pass2;
+  std::unique_ptr<integrators::Integrator> trajectory;
   sensitivity::PeanoBakerOptions pbOptions = s.options->peanoBaker;
   pbOptions.method = method == SensitivityMethod::Exp ? sensitivity::PeanoBakerMethod::Exp
                                                       : sensitivity::PeanoBakerMethod::Pbsr;
   sensitivity::PeanoBakerPropagator propagator(s.model, s.p, s.params, pbOptions);
   auto collectStats = [&] {
-    if (pass1) result.stats.integrator = pass1->stats();
-    if (pass2) result.stats.replay = pass2->stats();
+    if (trajectory) result.stats.integrator = trajectory->stats();
     result.stats.peanoBaker = propagator.stats();
     result.stats.sensitivityEvals = propagator.stats().jacobianEvals;
   };
 
   try {
-    // Pass 1: the step grid.
-    std::vector<double> stepTimes;
-    {
-      const ProgressMonitor mapped = detail::wholeRunMonitor(*s.monitor, s.t0, s.tEnd, 0, 2);
-      ProgressMonitor recording;
-      recording.token = mapped.token;
-      recording.callback = [&stepTimes, &mapped](const ProgressInfo& info) {
-        stepTimes.push_back(info.t);
-        return mapped.callback ? mapped.callback(info) : Decision::Continue;
-      };
-      pass1 = integrators::makeIntegrator(trajectoryMethod);
-      pass1->initialize(s.model, s.options->integrator, s.t0, s.x0, s.p);
-      std::vector<double> x;
-      pass1->advanceTo(s.tEnd, x, recording);
-      result.stats.simulations = 1;
-    }
-    std::vector<double> grid;
-    for (const double t : stepTimes) {
-      if (t > s.t0 && t < s.tEnd) grid.push_back(t);
-    }
-    for (std::size_t i = next; i < times.size(); ++i) grid.push_back(times[i]);
-    std::sort(grid.begin(), grid.end());
-    grid.erase(std::unique(grid.begin(), grid.end()), grid.end());
-
-    // Pass 2: dense-output states for the propagator.
-    integrators::IntegratorOptions replayOptions = s.options->integrator;
-    if (replayOptions.initialStepSize == 0 && !stepTimes.empty()) {
-      const auto first = std::find_if(stepTimes.begin(), stepTimes.end(),
-                                      [&](double t) { return t > s.t0; });
-      if (first != stepTimes.end()) {
-        replayOptions.initialStepSize = std::min(*first - s.t0, replayOptions.maxStepSize);
-      }
-    }
-    pass2 = integrators::makeIntegrator(trajectoryMethod);
-    pass2->initialize(s.model, replayOptions, s.t0, s.x0, s.p);
-    result.stats.simulations = 2;
-    const ProgressMonitor replayMonitor = detail::wholeRunMonitor(*s.monitor, s.t0, s.tEnd, 1, 2);
-    double tState = s.t0;
-    std::vector<double> xState = s.x0;
-    const sensitivity::StateSource states = [&](double t, std::vector<double>& x) {
-      if (t > tState) {
-        pass2->advanceTo(t, xState, replayMonitor);
-        tState = t;
-      }
-      x = xState;
-    };
-
     propagator.start(s.t0, s.x0, s.s0);
     std::vector<double> sens;
-    for (const double g : grid) {
+    // Advance to grid point g with states from the current step's dense output; record the
+    // output times equal to g.
+    auto advance = [&](double g, integrators::StepDenseOutput& dense) {
+      const auto nx = static_cast<std::size_t>(s.model->nx());
+      const sensitivity::StateSource states = [&dense, nx](double t, std::vector<double>& x) {
+        x.resize(nx);
+        dense.state(t, x.data());
+      };
       propagator.advance(g, states);
       if (next < times.size() && times[next] == g) {
         propagator.sensitivities(sens);
@@ -290,6 +245,21 @@ void runPeanoBaker(const Setup& s, SensitivityMethod method, SensitivityResult& 
           ++next;
         }
       }
+    };
+    trajectory = integrators::makeIntegrator(s.options->trajectory);
+    trajectory->initialize(s.model, s.options->integrator, s.t0, s.x0, s.p);
+    trajectory->setStepCallback(
+        [&](double, double tb, integrators::StepDenseOutput& dense) {
+          while (next < times.size() && times[next] < tb) advance(times[next], dense);
+          if (tb < s.tEnd || (next < times.size() && times[next] == tb)) advance(tb, dense);
+        });
+    result.stats.simulations = 1;
+    const ProgressMonitor monitor = detail::wholeRunMonitor(*s.monitor, s.t0, s.tEnd);
+    std::vector<double> x;
+    trajectory->advanceTo(s.tEnd, x, monitor);
+    if (next < times.size()) {
+      throw Error("PBSR/Exp: the trajectory ended at t = " + exactNumber(propagator.time()) +
+                  " before the output time " + exactNumber(times[next]));
     }
   } catch (...) {
     collectStats();

@@ -6,7 +6,7 @@
 //   odesd   odeSD's staggered direct sensitivities (NUMERICS.md §3), through
 //           Integrator::enableSensitivities of makeIntegrator(Method::OdeSd)
 //   cvodes  CVODES forward sensitivities (CVodeSensInit, analytic Ṡ = J·S + ∂f/∂p, staggered
-//           corrector, S in the error test unless errorControl is off)
+//           or simultaneous corrector, S in the error test unless errorControl is off)
 //   pbsr    Peano–Baker series with refinement (NUMERICS.md §7.2) on the state trajectory of
 //           the `trajectory` integrator
 //   exp     the exponential (Magnus-1, midpoint) formula (§7.3–7.4) on that trajectory
@@ -62,6 +62,8 @@ struct SensitivityProblem {
 struct SensitivityOptions {
   SensitivityMethod method = SensitivityMethod::OdeSd;  // the CLI's default too
   // Tolerances etc. of the integration (odesd, cvodes; the state trajectory of pbsr/exp).
+  // cvodes: integrator.sensitivityCorrector chooses the staggered (default) or simultaneous
+  // corrector (odesd: its BDF hand-over only).
   integrators::IntegratorOptions integrator;
   // Report (p/y)·dy/dp instead of dy/dp.
   bool scaled = false;
@@ -98,11 +100,9 @@ struct SensitivityOptions {
 
 struct SensitivityStats {
   // odesd/cvodes: the integration with sensitivities; pbsr/exp: the state-trajectory
-  // integration (first pass); fd: all 2·np + 1 simulations summed.
+  // integration (one pass: step grid and dense-output states through its step callback);
+  // fd: all 2·np + 1 simulations summed.
   integrators::IntegratorStats integrator;
-  // pbsr/exp: the second pass over the same grid that supplies dense-output states (the
-  // Integrator interface offers no step grid or dense output after the fact; see the .cpp).
-  integrators::IntegratorStats replay;
   // odesd/cvodes: sensitivity right-hand-side evaluations (IntegratorStats::sensitivityRhsEvals);
   // pbsr/exp: (J, ∂f/∂p) pair evaluations; fd: right-hand sides of the perturbed simulations.
   long sensitivityEvals = 0;
