@@ -16,115 +16,17 @@
 #include "core/symbolic/compiled_model.h"
 #include "core/symbolic/ode_system.h"
 #include "core/tasks/time_course_task.h"
+#include "support/hand_built_models.h"
 #include "support/numeric_compare.h"
 
 using namespace sensode;
+using namespace sensode::testing;
 using sensode::integrators::IntegratorOptions;
 using sensode::integrators::LinearSolverKind;
 using sensode::symbolic::Expr;
-using sensode::symbolic::ExprPool;
-using sensode::symbolic::OdeSystem;
 
 namespace {
 
-// Builds an OdeSystem by hand: states are species amounts reported as their own value.
-class SystemBuilder {
- public:
-  SystemBuilder() {
-    sys_.pool = std::make_shared<ExprPool>();
-    sys_.time = sys_.pool->symbol("time");
-  }
-  ExprPool& e() { return *sys_.pool; }
-  Expr t() const { return sys_.time; }
-  Expr c(double v) { return sys_.pool->constant(v); }
-
-  Expr param(const std::string& id, double nominal) {
-    const Expr s = e().symbol(id);
-    sys_.params.push_back({id, symbolic::ParamKind::GlobalParameter, nominal, s});
-    return s;
-  }
-  Expr state(const std::string& id, Expr initial) {
-    const Expr s = e().symbol(id);
-    sys_.states.push_back({id, symbolic::StateKind::SpeciesAmount, s});
-    sys_.initial.push_back(initial);
-    sys_.rhs.push_back(e().zero());
-    sys_.outputs.push_back({id, symbolic::OutputKind::Species, s, s, s});
-    return s;
-  }
-  Expr state(const std::string& id, double initial) { return state(id, c(initial)); }
-  void rhs(Expr stateSymbol, Expr f) {
-    for (std::size_t i = 0; i < sys_.states.size(); ++i) {
-      if (sys_.states[i].symbol == stateSymbol) {
-        sys_.rhs[i] = f;
-        return;
-      }
-    }
-    QFAIL("rhs(): not a state");
-  }
-  void output(const symbolic::OutputVar& o) { sys_.outputs.push_back(o); }
-  std::shared_ptr<const symbolic::CompiledModel> compile() {
-    return std::make_shared<symbolic::CompiledModel>(std::move(sys_));
-  }
-
- private:
-  OdeSystem sys_;
-};
-
-Expr mul(ExprPool& e, std::initializer_list<Expr> f) {
-  return e.mul(std::span<const Expr>(f.begin(), f.size()));
-}
-Expr add(ExprPool& e, std::initializer_list<Expr> f) {
-  return e.add(std::span<const Expr>(f.begin(), f.size()));
-}
-
-// x' = -k x, x(0) = 2, k = 0.7.
-std::shared_ptr<const symbolic::CompiledModel> decayModel() {
-  SystemBuilder b;
-  auto& e = b.e();
-  const Expr k = b.param("k", 0.7);
-  const Expr x = b.state("x", 2.0);
-  b.rhs(x, e.neg(e.mul(k, x)));
-  return b.compile();
-}
-
-// E + S <-> C (k1, k2), C -> E + P (k3); k = (1e3, 1e2, 1); x0 = (0.1, 1, 0, 0).
-std::shared_ptr<const symbolic::CompiledModel> michaelisMentenModel() {
-  SystemBuilder b;
-  auto& e = b.e();
-  const Expr k1 = b.param("k1", 1e3), k2 = b.param("k2", 1e2), k3 = b.param("k3", 1);
-  const Expr E = b.state("E", 0.1), S = b.state("S", 1.0), C = b.state("C", 0.0),
-             P = b.state("P", 0.0);
-  const Expr v1 = mul(e, {k1, E, S}), v2 = e.mul(k2, C), v3 = e.mul(k3, C);
-  b.rhs(E, add(e, {e.neg(v1), v2, v3}));
-  b.rhs(S, e.add(e.neg(v1), v2));
-  b.rhs(C, add(e, {v1, e.neg(v2), e.neg(v3)}));
-  b.rhs(P, v3);
-  return b.compile();
-}
-
-// Robertson: k = (0.04, 1e4, 3e7), y0 = (1, 0, 0).
-std::shared_ptr<const symbolic::CompiledModel> robertsonModel() {
-  SystemBuilder b;
-  auto& e = b.e();
-  const Expr k1 = b.param("k1", 0.04), k2 = b.param("k2", 1e4), k3 = b.param("k3", 3e7);
-  const Expr y1 = b.state("y1", 1.0), y2 = b.state("y2", 0.0), y3 = b.state("y3", 0.0);
-  const Expr r1 = e.mul(k1, y1), r2 = mul(e, {k2, y2, y3}), r3 = mul(e, {k3, y2, y2});
-  b.rhs(y1, e.add(e.neg(r1), r2));
-  b.rhs(y2, add(e, {r1, e.neg(r2), e.neg(r3)}));
-  b.rhs(y3, r3);
-  return b.compile();
-}
-
-// Linear2: y0' = -p0 y0 + p1 y1, y1' = -p1 y1; p = (1000, 1); y(0) = (1, 1).
-std::shared_ptr<const symbolic::CompiledModel> linear2Model() {
-  SystemBuilder b;
-  auto& e = b.e();
-  const Expr p0 = b.param("p0", 1000), p1 = b.param("p1", 1);
-  const Expr y0 = b.state("y0", 1.0), y1 = b.state("y1", 1.0);
-  b.rhs(y0, e.add(e.neg(e.mul(p0, y0)), e.mul(p1, y1)));
-  b.rhs(y1, e.neg(e.mul(p1, y1)));
-  return b.compile();
-}
 
 // Accuracy expected at rtol = 1e-8. CVODES controls the local error; the global error at T
 // measured on these problems is 3-15 x rtol (MM, Robertson, decay, A <-> B; it depends on the

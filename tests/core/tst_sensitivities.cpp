@@ -36,11 +36,12 @@
 #include "core/symbolic/ode_system.h"
 #include "core/suite/test_case.h"
 #include "core/tasks/sensitivities_task.h"
+#include "support/hand_built_models.h"
 #include "support/numeric_compare.h"
 
 using namespace sensode;
+using namespace sensode::testing;
 using sensode::symbolic::Expr;
-using sensode::symbolic::ExprPool;
 using sensode::symbolic::OdeSystem;
 using sensode::tasks::SensitivityMethod;
 using sensode::tasks::SensitivityOptions;
@@ -56,52 +57,6 @@ namespace {
 const std::filesystem::path kShared = SENSODE_SHARED_DIR;
 const std::filesystem::path kCases = kShared / "sbml-test-suite" / "cases";
 
-// Builds an OdeSystem by hand: states are species amounts reported as their own value.
-class SystemBuilder {
- public:
-  SystemBuilder() {
-    sys_.pool = std::make_shared<ExprPool>();
-    sys_.time = sys_.pool->symbol("time");
-  }
-  ExprPool& e() { return *sys_.pool; }
-  Expr c(double v) { return sys_.pool->constant(v); }
-  Expr param(const std::string& id, double nominal,
-             symbolic::ParamKind kind = symbolic::ParamKind::GlobalParameter) {
-    const Expr s = e().symbol(id);
-    sys_.params.push_back({id, kind, nominal, s});
-    return s;
-  }
-  Expr state(const std::string& id, Expr initial) {
-    const Expr s = e().symbol(id);
-    sys_.states.push_back({id, symbolic::StateKind::SpeciesAmount, s});
-    sys_.initial.push_back(initial);
-    sys_.rhs.push_back(e().zero());
-    sys_.outputs.push_back({id, symbolic::OutputKind::Species, s, s, s});
-    return s;
-  }
-  Expr state(const std::string& id, double initial) { return state(id, c(initial)); }
-  void rhs(Expr stateSymbol, Expr f) {
-    for (std::size_t i = 0; i < sys_.states.size(); ++i) {
-      if (sys_.states[i].symbol == stateSymbol) {
-        sys_.rhs[i] = f;
-        return;
-      }
-    }
-    QFAIL("rhs(): not a state");
-  }
-  Expr time() const { return sys_.time; }
-  Model compile() { return std::make_shared<symbolic::CompiledModel>(std::move(sys_)); }
-
- private:
-  OdeSystem sys_;
-};
-
-Expr mul(ExprPool& e, std::initializer_list<Expr> f) {
-  return e.mul(std::span<const Expr>(f.begin(), f.size()));
-}
-Expr add(ExprPool& e, std::initializer_list<Expr> f) {
-  return e.add(std::span<const Expr>(f.begin(), f.size()));
-}
 
 // ---- NUMERICS.md §7.5: random linear system ----
 
@@ -156,16 +111,6 @@ Eigen::MatrixXd randomLinearExactS(const RandomLinear& d, double t) {
 
 // ---- NUMERICS.md §11 problems ----
 
-Model linear2Model() {
-  SystemBuilder b;
-  auto& e = b.e();
-  const Expr p0 = b.param("p0", 1000), p1 = b.param("p1", 1);
-  const Expr y0 = b.state("y0", 1.0), y1 = b.state("y1", 1.0);
-  b.rhs(y0, e.add(e.neg(e.mul(p0, y0)), e.mul(p1, y1)));
-  b.rhs(y1, e.neg(e.mul(p1, y1)));
-  return b.compile();
-}
-
 // A ⇄ B (kf, kb), A(0) = A0 (a species initial value), B(0) = 0.
 Model conversionModel() {
   SystemBuilder b;
@@ -192,20 +137,6 @@ Eigen::MatrixXd conversionExactS(double t) {
   return S;
 }
 
-Model michaelisMentenModel() {
-  SystemBuilder b;
-  auto& e = b.e();
-  const Expr k1 = b.param("k1", 1e3), k2 = b.param("k2", 1e2), k3 = b.param("k3", 1);
-  const Expr E = b.state("E", 0.1), S = b.state("S", 1.0), C = b.state("C", 0.0),
-             P = b.state("P", 0.0);
-  const Expr v1 = mul(e, {k1, E, S}), v2 = e.mul(k2, C), v3 = e.mul(k3, C);
-  b.rhs(E, add(e, {e.neg(v1), v2, v3}));
-  b.rhs(S, e.add(e.neg(v1), v2));
-  b.rhs(C, add(e, {v1, e.neg(v2), e.neg(v3)}));
-  b.rhs(P, v3);
-  return b.compile();
-}
-
 // ẋ = −k·x + piecewise(u, time ≤ t_end, 0) with t_end = 0 (Fujita's EGF input with
 // EGF_end = 0): the input acts at the single point t = 0, so x = x0·e^{−kt} and
 // ∂x/∂u ≡ 0, ∂x/∂k = −t·x0·e^{−kt}, ∂x/∂x0 = e^{−kt}. With u = 1, f itself jumps at t0 too.
@@ -215,52 +146,9 @@ Model pulseAtStartModel() {
   const Expr k = b.param("k", 0.5), u = b.param("u", 1.0), tEnd = b.param("t_end", 0.0);
   const Expr x0 = b.param("x0", 2.0);
   const Expr x = b.state("x", x0);
-  const Expr input = e.binary(symbolic::Op::Le, b.time(), tEnd);
+  const Expr input = e.binary(symbolic::Op::Le, b.t(), tEnd);
   const Expr pieces[] = {u, input};
   b.rhs(x, e.add(e.neg(e.mul(k, x)), e.piecewise(pieces, e.zero())));
-  return b.compile();
-}
-
-Model robertsonModel() {
-  SystemBuilder b;
-  auto& e = b.e();
-  const Expr k1 = b.param("k1", 0.04), k2 = b.param("k2", 1e4), k3 = b.param("k3", 3e7);
-  const Expr y1 = b.state("y1", 1.0), y2 = b.state("y2", 0.0), y3 = b.state("y3", 0.0);
-  const Expr r1 = e.mul(k1, y1), r2 = mul(e, {k2, y2, y3}), r3 = mul(e, {k3, y2, y2});
-  b.rhs(y1, e.add(e.neg(r1), r2));
-  b.rhs(y2, add(e, {r1, e.neg(r2), e.neg(r3)}));
-  b.rhs(y3, r3);
-  return b.compile();
-}
-
-Model chuaModel() {
-  SystemBuilder b;
-  auto& e = b.e();
-  const Expr p1 = b.param("p1", 7), p2 = b.param("p2", 15);
-  const Expr x1 = b.state("x1", 0.0), x2 = b.state("x2", 0.0), x3 = b.state("x3", -0.1);
-  const Expr g = e.add(e.mul(b.c(-8.0 / 7.0), x1), e.mul(b.c(4.0 / 63.0), e.pow(x1, b.c(3))));
-  b.rhs(x1, e.mul(p1, add(e, {x2, e.neg(x1), e.neg(g)})));
-  b.rhs(x2, add(e, {x1, e.neg(x2), x3}));
-  b.rhs(x3, e.neg(e.mul(p2, x2)));
-  return b.compile();
-}
-
-Model repressilatorModel() {
-  SystemBuilder b;
-  auto& e = b.e();
-  const Expr a0 = b.param("alpha0", 0.216), alpha = b.param("alpha", 216),
-             beta = b.param("beta", 5), n = b.param("n", 2);
-  const Expr m1 = b.state("m1", 0.0), m2 = b.state("m2", 0.0), m3 = b.state("m3", 0.0);
-  const Expr q1 = b.state("p1", 2.0), q2 = b.state("p2", 1.0), q3 = b.state("p3", 3.0);
-  auto mrna = [&](Expr m, Expr repressor) {
-    return add(e, {e.neg(m), e.div(alpha, e.add(b.c(1), e.pow(repressor, n))), a0});
-  };
-  b.rhs(m1, mrna(m1, q3));
-  b.rhs(m2, mrna(m2, q1));
-  b.rhs(m3, mrna(m3, q2));
-  b.rhs(q1, e.neg(e.mul(beta, e.sub(q1, m1))));
-  b.rhs(q2, e.neg(e.mul(beta, e.sub(q2, m2))));
-  b.rhs(q3, e.neg(e.mul(beta, e.sub(q3, m3))));
   return b.compile();
 }
 
