@@ -22,6 +22,7 @@
 #include "core/cli/arguments.h"
 #include "core/cli/commands.h"
 #include "core/cli/csv_writer.h"
+#include "core/cli/output_times.h"
 #include "core/cli/stats_json.h"
 #include "core/common/errors.h"
 #include "core/model/sbml_importer.h"
@@ -103,28 +104,7 @@ Settings parse(const Arguments& a) {
   tasks::SensitivityOptions& options = s.options;
   options.method = kDefaultMethod;
 
-  if (a.has("--times") && (a.has("--points") || a.has("--t-end")))
-    throw usage("--times excludes --t-end and --points");
-  if (const auto times = a.numberList("--times")) {
-    problem.times = *times;
-    for (std::size_t i = 0; i < problem.times.size(); ++i) {
-      if (!std::isfinite(problem.times[i]) || problem.times[i] < 0)
-        throw usage("--times: " + formatNumber(problem.times[i]) + " is not a finite time >= 0");
-      if (i > 0 && !(problem.times[i] > problem.times[i - 1]))
-        throw usage("--times must be strictly ascending (" + formatNumber(problem.times[i - 1]) +
-                    " then " + formatNumber(problem.times[i]) + ")");
-    }
-  } else {
-    const double tEnd = a.number("--t-end", 10.0);
-    if (!std::isfinite(tEnd) || !(tEnd > 0))
-      throw usage("--t-end = " + formatNumber(tEnd) + ": must be a finite number > 0");
-    const long n = a.integer("--points", 101, 2, 100'000'000);
-    problem.times.resize(static_cast<std::size_t>(n));
-    for (long i = 0; i < n; ++i)
-      problem.times[static_cast<std::size_t>(i)] =
-          tEnd * static_cast<double>(i) / static_cast<double>(n - 1);
-    problem.times.back() = tEnd;
-  }
+  problem.times = outputTimesFromArguments(a, "sensitivities");
 
   if (const auto m = a.string("--method")) {
     const auto method = tasks::sensitivityMethodFromString(*m);

@@ -15,6 +15,7 @@
 #include "core/cli/arguments.h"
 #include "core/cli/commands.h"
 #include "core/cli/csv_writer.h"
+#include "core/cli/output_times.h"
 #include "core/cli/stats_json.h"
 #include "core/symbolic/reduced_system.h"
 #include "core/common/errors.h"
@@ -67,28 +68,7 @@ SimulateSettings parseSimulate(const Arguments& a) {
   SimulateSettings s;
   s.modelPath = a.onlyPositional("MODEL.xml");
 
-  if (a.has("--times") && (a.has("--points") || a.has("--t-end")))
-    throw usage("--times excludes --t-end and --points");
-  if (const auto times = a.numberList("--times")) {
-    s.times = *times;
-    for (std::size_t i = 0; i < s.times.size(); ++i) {
-      if (!std::isfinite(s.times[i]) || s.times[i] < 0)
-        throw usage("--times: " + formatNumber(s.times[i]) + " is not a finite time >= 0");
-      if (i > 0 && !(s.times[i] > s.times[i - 1]))
-        throw usage("--times must be strictly ascending (" + formatNumber(s.times[i - 1]) +
-                    " then " + formatNumber(s.times[i]) + ")");
-    }
-  } else {
-    const double tEnd = a.number("--t-end", 10.0);
-    if (!std::isfinite(tEnd) || !(tEnd > 0))
-      throw usage("--t-end = " + formatNumber(tEnd) + ": must be a finite number > 0");
-    const long n = a.integer("--points", 101, 2, 100'000'000);
-    s.times.resize(static_cast<std::size_t>(n));
-    for (long i = 0; i < n; ++i)
-      s.times[static_cast<std::size_t>(i)] =
-          tEnd * static_cast<double>(i) / static_cast<double>(n - 1);
-    s.times.back() = tEnd;
-  }
+  s.times = outputTimesFromArguments(a, "simulate");
 
   if (const auto m = a.string("--method")) {
     const auto method = integrators::methodFromString(*m);
