@@ -481,8 +481,9 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
   }
   const double wall = static_cast<double>(timer.nsecsElapsed()) * 1e-9;
 
+  // The problem's model is not one of the model cache's (the PEtab reader compiles it), so
+  // the provenance gets its file facts here and its size below.
   LoadedModel model;
-  model.model = std::const_pointer_cast<symbolic::CompiledModel>(problem.model);
   model.path = QFileInfo(path).absoluteFilePath();
   model.sha256 = sha256OfFile(path);
   model.loadSeconds = loadSeconds;
@@ -491,6 +492,10 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
   QJsonObject provenance = baseProvenance(QString::fromLatin1(kTaskId),
                                           QStringLiteral("Steady-state gradient"), model, used,
                                           settingsJson);
+  QJsonObject modelJson = provenance.value(QStringLiteral("model")).toObject();
+  modelJson.insert(QStringLiteral("states"), problem.model->nx());
+  modelJson.insert(QStringLiteral("parameters"), problem.model->np());
+  provenance.insert(QStringLiteral("model"), modelJson);
   provenance.insert(QStringLiteral("petab"),
                     QJsonObject{{QStringLiteral("yaml"), model.path},
                                 {QStringLiteral("sbml"), q(problem.sbmlFile.string())},

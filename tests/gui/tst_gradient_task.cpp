@@ -256,6 +256,7 @@ class TestGradientTask : public QObject {
       QCOMPARE(prov.value("method").toString(), QStringLiteral("ssasa"));
       QCOMPARE(prov.value("model").toObject().value("sha256").toString(), testing::sha256OfFile(kBlasi));
       QCOMPARE(prov.value("model").toObject().value("format").toString(), QStringLiteral("petab"));
+      QCOMPARE(prov.value("model").toObject().value("states").toInt(), p.model->nx());
       QCOMPARE(prov.value("petab").toObject().value("sbml_sha256").toString(),
                testing::sha256OfFile(QString::fromStdString(p.sbmlFile.string())));
       QVERIFY(prov.value("tolerances").toObject().contains("ss_rtol"));
