@@ -105,8 +105,12 @@ void BarChartView::populate(QChart* chart) const {
   chart->addAxis(names, Qt::AlignLeft);
   series->attachAxis(names);
   auto* values = new QValueAxis;
-  const double pad = 0.05 * std::max(hi - lo, 1e-300);
-  values->setRange(lo < 0 ? lo - pad : 0, hi > 0 ? hi + pad : 0);
+  if (hi - lo > 0) {
+    const double pad = 0.05 * (hi - lo);
+    values->setRange(lo < 0 ? lo - pad : 0, hi > 0 ? hi + pad : 0);
+  } else {
+    values->setRange(-1, 1);  // every bar 0 (a gradient at an optimum): an axis around it
+  }
   values->setTitleText(symlog ? tr("sign · log10(1 + |%1| / %2)").arg(data_.valueTitle, shortNumber(floor))
                               : data_.valueTitle);
   values->setLabelFormat(QStringLiteral("%.3g"));
