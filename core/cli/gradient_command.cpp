@@ -20,6 +20,7 @@
 #include <map>
 
 #include "core/cli/arguments.h"
+#include "core/cli/command_setup.h"
 #include "core/cli/commands.h"
 #include "core/cli/csv_writer.h"
 #include "core/cli/stats_json.h"
@@ -93,13 +94,7 @@ int runGradient(std::span<const std::string> args) {
     method = *parsed;
   }
   const auto outFile = a.string("--out"), statsFile = a.string("--stats");
-  if (!fs::is_regular_file(yaml))
-    throw Error(yaml + ": " + (fs::exists(yaml) ? "not a regular file" : "no such file"));
-  for (const auto& file : {outFile, statsFile}) {
-    if (!file) continue;
-    const fs::path dir = fs::absolute(*file).parent_path();
-    if (!fs::is_directory(dir)) throw Error(*file + ": cannot write: no folder " + dir.string());
-  }
+  checkFiles(yaml, {outFile, statsFile});
   const auto start = std::chrono::steady_clock::now();
   const petab::Problem problem = petab::loadProblem(fs::absolute(yaml));
   std::vector<double> q = petab::nominalScaledParameters(problem);

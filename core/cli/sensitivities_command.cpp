@@ -11,7 +11,6 @@
 // then parameters) and the statistics (JSON: simulate's keys plus sens_evals and the method's
 // own counts). Stdout gets a short human summary.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -20,12 +19,12 @@
 #include <memory>
 
 #include "core/cli/arguments.h"
+#include "core/cli/command_setup.h"
 #include "core/cli/commands.h"
 #include "core/cli/csv_writer.h"
 #include "core/cli/output_times.h"
 #include "core/cli/stats_json.h"
 #include "core/common/errors.h"
-#include "core/model/sbml_importer.h"
 #include "core/symbolic/compiled_model.h"
 #include "core/symbolic/ode_system.h"
 #include "core/tasks/sensitivities_task.h"
@@ -34,7 +33,6 @@ namespace sensode::cli {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 // The method used when --method is absent: odeSD's direct sensitivities (the task's default).
 constexpr tasks::SensitivityMethod kDefaultMethod = tasks::SensitivityOptions{}.method;
@@ -217,10 +215,10 @@ JsonObject statsObject(const symbolic::CompiledModel& compiled, const Settings& 
   return json;
 }
 
-void printSummary(const model::Model& m, const symbolic::CompiledModel& compiled,
+void printSummary(const std::string& modelId, const symbolic::CompiledModel& compiled,
                   const Settings& s, const tasks::SensitivityResult& r, double loadSeconds) {
   std::ostream& o = std::cout;
-  o << "model        " << (m.id.empty() ? std::string("(no id)") : m.id) << "  (" << s.modelPath
+  o << "model        " << (modelId.empty() ? std::string("(no id)") : modelId) << "  (" << s.modelPath
     << ")\n";
   o << "states       " << compiled.nx() << "\n";
   o << "parameters   " << r.parameterIds.size() << " of " << compiled.np() << "\n";
@@ -250,25 +248,10 @@ int runSensitivities(std::span<const std::string> args) {
     return 0;
   }
   const Settings s = parse(a);
-  if (!fs::is_regular_file(s.modelPath))
-    throw Error(s.modelPath + ": " +
-                (fs::exists(s.modelPath) ? "not a regular file" : "no such file"));
-  for (const auto& file : {s.out, s.stats}) {
-    if (!file) continue;
-    const fs::path dir = fs::absolute(*file).parent_path();
-    if (!fs::is_directory(dir)) throw Error(*file + ": cannot write: no folder " + dir.string());
-  }
-
-  const auto loadStart = Clock::now();
-  const model::Model m = model::importSbmlFile(fs::absolute(s.modelPath));
-  const auto compiled =
-      std::make_shared<const symbolic::CompiledModel>(symbolic::buildOdeSystem(m));
-  const double loadSeconds = std::chrono::duration<double>(Clock::now() - loadStart).count();
-  try {
-    tasks::resolveParameters(*compiled, s.problem.overrides);
-  } catch (const InvalidOptions& e) {
-    throw Error(s.modelPath + ": " + e.what());
-  }
+  checkFiles(s.modelPath, {s.out, s.stats});
+  const CommandModel loaded = loadCommandModel(s.modelPath, s.problem.overrides);
+  const auto& compiled = loaded.model;
+  const double loadSeconds = loaded.loadSeconds;
 
   tasks::SensitivityProblem problem = s.problem;
   problem.model = compiled;
@@ -278,7 +261,7 @@ int runSensitivities(std::span<const std::string> args) {
   if (r.termination != tasks::Termination::Success)
     throw Error(s.modelPath + ": " + tasks::toString(r.termination) + ": " + r.message);
   if (s.out) writeCsv(fs::path(*s.out), r);
-  printSummary(m, *compiled, s, r, loadSeconds);
+  printSummary(loaded.modelId, *compiled, s, r, loadSeconds);
   return 0;
 }
 

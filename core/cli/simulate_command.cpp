@@ -5,7 +5,6 @@
 // Imports the model, compiles it, runs the time-course task and writes the trajectory (CSV, with
 // --out) and the solver statistics (JSON, with --stats). Stdout gets a short human summary.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -13,13 +12,13 @@
 #include <memory>
 
 #include "core/cli/arguments.h"
+#include "core/cli/command_setup.h"
 #include "core/cli/commands.h"
 #include "core/cli/csv_writer.h"
 #include "core/cli/output_times.h"
 #include "core/cli/stats_json.h"
 #include "core/symbolic/reduced_system.h"
 #include "core/common/errors.h"
-#include "core/model/sbml_importer.h"
 #include "core/symbolic/compiled_model.h"
 #include "core/symbolic/ode_system.h"
 #include "core/tasks/time_course_task.h"
@@ -28,7 +27,6 @@ namespace sensode::cli {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 const std::vector<OptionSpec>& simulateOptions() {
   static const std::vector<OptionSpec> specs = {
@@ -102,10 +100,10 @@ std::string conservationLaws(const symbolic::CompiledModel& compiled) {
   return out;
 }
 
-void printSummary(const model::Model& m, const symbolic::CompiledModel& compiled,
+void printSummary(const std::string& modelId, const symbolic::CompiledModel& compiled,
                   const SimulateSettings& s, const tasks::TimeCourseResult& r, double loadSeconds) {
   std::ostream& o = std::cout;
-  o << "model        " << (m.id.empty() ? std::string("(no id)") : m.id) << "  (" << s.modelPath
+  o << "model        " << (modelId.empty() ? std::string("(no id)") : modelId) << "  (" << s.modelPath
     << ")\n";
   o << "states       " << compiled.nx() << "\n";
   o << "parameters   " << compiled.np() << "\n";
@@ -165,30 +163,10 @@ int runSimulate(std::span<const std::string> args) {
     return 0;
   }
   const SimulateSettings s = parseSimulate(a);
-  if (!fs::is_regular_file(s.modelPath))
-    throw Error(s.modelPath + ": " +
-                (fs::exists(s.modelPath) ? "not a regular file" : "no such file"));
-
-  // Output folders are checked before a possibly long run.
-  for (const auto& file : {s.out, s.stats}) {
-    if (!file) continue;
-    const fs::path dir = fs::absolute(*file).parent_path();
-    if (!fs::is_directory(dir)) throw Error(*file + ": cannot write: no folder " + dir.string());
-  }
-
-  const auto loadStart = Clock::now();
-  // Absolute, so that libSBML finds comp external model files relative to the model's folder.
-  const model::Model m = model::importSbmlFile(fs::absolute(s.modelPath));
-  const auto compiled =
-      std::make_shared<const symbolic::CompiledModel>(symbolic::buildOdeSystem(m));
-  const double loadSeconds = std::chrono::duration<double>(Clock::now() - loadStart).count();
-
-  // Checked here (not only inside the task) so that a mistyped --set id is reported as such.
-  try {
-    tasks::resolveParameters(*compiled, s.overrides);
-  } catch (const InvalidOptions& e) {
-    throw Error(s.modelPath + ": " + e.what());
-  }
+  checkFiles(s.modelPath, {s.out, s.stats});
+  const CommandModel loaded = loadCommandModel(s.modelPath, s.overrides);
+  const auto& compiled = loaded.model;
+  const double loadSeconds = loaded.loadSeconds;
 
   tasks::TimeCourseProblem problem;
   problem.model = compiled;
@@ -201,7 +179,7 @@ int runSimulate(std::span<const std::string> args) {
   if (r.termination != tasks::Termination::Success)
     throw Error(s.modelPath + ": " + tasks::toString(r.termination) + ": " + r.message);
   if (s.out) writeTimeCourseCsv(fs::path(*s.out), r);
-  printSummary(m, *compiled, s, r, loadSeconds);
+  printSummary(loaded.modelId, *compiled, s, r, loadSeconds);
   return 0;
 }
 

@@ -23,11 +23,11 @@
 #include <memory>
 
 #include "core/cli/arguments.h"
+#include "core/cli/command_setup.h"
 #include "core/cli/commands.h"
 #include "core/cli/csv_writer.h"
 #include "core/cli/stats_json.h"
 #include "core/common/errors.h"
-#include "core/model/sbml_importer.h"
 #include "core/symbolic/compiled_model.h"
 #include "core/tasks/steady_state_task.h"
 
@@ -104,21 +104,8 @@ int runSteadyState(std::span<const std::string> args) {
   }
   const auto outFile = a.string("--out");
   const auto statsFile = a.string("--stats");
-  if (!fs::is_regular_file(modelPath))
-    throw Error(modelPath + ": " + (fs::exists(modelPath) ? "not a regular file" : "no such file"));
-  for (const auto& file : {outFile, statsFile}) {
-    if (!file) continue;
-    const fs::path dir = fs::absolute(*file).parent_path();
-    if (!fs::is_directory(dir)) throw Error(*file + ": cannot write: no folder " + dir.string());
-  }
-
-  const model::Model m = model::importSbmlFile(fs::absolute(modelPath));
-  const auto compiled = std::make_shared<const symbolic::CompiledModel>(symbolic::buildOdeSystem(m));
-  try {
-    tasks::resolveParameters(*compiled, overrides);
-  } catch (const InvalidOptions& e) {
-    throw Error(modelPath + ": " + e.what());
-  }
+  checkFiles(modelPath, {outFile, statsFile});
+  const auto compiled = loadCommandModel(modelPath, overrides).model;
   tasks::SteadyStateProblem problem;
   problem.model = compiled;
   problem.overrides = overrides;

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+#include "core/cli/command_setup.h"
+
+#include <chrono>
+#include <filesystem>
+
+#include "core/common/errors.h"
+#include "core/model/sbml_importer.h"
+#include "core/symbolic/ode_system.h"
+#include "core/tasks/time_course_task.h"
+
+namespace sensode::cli {
+
+namespace fs = std::filesystem;
+
+void checkFiles(const std::string& input, std::initializer_list<std::optional<std::string>> outputs) {
+  if (!fs::is_regular_file(input))
+    throw Error(input + ": " + (fs::exists(input) ? "not a regular file" : "no such file"));
+  for (const auto& file : outputs) {
+    if (!file) continue;
+    const fs::path dir = fs::absolute(*file).parent_path();
+    if (!fs::is_directory(dir)) throw Error(*file + ": cannot write: no folder " + dir.string());
+  }
+}
+
+CommandModel loadCommandModel(const std::string& path,
+                              const std::vector<std::pair<std::string, double>>& overrides) {
+  const auto start = std::chrono::steady_clock::now();
+  // As typed: the importer resolves it for libSBML and names it in messages as the user wrote it.
+  const model::Model m = model::importSbmlFile(path);
+  CommandModel loaded;
+  loaded.modelId = m.id;
+  loaded.model = std::make_shared<const symbolic::CompiledModel>(symbolic::buildOdeSystem(m));
+  loaded.loadSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  try {
+    tasks::resolveParameters(*loaded.model, overrides);
+  } catch (const InvalidOptions& e) {
+    throw Error(path + ": " + e.what());
+  }
+  return loaded;
+}
+
+}  // namespace sensode::cli
