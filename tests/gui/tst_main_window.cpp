@@ -46,6 +46,7 @@
 #include "plugin/views/key_value_view.h"
 #include "plugin/views/table_result_view.h"
 #include "plugin/views/time_series_chart_view.h"
+#include "support/core_reference.h"
 #include "support/numeric_compare.h"
 
 // sensode_tasks_static is imported by linking it (qt_add_plugin's initializer library).
@@ -58,23 +59,12 @@ namespace {
 
 const QString kRepressilator = QStringLiteral(SENSODE_RESOURCES_DIR "/models/repressilator.xml");
 
-// `method` as the settings name it ("cvodes", "odesd").
+// The core's answer for the same settings (the bundled repressilator).
 tasks::TimeCourseResult coreReference(const char* method, double tEnd, long points, double rtol,
                                       double atol,
                                       std::vector<std::pair<std::string, double>> overrides = {}) {
-  const auto m = model::importSbmlFile(kRepressilator.toStdString());
-  tasks::TimeCourseProblem problem;
-  problem.model = std::make_shared<symbolic::CompiledModel>(symbolic::buildOdeSystem(m));
-  for (long i = 0; i < points; ++i) {
-    problem.times.push_back(tEnd * static_cast<double>(i) / static_cast<double>(points - 1));
-  }
-  problem.times.back() = tEnd;
-  problem.overrides = std::move(overrides);
-  tasks::TimeCourseOptions options;
-  options.method = *integrators::methodFromString(method);
-  options.integrator.rtol = rtol;
-  options.integrator.atol = atol;
-  return tasks::runTimeCourse(problem, options);
+  return testing::coreTimeCourse(kRepressilator.toStdString(), method, tEnd, points, rtol, atol,
+                                 std::move(overrides));
 }
 
 

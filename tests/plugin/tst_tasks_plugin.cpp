@@ -25,6 +25,7 @@
 #include "plugin/gradient/gradient_task.h"
 #include "plugin/sensitivities/sensitivities_task.h"
 #include "plugin/time_course/time_course_task.h"
+#include "support/core_reference.h"
 
 // sensode_tasks_static is imported by linking it (qt_add_plugin's initializer library).
 
@@ -48,24 +49,12 @@ api::TaskPlugin* staticTaskPlugin() {
   return nullptr;
 }
 
-// The core's answer for the same settings, computed without any plugin code.
-// `method` as the settings name it ("cvodes", "odesd").
+// The core's answer for the same settings (the bundled repressilator).
 tasks::TimeCourseResult coreReference(const char* method, double tEnd, long points, double rtol,
                                       double atol,
                                       std::vector<std::pair<std::string, double>> overrides = {}) {
-  const auto m = model::importSbmlFile(kRepressilator.toStdString());
-  tasks::TimeCourseProblem problem;
-  problem.model = std::make_shared<symbolic::CompiledModel>(symbolic::buildOdeSystem(m));
-  for (long i = 0; i < points; ++i) {
-    problem.times.push_back(tEnd * static_cast<double>(i) / static_cast<double>(points - 1));
-  }
-  problem.times.back() = tEnd;
-  problem.overrides = std::move(overrides);
-  tasks::TimeCourseOptions options;
-  options.method = *integrators::methodFromString(method);
-  options.integrator.rtol = rtol;
-  options.integrator.atol = atol;
-  return tasks::runTimeCourse(problem, options);
+  return testing::coreTimeCourse(kRepressilator.toStdString(), method, tEnd, points, rtol, atol,
+                                 std::move(overrides));
 }
 
 std::shared_ptr<const api::TaskResult> runAndWait(api::TaskRunner& runner,
