@@ -25,6 +25,7 @@
 #include "plugin/common/model_cache.h"
 #include "plugin/common/provenance.h"
 #include "plugin/common/task_icons.h"
+#include "plugin/forms/settings_reader.h"
 #include "plugin/models/number_format.h"
 #include "plugin/models/record_table_model.h"
 #include "plugin/runner/task_runner.h"
@@ -362,30 +363,18 @@ const QList<FieldSpec>& fields() {
 
 Settings parseSettings(const QJsonObject& json) {
   Settings s;
-  const auto number = [&json](const char* key, double fallback) {
-    const QJsonValue v = json.value(QLatin1String(key));
-    if (v.isUndefined() || v.isNull()) return fallback;
-    if (!v.isDouble())
-      throw InvalidOptions(std::string("ssgradient setting '") + key + "' is not a number");
-    return v.toDouble();
-  };
-  const QJsonValue method = json.value(QStringLiteral("method"));
-  if (!method.isUndefined()) {
-    const std::string name = method.toString().toStdString();
-    const auto m = petab::gradientMethodFromString(name);
+  const SettingsReader in(json, "ssgradient setting");
+  if (const auto name = in.text("method")) {
+    const auto m = petab::gradientMethodFromString(*name);
     if (!m || *m == petab::GradientMethod::None)
-      throw InvalidOptions("ssgradient setting method = '" + name +
-                           "'. Violated constraint: one of ssasa, adjoint, forward, fd");
+      in.violated("method", "'" + *name + "'", "one of ssasa, adjoint, forward, fd");
     s.method = *m;
   }
-  s.options.integrator.rtol = number("rtol", s.options.integrator.rtol);
-  s.options.integrator.atol = number("atol", s.options.integrator.atol);
-  s.options.steadyState.rtol = number("ss_rtol", s.options.steadyState.rtol);
-  s.options.steadyState.atol = number("ss_atol", s.options.steadyState.atol);
-  s.options.fdStep = number("fd_step", s.options.fdStep);
-  if (!(s.options.fdStep > 0) || !std::isfinite(s.options.fdStep))
-    throw InvalidOptions("ssgradient setting fd_step = " + numberText(s.options.fdStep) +
-                         ". Violated constraint: fd_step > 0 and finite");
+  s.options.integrator.rtol = in.number("rtol", s.options.integrator.rtol);
+  s.options.integrator.atol = in.number("atol", s.options.integrator.atol);
+  s.options.steadyState.rtol = in.number("ss_rtol", s.options.steadyState.rtol);
+  s.options.steadyState.atol = in.number("ss_atol", s.options.steadyState.atol);
+  s.options.fdStep = in.positive("fd_step", s.options.fdStep);
   if (auto why = s.options.integrator.validate()) throw InvalidOptions(*why);
   if (auto why = s.options.steadyState.validate()) throw InvalidOptions(*why);
   s.problem = json.value(QStringLiteral("problem")).toString().trimmed();

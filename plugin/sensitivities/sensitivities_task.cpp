@@ -24,6 +24,7 @@
 #include "plugin/common/model_overview.h"
 #include "plugin/common/provenance.h"
 #include "plugin/common/task_icons.h"
+#include "plugin/forms/settings_reader.h"
 #include "plugin/models/sensitivity_table_model.h"
 #include "plugin/runner/task_runner.h"
 #include "plugin/sensitivities/sensitivity_views.h"
@@ -38,7 +39,6 @@ namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
-std::string numberText(double v) { return QString::number(v, 'g', 17).toStdString(); }
 
 const Result* resultOf(const std::shared_ptr<const api::TaskResult>& r) {
   return dynamic_cast<const Result*>(r.get());
@@ -304,37 +304,16 @@ const QList<FieldSpec>& fields() {
 
 Settings parseSettings(const QJsonObject& json) {
   Settings s;
-  const auto number = [&json](const char* key, double fallback) {
-    const QJsonValue v = json.value(QLatin1String(key));
-    if (v.isUndefined() || v.isNull()) return fallback;
-    if (!v.isDouble()) {
-      throw InvalidOptions(std::string("sensitivities setting '") + key + "' is not a number");
-    }
-    return v.toDouble();
-  };
-  const QJsonValue method = json.value(QStringLiteral("method"));
-  if (!method.isUndefined()) {
-    const std::string name = method.toString().toStdString();
-    const auto m = tasks::sensitivityMethodFromString(name);
-    if (!m) {
-      throw InvalidOptions("sensitivities setting method = '" + name +
-                           "'. Violated constraint: one of odesd, cvodes, pbsr, exp, fd");
-    }
+  const SettingsReader in(json, "sensitivities setting");
+  if (const auto name = in.text("method")) {
+    const auto m = tasks::sensitivityMethodFromString(*name);
+    if (!m) in.violated("method", "'" + *name + "'", "one of odesd, cvodes, pbsr, exp, fd");
     s.options.method = *m;
   }
-  s.tEnd = number("t_end", s.tEnd);
-  if (!(s.tEnd > 0) || !std::isfinite(s.tEnd)) {
-    throw InvalidOptions("sensitivities setting t_end = " + numberText(s.tEnd) +
-                         ". Violated constraint: t_end > 0 and finite");
-  }
-  const double points = number("points", static_cast<double>(s.points));
-  if (!(points >= 2) || points > 1e8 || points != std::floor(points)) {
-    throw InvalidOptions("sensitivities setting points = " + numberText(points) +
-                         ". Violated constraint: whole number >= 2");
-  }
-  s.points = static_cast<long>(points);
-  s.options.integrator.rtol = number("rtol", s.options.integrator.rtol);
-  s.options.integrator.atol = number("atol", s.options.integrator.atol);
+  s.tEnd = in.positive("t_end", s.tEnd);
+  s.points = in.whole("points", s.points, 2, 1e8);
+  s.options.integrator.rtol = in.number("rtol", s.options.integrator.rtol);
+  s.options.integrator.atol = in.number("atol", s.options.integrator.atol);
   s.options.scaled = json.value(QStringLiteral("scaled")).toBool(s.options.scaled);
   s.options.errorControl = json.value(QStringLiteral("error_control")).toBool(s.options.errorControl);
   for (const QJsonValue& v : json.value(QStringLiteral("parameters")).toArray()) {

@@ -12,6 +12,7 @@
 #include "core/common/errors.h"
 #include "plugin/common/model_cache.h"
 #include "plugin/common/provenance.h"
+#include "plugin/forms/settings_reader.h"
 #include "plugin/common/task_icons.h"
 #include "plugin/models/time_series_table_model.h"
 #include "plugin/runner/task_runner.h"
@@ -25,7 +26,6 @@ namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
-std::string numberText(double v) { return QString::number(v, 'g', 17).toStdString(); }
 
 // The set-up widget: the options form, a note on edited model values, Restore defaults.
 class SetupWidget : public api::TaskSetupWidget {
@@ -114,44 +114,18 @@ const QList<FieldSpec>& fields() {
 
 Settings parseSettings(const QJsonObject& json) {
   Settings s;
-  const auto number = [&json](const char* key, double fallback) {
-    const QJsonValue v = json.value(QLatin1String(key));
-    if (v.isUndefined() || v.isNull()) return fallback;
-    if (!v.isDouble()) {
-      throw InvalidOptions(std::string("time course setting '") + key + "' is not a number");
-    }
-    return v.toDouble();
-  };
-  const QJsonValue method = json.value(QStringLiteral("method"));
-  if (!method.isUndefined()) {
-    const std::string name = method.toString().toStdString();
-    const auto m = integrators::methodFromString(name);
-    if (!m) {
-      throw InvalidOptions("time course setting method = '" + name +
-                           "'. Violated constraint: one of cvodes, odesd");
-    }
+  const SettingsReader in(json, "time course setting");
+  if (const auto name = in.text("method")) {
+    const auto m = integrators::methodFromString(*name);
+    if (!m) in.violated("method", "'" + *name + "'", "one of cvodes, odesd");
     s.method = *m;
   }
-  s.tEnd = number("t_end", s.tEnd);
-  if (!(s.tEnd > 0) || !std::isfinite(s.tEnd)) {
-    throw InvalidOptions("time course setting t_end = " + numberText(s.tEnd) +
-                         ". Violated constraint: t_end > 0 and finite");
-  }
-  const double points = number("points", static_cast<double>(s.points));
-  if (!(points >= 2) || points > 1e8 || points != std::floor(points)) {
-    throw InvalidOptions("time course setting points = " + numberText(points) +
-                         ". Violated constraint: whole number >= 2");
-  }
-  s.points = static_cast<long>(points);
+  s.tEnd = in.positive("t_end", s.tEnd);
+  s.points = in.whole("points", s.points, 2, 1e8);
   s.options.method = s.method;
-  s.options.integrator.rtol = number("rtol", s.options.integrator.rtol);
-  s.options.integrator.atol = number("atol", s.options.integrator.atol);
-  const double maxSteps = number("max_steps", static_cast<double>(s.options.integrator.maxSteps));
-  if (!(maxSteps >= 1) || maxSteps != std::floor(maxSteps) || maxSteps > 1e15) {
-    throw InvalidOptions("time course setting max_steps = " + numberText(maxSteps) +
-                         ". Violated constraint: whole number >= 1");
-  }
-  s.options.integrator.maxSteps = static_cast<long>(maxSteps);
+  s.options.integrator.rtol = in.number("rtol", s.options.integrator.rtol);
+  s.options.integrator.atol = in.number("atol", s.options.integrator.atol);
+  s.options.integrator.maxSteps = in.whole("max_steps", s.options.integrator.maxSteps, 1, 1e15);
   if (auto why = s.options.validate()) throw InvalidOptions(*why);
   return s;
 }
