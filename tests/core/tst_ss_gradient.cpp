@@ -167,6 +167,19 @@ double relDeviation(const std::vector<double>& g, const std::vector<double>& r) 
   return worst;
 }
 
+// The A ⇌ B gradient by `method` at the nominal parameters equals `ref` to `rtol` (logged).
+void expectAToBGradient(const Problem& p, GradientMethod method, const double (&ref)[3], double rtol,
+                        const ObjectiveOptions& o = {}) {
+  const auto q = sensode::petab::nominalScaledParameters(p);
+  const ObjectiveResult r = evaluateObjective(p, q, method, o);
+  QCOMPARE(r.gradient.size(), std::size_t(3));
+  for (int i = 0; i < 3; ++i)
+    SENSODE_EXPECT_CLOSE(r.gradient[static_cast<std::size_t>(i)], ref[i], 0, rtol,
+                         sensode::petab::toString(method), i);
+  qInfo("A<->B %s gradient %.10f %.10f %.10f (%s)", sensode::petab::toString(method), r.gradient[0],
+        r.gradient[1], r.gradient[2], r.notes.c_str());
+}
+
 }  // namespace
 
 class TestSsGradient : public QObject {
@@ -188,22 +201,10 @@ class TestSsGradient : public QObject {
       SENSODE_EXPECT_CLOSE(f.gradient[static_cast<std::size_t>(i)], ref[i], 0, 1e-6, "forward", i);
     ObjectiveOptions o;
     o.fdStep = 1e-4;
-    const ObjectiveResult d = evaluateObjective(p, q, GradientMethod::FiniteDifferences, o);
-    for (int i = 0; i < 3; ++i)
-      SENSODE_EXPECT_CLOSE(d.gradient[static_cast<std::size_t>(i)], ref[i], 0, 1e-5, "fd", i);
-    qInfo("A<->B forward gradient %.10f %.10f %.10f (%s)", f.gradient[0], f.gradient[1],
-          f.gradient[2], f.notes.c_str());
+    expectAToBGradient(p, GradientMethod::FiniteDifferences, ref, 1e-5, o);
     // ssASA: backward adjoint over the time course + Eq. 15 for the steady-state data.
-    const ObjectiveResult s = evaluateObjective(p, q, GradientMethod::Ssasa);
-    for (int i = 0; i < 3; ++i)
-      SENSODE_EXPECT_CLOSE(s.gradient[static_cast<std::size_t>(i)], ref[i], 0, 1e-6, "ssasa", i);
-    qInfo("A<->B ssASA gradient %.10f %.10f %.10f (%s)", s.gradient[0], s.gradient[1],
-          s.gradient[2], s.notes.c_str());
-    const ObjectiveResult a = evaluateObjective(p, q, GradientMethod::Adjoint);
-    for (int i = 0; i < 3; ++i)
-      SENSODE_EXPECT_CLOSE(a.gradient[static_cast<std::size_t>(i)], ref[i], 0, 1e-6, "adjoint", i);
-    qInfo("A<->B adjoint gradient %.10f %.10f %.10f (%s)", a.gradient[0], a.gradient[1],
-          a.gradient[2], a.notes.c_str());
+    expectAToBGradient(p, GradientMethod::Ssasa, ref, 1e-6);
+    expectAToBGradient(p, GradientMethod::Adjoint, ref, 1e-6);
   }
 
   // §8.5 with pre-equilibration (k1 scaled by u = 1/4 before t0): J = 1.61280316098, gradient
@@ -219,24 +220,14 @@ class TestSsGradient : public QObject {
     const double ref[3] = {22.306834074, -45.7990653612, 27.2790783976};
     for (int i = 0; i < 3; ++i)
       SENSODE_EXPECT_CLOSE(f.gradient[static_cast<std::size_t>(i)], ref[i], 0, 1e-6, "forward", i);
+    QCOMPARE(f.steadyStates, 2L);
     ObjectiveOptions o;
     o.fdStep = 1e-4;
-    const ObjectiveResult d = evaluateObjective(p, q, GradientMethod::FiniteDifferences, o);
-    for (int i = 0; i < 3; ++i)
-      SENSODE_EXPECT_CLOSE(d.gradient[static_cast<std::size_t>(i)], ref[i], 0, 1e-5, "fd", i);
-    QCOMPARE(f.steadyStates, 2L);
+    expectAToBGradient(p, GradientMethod::FiniteDifferences, ref, 1e-5, o);
     // ssASA: backward adjoint, Eq. 15 for the post-equilibration, Eq. 17 for the
     // pre-equilibration (fed by λ(t0) and by the post-equilibration totals).
-    const ObjectiveResult s = evaluateObjective(p, q, GradientMethod::Ssasa);
-    for (int i = 0; i < 3; ++i)
-      SENSODE_EXPECT_CLOSE(s.gradient[static_cast<std::size_t>(i)], ref[i], 0, 1e-6, "ssasa", i);
-    qInfo("A<->B pre-eq ssASA gradient %.10f %.10f %.10f (%s)", s.gradient[0], s.gradient[1],
-          s.gradient[2], s.notes.c_str());
-    const ObjectiveResult a = evaluateObjective(p, q, GradientMethod::Adjoint);
-    for (int i = 0; i < 3; ++i)
-      SENSODE_EXPECT_CLOSE(a.gradient[static_cast<std::size_t>(i)], ref[i], 0, 1e-6, "adjoint", i);
-    qInfo("A<->B pre-eq adjoint gradient %.10f %.10f %.10f (%s)", a.gradient[0], a.gradient[1],
-          a.gradient[2], a.notes.c_str());
+    expectAToBGradient(p, GradientMethod::Ssasa, ref, 1e-6);
+    expectAToBGradient(p, GradientMethod::Adjoint, ref, 1e-6);
   }
 
   // Steady-state data only: ssASA = forward = analytic.
