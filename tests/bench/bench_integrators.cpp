@@ -48,6 +48,7 @@
 #include "core/suite/test_case.h"
 #include "core/symbolic/compiled_model.h"
 #include "core/symbolic/ode_system.h"
+#include "tests/bench/suite_files.h"
 
 #ifndef SENSODE_SHARED_DIR
 #define SENSODE_SHARED_DIR "../shared"
@@ -354,30 +355,13 @@ std::vector<BenchModel> suiteModels(const Settings& s, std::ostream& log) {
   std::vector<BenchModel> out;
   if (s.suiteTop <= 0 || !fs::is_directory(s.suiteDir)) return out;
   // Candidates: the largest model file of each case, the 60 largest files.
-  std::vector<std::pair<std::uintmax_t, std::pair<std::string, fs::path>>> files;
-  for (const auto& c : fs::directory_iterator(s.suiteDir)) {
-    if (!c.is_directory()) continue;
-    const std::string id = c.path().filename().string();
-    fs::path best;
-    for (const auto& f : fs::directory_iterator(c.path())) {
-      const std::string fn = f.path().filename().string();
-      if (fn.starts_with(id + "-sbml-") && fn.ends_with(".xml") &&
-          (best.empty() || fn > best.filename().string()))
-        best = f.path();
-    }
-    if (!best.empty()) files.push_back({fs::file_size(best), {id, best}});
-  }
-  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second.first < b.second.first;
-  });
-  if (files.size() > 60) files.resize(60);
+  const auto files = sensode::bench::largestSuiteCaseFiles(s.suiteDir, 60);
   struct Candidate {
     int size;
     BenchModel m;
   };
   std::vector<Candidate> candidates;
-  for (const auto& [bytes, entry] : files) {
-    const auto& [id, path] = entry;
+  for (const auto& [id, path] : files) {
     try {
       const auto model = sensode::model::importSbmlFile(path);
       const int size = static_cast<int>(model.species.size() + model.reactions.size());

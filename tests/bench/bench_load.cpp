@@ -35,6 +35,7 @@
 #include "core/symbolic/compiled_model.h"
 #include "core/symbolic/ode_system.h"
 #include "tests/bench/network_generator.h"
+#include "tests/bench/suite_files.h"
 
 #ifndef SENSODE_SHARED_DIR
 #define SENSODE_SHARED_DIR "../shared"
@@ -155,26 +156,6 @@ double logLogSlope(const std::vector<double>& x, const std::vector<double>& y) {
   return (n * sxy - sx * sy) / (n * sxx - sx * sx);
 }
 
-// One SBML file per test-suite case: the highest level/version the case ships.
-std::vector<std::pair<std::string, fs::path>> suiteFiles(const fs::path& casesDir) {
-  std::vector<std::pair<std::string, fs::path>> files;
-  if (!fs::is_directory(casesDir)) return files;
-  for (const auto& c : fs::directory_iterator(casesDir)) {
-    if (!c.is_directory()) continue;
-    const std::string id = c.path().filename().string();
-    fs::path best;
-    for (const auto& f : fs::directory_iterator(c.path())) {
-      const std::string fn = f.path().filename().string();
-      if (fn.starts_with(id + "-sbml-") && fn.ends_with(".xml") &&
-          (best.empty() || fn > best.filename().string()))
-        best = f.path();
-    }
-    if (!best.empty()) files.emplace_back(id, best);
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 std::vector<int> parseSizes(const std::string& list) {
   std::vector<int> sizes;
   std::stringstream in(list);
@@ -221,7 +202,7 @@ int run(int argc, char** argv) {
 
   // ---- SBML Test Suite: size every case that imports, load the largest ----
   if (s.suiteTop > 0) {
-    const auto files = suiteFiles(s.suiteDir);
+    const auto files = sensode::bench::suiteCaseFiles(s.suiteDir);
     struct Sized {
       int size;
       std::string id;

@@ -40,6 +40,7 @@
 #include "core/symbolic/ode_system.h"
 #include "core/tasks/sensitivities_task.h"
 #include "core/tasks/time_course_task.h"
+#include "tests/bench/suite_files.h"
 
 #ifndef SENSODE_SHARED_DIR
 #define SENSODE_SHARED_DIR "../shared"
@@ -269,30 +270,14 @@ std::vector<BenchModel> petabModels(const Settings& s, std::ostream& log) {
 std::vector<BenchModel> suiteModels(const Settings& s, std::ostream& log) {
   std::vector<BenchModel> out;
   if (s.suiteTop <= 0 || !fs::is_directory(s.suiteDir)) return out;
-  std::vector<std::pair<std::uintmax_t, std::pair<std::string, fs::path>>> files;
-  for (const auto& c : fs::directory_iterator(s.suiteDir)) {
-    if (!c.is_directory()) continue;
-    const std::string id = c.path().filename().string();
-    fs::path best;
-    for (const auto& f : fs::directory_iterator(c.path())) {
-      const std::string fn = f.path().filename().string();
-      if (fn.starts_with(id + "-sbml-") && fn.ends_with(".xml") &&
-          (best.empty() || fn > best.filename().string()))
-        best = f.path();
-    }
-    if (!best.empty()) files.push_back({fs::file_size(best), {id, best}});
-  }
-  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second.first < b.second.first;
-  });
-  if (files.size() > 60) files.resize(60);
+  // Candidates: the largest model file of each case, the 60 largest files.
+  const auto files = sensode::bench::largestSuiteCaseFiles(s.suiteDir, 60);
   struct Candidate {
     std::size_t size;
     BenchModel m;
   };
   std::vector<Candidate> candidates;
-  for (const auto& [bytes, entry] : files) {
-    const auto& [id, path] = entry;
+  for (const auto& [id, path] : files) {
     try {
       const auto model = sensode::model::importSbmlFile(path);
       const auto tc = sensode::suite::loadTestCase(s.suiteDir, id, nullptr);
