@@ -48,6 +48,7 @@
 #include "core/suite/test_case.h"
 #include "core/symbolic/compiled_model.h"
 #include "core/symbolic/ode_system.h"
+#include "tests/bench/native_ready.h"
 #include "tests/bench/suite_files.h"
 
 #ifndef SENSODE_SHARED_DIR
@@ -244,6 +245,7 @@ double interpolateLogLog(std::vector<std::pair<double, double>> pts, double x0, 
 }
 
 bool prepare(BenchModel& m, std::ostream& log) {
+  sensode::bench::waitForNativeEvaluators(*m.model, m.name, 900, log);
   // Reference: CVODES at rtol 1e-12, atol 1e-16.
   Config refConfig;
   refConfig.solver = Solver::Cvodes;

@@ -44,6 +44,7 @@
 #include "core/model/sbml_importer.h"
 #include "core/suite/test_case.h"
 #include "core/symbolic/compiled_model.h"
+#include "tests/bench/native_ready.h"
 #include "core/symbolic/ode_system.h"
 #include "core/tasks/sensitivities_task.h"
 #include "core/tasks/time_course_task.h"
@@ -197,10 +198,7 @@ double sensitivityError(const SensitivityResult& r, const SensitivityResult& ref
 }
 
 bool prepare(BenchModel& m, double nativeTimeout, std::ostream& log) {
-  if (!m.model->waitForNative(nativeTimeout)) {
-    log << "note: " << m.name << " is timed with the tape interpreter ("
-        << m.model->nativeStatus().message << ")\n";
-  }
+  sensode::bench::waitForNativeEvaluators(*m.model, m.name, nativeTimeout, log);
   for (const double atol : {1e-16, 1e-14, 1e-12}) {
     m.ref = runOnce(m, SensitivityMethod::Cvodes, 1e-10, atol);
     if (m.ref.termination == sensode::tasks::Termination::Success) {

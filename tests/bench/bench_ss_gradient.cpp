@@ -26,11 +26,13 @@
 #include <filesystem>
 #include <map>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/petab/objective.h"
 #include "core/petab/petab_problem.h"
+#include "tests/bench/native_ready.h"
 
 namespace {
 
@@ -149,6 +151,11 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
       std::printf("### %s\n\nload failed: %s\n\n", c.name, e.what());
       continue;
+    }
+    {
+      std::ostringstream note;
+      if (!sensode::bench::waitForNativeEvaluators(*p.model, c.name, 900, note))
+        std::printf("%s\n", note.str().c_str());
     }
     const std::vector<int> est = pt::estimatedParameters(p);
     std::vector<double> lo, hi;
