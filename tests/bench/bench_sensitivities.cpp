@@ -127,12 +127,14 @@ std::shared_ptr<const CompiledModel> compile(const fs::path& file) {
       sensode::symbolic::buildOdeSystem(sensode::model::importSbmlFile(file)));
 }
 
-SensitivityResult runOnce(const BenchModel& m, SensitivityMethod method, double rtol,
-                          double atol) {
+// `parameters` empty: every parameter of the model.
+SensitivityResult runOnce(const BenchModel& m, SensitivityMethod method, double rtol, double atol,
+                          const std::vector<std::string>& parameters = {}) {
   SensitivityProblem problem;
   problem.model = m.model;
   problem.times = m.times;
   problem.overrides = m.overrides;
+  problem.parameters = parameters;
   SensitivityOptions options;
   options.method = method;
   options.integrator.rtol = rtol;
@@ -327,6 +329,22 @@ struct Row {
   long steps = 0, rhs = 0, jac = 0, sens = 0;
 };
 
+// Up to k parameter ids spread evenly over `ids` (first and last included).
+std::vector<std::string> spreadIds(const std::vector<std::string>& ids, std::size_t k) {
+  std::vector<std::string> out;
+  if (ids.empty()) return out;
+  const std::size_t n = std::min(k, ids.size());
+  for (std::size_t i = 0; i < n; ++i)
+    out.push_back(ids[n == 1 ? 0 : i * (ids.size() - 1) / (n - 1)]);
+  return out;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return std::nan("");
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 double geometricMean(const std::vector<double>& v) {
   if (v.empty()) return std::nan("");
   double s = 0;
@@ -382,13 +400,20 @@ int run(int argc, char** argv) {
     double cvodes = NAN, odesd = NAN, odesdTc = NAN, cvodesTc = NAN, pbsr = NAN, exp = NAN,
            fd = NAN;
     double errCvodes = NAN, errOdesd = NAN, errPbsr = NAN, errExp = NAN, errFd = NAN;
+    // Median wall time with sensitivities to one parameter (kSingleParameters runs).
+    double odesd1 = NAN, cvodes1 = NAN;
   };
+  // The per-step cost of S grows with the number of parameters ns, so the overhead with every
+  // parameter mixes a method's fixed cost with ns; one parameter at a time isolates the fixed
+  // cost. Median over this many parameters spread over the model's list.
+  constexpr std::size_t kSingleParameters = 5;
   std::vector<Summary> summaries;
 
   for (const BenchModel& m : models) {
     Summary sum{m.name, m.model->nx(), m.model->np(), m.times.size()};
     std::vector<double> p = sensode::tasks::resolveParameters(*m.model, m.overrides);
     std::vector<Row> rows;
+    std::vector<std::string> allIds;
     for (const SensitivityMethod method : s.methods) {
       Row row;
       row.method = sensode::tasks::toString(method);
@@ -399,6 +424,7 @@ int run(int argc, char** argv) {
         rows.push_back(row);
         continue;
       }
+      allIds = r.parameterIds;
       row.wall = medianSeconds([&] { runOnce(m, method, s.rtol, s.atol); }, s.samples);
       row.err = sensitivityError(r, m.ref, p, *m.model);
       row.steps = r.stats.integrator.steps;
@@ -434,6 +460,29 @@ int run(int argc, char** argv) {
       rows.push_back(row);
       (method == sensode::integrators::Method::Cvodes ? sum.cvodesTc : sum.odesdTc) = row.wall;
     }
+    for (const SensitivityMethod method : {SensitivityMethod::Cvodes, SensitivityMethod::OdeSd}) {
+      if (std::find(s.methods.begin(), s.methods.end(), method) == s.methods.end()) continue;
+      const std::vector<std::string> singles = spreadIds(allIds, kSingleParameters);
+      std::vector<double> walls;
+      long steps = 0;
+      for (const std::string& id : singles) {
+        const SensitivityResult r = runOnce(m, method, s.rtol, s.atol, {id});
+        if (r.termination != sensode::tasks::Termination::Success) continue;
+        steps += r.stats.integrator.steps;
+        walls.push_back(medianSeconds([&] { runOnce(m, method, s.rtol, s.atol, {id}); },
+                                      s.samples));
+      }
+      if (walls.empty()) continue;
+      Row row;
+      row.method = std::string(sensode::tasks::toString(method)) + " (1 parameter, median of " +
+                   std::to_string(walls.size()) + ")";
+      row.wall = median(walls);
+      row.err = NAN;
+      row.steps = steps / static_cast<long>(walls.size());  // mean over the parameters
+      row.rhs = row.jac = row.sens = -1;                      // not reported
+      rows.push_back(row);
+      (method == SensitivityMethod::Cvodes ? sum.cvodes1 : sum.odesd1) = row.wall;
+    }
 
     std::cout << "### " << m.name << " (nx " << m.model->nx() << ", np " << m.model->np()
               << ", " << m.times.size() << " output times to t = " << fmt("%g", m.times.back())
@@ -447,10 +496,11 @@ int run(int argc, char** argv) {
         std::cout << "| " << row.method << " | failed: " << e << " | | | | | | |\n";
         continue;
       }
+      auto count = [](long v) { return v < 0 ? std::string("–") : std::to_string(v); };
       std::cout << "| " << row.method << " | " << fmt("%.3g", 1e3 * row.wall) << " | "
-                << fmt("%.2f", row.wall / sum.cvodes) << " | " << row.steps << " | " << row.rhs
-                << " | " << row.jac << " | " << row.sens << " | " << fmt("%.1e", row.err)
-                << " |\n";
+                << fmt("%.2f", row.wall / sum.cvodes) << " | " << count(row.steps) << " | "
+                << count(row.rhs) << " | " << count(row.jac) << " | " << count(row.sens) << " | "
+                << fmt("%.1e", row.err) << " |\n";
     }
     std::cout << "\n";
     std::cout.flush();
@@ -460,10 +510,12 @@ int run(int argc, char** argv) {
   std::cout << "### Summary: wall-time ratios (targets: odeSD/CVODES ≤ 0.4, odeSD overhead ≤ 3, "
                "Exp/CVODES ≤ 0.1) and errors\n\n"
             << "| model | nx | np | nt | CVODES fwd [ms] | odeSD / CVODES | odeSD overhead | "
-               "CVODES overhead | PBSR / CVODES | Exp / CVODES | FD / CVODES | err CVODES | err "
+               "odeSD overhead, 1 parameter | CVODES overhead | CVODES overhead, 1 parameter | "
+               "PBSR / CVODES | Exp / CVODES | FD / CVODES | err CVODES | err "
                "odeSD | err PBSR | err Exp | err FD |\n"
-            << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-  std::vector<double> rOdesd, rOverhead, rCvOverhead, rPbsr, rExp, rFd;
+            << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+               "---:|\n";
+  std::vector<double> rOdesd, rOverhead, rOverhead1, rCvOverhead, rCvOverhead1, rPbsr, rExp, rFd;
   auto keep = [](std::vector<double>& v, double x) {
     if (std::isfinite(x) && x > 0) v.push_back(x);
     return x;
@@ -473,7 +525,9 @@ int run(int argc, char** argv) {
               << fmt("%.3g", 1e3 * x.cvodes) << " | "
               << fmt("%.2f", keep(rOdesd, x.odesd / x.cvodes)) << " | "
               << fmt("%.2f", keep(rOverhead, x.odesd / x.odesdTc)) << " | "
+              << fmt("%.2f", keep(rOverhead1, x.odesd1 / x.odesdTc)) << " | "
               << fmt("%.2f", keep(rCvOverhead, x.cvodes / x.cvodesTc)) << " | "
+              << fmt("%.2f", keep(rCvOverhead1, x.cvodes1 / x.cvodesTc)) << " | "
               << fmt("%.2f", keep(rPbsr, x.pbsr / x.cvodes)) << " | "
               << fmt("%.2f", keep(rExp, x.exp / x.cvodes)) << " | "
               << fmt("%.1f", keep(rFd, x.fd / x.cvodes)) << " | " << fmt("%.0e", x.errCvodes)
@@ -482,7 +536,9 @@ int run(int argc, char** argv) {
   }
   std::cout << "| geometric mean | | | | | " << fmt("%.2f", geometricMean(rOdesd)) << " | "
             << fmt("%.2f", geometricMean(rOverhead)) << " | "
+            << fmt("%.2f", geometricMean(rOverhead1)) << " | "
             << fmt("%.2f", geometricMean(rCvOverhead)) << " | "
+            << fmt("%.2f", geometricMean(rCvOverhead1)) << " | "
             << fmt("%.2f", geometricMean(rPbsr)) << " | " << fmt("%.2f", geometricMean(rExp))
             << " | " << fmt("%.1f", geometricMean(rFd)) << " | | | | | |\n\n";
   if (!notes.str().empty()) std::cout << notes.str() << "\n";
