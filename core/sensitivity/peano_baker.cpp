@@ -13,6 +13,12 @@ namespace sensode::sensitivity {
 
 namespace {
 
+// Exponential shifting (exponential()), where it is cheaper than a fresh e^{ΔtA} (θ_m: the largest
+// 1-norm for Padé degree m without squaring, matrix_exponential.cpp): |Δt − Δt_c| ≤ Δt/16 with
+// Δt‖A‖₁ ≥ 16·θ₁₃ (≥ 4 squarings saved), or |δ|‖A‖₁ ≤ θ₅ (degree ≤ 5) with Δt‖A‖₁ ≥ θ₉ (13).
+constexpr double kMaxShift = 1.0 / 16, kMinShiftedNorm = 16 * 5.371920351148152,
+                 kCheapShift = 2.539398330063230e-1, kPade13Norm = 2.097847961257068;
+
 std::string num(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.17g", v);
@@ -207,12 +213,35 @@ void PeanoBakerPropagator::exponential(const Eigen::MatrixXd& a, const Eigen::Ma
   ++stats_.exponentialSteps;
   if (a.rows() == 0 || b.cols() == 0 || dt == 0) return;
   // E, Φ₁ depend on A and Δt only (not on B or S).
-  if (!(options_.reuseExponential && cacheValid_ && dt == cacheDt_ && bitwiseEqual(a, cacheA_))) {
+  const bool sameA = options_.reuseExponential && cacheValid_ && bitwiseEqual(a, cacheA_);
+  const bool shiftable = sameA && options_.shiftExponential;
+  const double shift = dt - cacheDt_;
+  const double norm = shiftable ? dt * norm1(a) : 0;  // ‖ΔtA‖₁
+  if (sameA && dt == cacheDt_) {
+    // reused as they are
+  } else if (shiftable && std::abs(shift) <= 8 * std::numeric_limits<double>::epsilon() * dt) {
+    // Δt differs by rounding only (output intervals of equal intended length, e.g. 0.3 − 0.2 vs
+    // 0.2 − 0.1): E and Φ₁ of Δt_c are those of Δt to working precision (relative changes
+    // |δ|‖A‖ and |δ|/Δt ≤ 2e-15). Δt_c is kept, so such differences cannot accumulate.
+    ++stats_.expmShifted;
+  } else if (shiftable && ((std::abs(shift) <= kMaxShift * dt && norm >= kMinShiftedNorm) ||
+                           (std::abs(shift) * norm <= kCheapShift * dt && norm >= kPade13Norm))) {
+    // Same A, nearby Δt: e^{ΔtA} = e^{Δt_c A} e^{δA}, Φ₁(Δt) = Φ₁(Δt_c) + e^{Δt_c A} Φ₁(δ),
+    // δ = Δt − Δt_c (also for δ < 0): e^{δA} needs ≥ 4 squarings fewer than e^{ΔtA}, or Padé
+    // degree ≤ 5 where e^{ΔtA} needs 13.
+    integratedExponential(a, shift, shiftE_, shiftPhi_, expWork_);
+    expWork_.product.noalias() = expWork_.e * shiftPhi_;
+    expWork_.phi += expWork_.product;
+    expWork_.product.noalias() = expWork_.e * shiftE_;
+    expWork_.e.swap(expWork_.product);
+    cacheDt_ = dt;
+    ++stats_.expmShifted;
+  } else {
     integratedExponential(a, dt, expWork_.e, expWork_.phi, expWork_);
-    ++stats_.expmEvaluations;
     cacheValid_ = true;
     cacheDt_ = dt;
     cacheA_ = a;
+    ++stats_.expmEvaluations;
   }
   // S ← E S + Φ₁ B, as exponentialStep.
   expWork_.product.noalias() = expWork_.e * s_;

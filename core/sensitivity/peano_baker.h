@@ -25,7 +25,11 @@
 // which two things cut without changing the formula:
 // - Reuse: E = e^{ΔtA} and Φ₁ depend on A and Δt only; when both are bitwise identical to the
 //   previous exponential step's (constant Jacobian, equal interval), E and Φ₁ are reused — the
-//   result is bit-identical to recomputing them.
+//   result is bit-identical to recomputing them. When only Δt differs (shiftExponential), by
+//   rounding (equal output intervals such as 0.3 − 0.2 and 0.2 − 0.1), E and Φ₁ are kept as
+//   they are (exact to working precision); by a little more, they are shifted where that is
+//   cheaper than a fresh exponential: e^{ΔtA} = e^{Δt_c A} e^{δA},
+//   Φ₁(Δt) = Φ₁(Δt_c) + e^{Δt_c A} Φ₁(δ) (δ = Δt − Δt_c: two products and a cheap e^{δA}).
 // - Merging (mergeTolerance > 0): consecutive exponential intervals (Exp's, and PBSR's stiff
 //   ones) are folded into one exponential step over [t_a, t_b], H = t_b − t_a, with the
 //   step-length-weighted means of their A and B (Ā = Σ Δt_k A_k / H, the composite midpoint rule
@@ -74,6 +78,9 @@ struct PeanoBakerOptions {
   double mergeTolerance = 1e-4;
   // Reuse E and Φ₁ when A and Δt are bitwise identical to the previous exponential step's.
   bool reuseExponential = true;
+  // Shift them to a nearby Δt when A is bitwise identical (see above; not bit-identical to
+  // computing them afresh).
+  bool shiftExponential = true;
 
   // Message naming field, value and constraint, or nullopt when valid.
   std::optional<std::string> validate() const;
@@ -83,7 +90,8 @@ struct PeanoBakerOptions {
 struct PeanoBakerStats {
   long intervals = 0;          // grid intervals propagated
   long exponentialSteps = 0;   // exponential-formula steps (a merged run of intervals is one)
-  long expmEvaluations = 0;    // of which E, Φ₁ computed (the others reused them)
+  long expmEvaluations = 0;    // of which E, Φ₁ computed from scratch
+  long expmShifted = 0;        // of which shifted from the previous Δt (same A; see above)
   long mergedIntervals = 0;    // intervals folded into an exponential step begun before them
   long refinedIntervals = 0;   // intervals done with PBS on sub-intervals
   long subintervals = 0;       // PBS sub-intervals in total
@@ -154,6 +162,7 @@ class PeanoBakerPropagator {
   bool cacheValid_ = false;
   double cacheDt_ = 0;
   Eigen::MatrixXd cacheA_;
+  Eigen::MatrixXd shiftE_, shiftPhi_;
 
   // Scratch.
   std::vector<double> jValues_, fpValues_;

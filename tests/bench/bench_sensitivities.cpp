@@ -448,7 +448,8 @@ int run(int argc, char** argv) {
       if (row.ok && row.pb.intervals > 0) {
         std::cout << row.method << ": " << row.pb.intervals << " intervals, "
                   << row.pb.exponentialSteps << " exponential steps, " << row.pb.expmEvaluations
-                  << " exponentials computed, " << row.pb.refinedIntervals << " refined\n";
+                  << " exponentials computed, " << row.pb.expmShifted << " shifted, "
+                  << row.pb.refinedIntervals << " refined\n";
       }
     }
     std::cout << "\n";
