@@ -195,6 +195,9 @@ JsonObject statsObject(const symbolic::CompiledModel& compiled, const Settings& 
     const auto& pb = r.stats.peanoBaker;
     json.add("intervals", pb.intervals)
         .add("exponential_steps", pb.exponentialSteps)
+        .add("exponentials_computed", pb.expmEvaluations)
+        .add("exponentials_shifted", pb.expmShifted)
+        .add("merged_intervals", pb.mergedIntervals)
         .add("refined_intervals", pb.refinedIntervals)
         .add("subintervals", pb.subintervals)
         .add("pb_jacobian_evals", pb.jacobianEvals);

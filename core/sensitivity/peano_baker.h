@@ -21,7 +21,30 @@
 // inside (pitfall 7).
 //
 // Dense Eigen matrices: A is n × n, the cost per PBS sub-interval is one n³ product and two
-// n²·ns products, per exponential step one expm of order min(2n, n + ns).
+// n²·ns products, per exponential step one structured expm (n × n products) — the dominant cost,
+// which two things cut without changing the formula:
+// - Reuse: E = e^{ΔtA} and Φ₁ depend on A and Δt only; when both are bitwise identical to the
+//   previous exponential step's (constant Jacobian, equal interval), E and Φ₁ are reused — the
+//   result is bit-identical to recomputing them. When only Δt differs (shiftExponential), by
+//   rounding (equal output intervals such as 0.3 − 0.2 and 0.2 − 0.1), E and Φ₁ are kept as
+//   they are (exact to working precision); by a little more, they are shifted where that is
+//   cheaper than a fresh exponential: e^{ΔtA} = e^{Δt_c A} e^{δA},
+//   Φ₁(Δt) = Φ₁(Δt_c) + e^{Δt_c A} Φ₁(δ) (δ = Δt − Δt_c: two products and a cheap e^{δA}).
+// - Merging (mergeTolerance > 0): consecutive exponential intervals (Exp's, and PBSR's stiff
+//   ones) are folded into one exponential step over [t_a, t_b], H = t_b − t_a, with the
+//   step-length-weighted means of their A and B (Ā = Σ Δt_k A_k / H, the composite midpoint rule
+//   for ∫A — the first Magnus term — likewise B̄) while a bound on what that changes stays small:
+//   to second order the merged step differs from the per-interval steps by
+//   ½ Σ_{j<k} Δt_j Δt_k ([A_k, A_j] S + A_k B_j − A_j B_k), which per parameter (column j) is at
+//   most ½ H² (2‖A‖ dA ‖S_j‖ + ‖A‖ dB_j + dA ‖B_j‖) with dA, dB_j the spreads of the A_k, B_k
+//   about the first interval's (1-norms); merge while that is ≤ mergeTolerance·(‖S_j‖ + H‖B_j‖).
+//   Exact for constant A and B (then Ā, B̄ are the samples themselves, so reuse applies). S is
+//   brought up to date (the pending step applied) by sensitivities(), i.e. at every output time,
+//   and before any PBS interval. Measured (docs/benchmarks/sensitivities.md): at the default
+//   1e-4 the benchmark's Exp errors are unchanged; Jacobians that change on every step
+//   (Michaelis–Menten, Chua, Bachmann) merge little, constant ones (the linear SBML Test Suite
+//   models) merge to one step per output interval.
+
 #pragma once
 
 #include <functional>
@@ -50,6 +73,14 @@ struct PeanoBakerOptions {
   double constantTolerance = 1e-4;
   // Exponential formula with A, B at the interval midpoint (default) or at its left end (paper).
   bool midpoint = true;
+  // Merge consecutive exponential intervals while the bound above, relative to the size of S,
+  // is at most this; 0: one exponential step per grid interval (the paper's Exp).
+  double mergeTolerance = 1e-4;
+  // Reuse E and Φ₁ when A and Δt are bitwise identical to the previous exponential step's.
+  bool reuseExponential = true;
+  // Shift them to a nearby Δt when A is bitwise identical (see above; not bit-identical to
+  // computing them afresh).
+  bool shiftExponential = true;
 
   // Message naming field, value and constraint, or nullopt when valid.
   std::optional<std::string> validate() const;
@@ -58,7 +89,10 @@ struct PeanoBakerOptions {
 
 struct PeanoBakerStats {
   long intervals = 0;          // grid intervals propagated
-  long exponentialSteps = 0;   // intervals done with the exponential formula
+  long exponentialSteps = 0;   // exponential-formula steps (a merged run of intervals is one)
+  long expmEvaluations = 0;    // of which E, Φ₁ computed from scratch
+  long expmShifted = 0;        // of which shifted from the previous Δt (same A; see above)
+  long mergedIntervals = 0;    // intervals folded into an exponential step begun before them
   long refinedIntervals = 0;   // intervals done with PBS on sub-intervals
   long subintervals = 0;       // PBS sub-intervals in total
   long jacobianEvals = 0;      // (J, ∂f/∂p) pair evaluations
@@ -83,14 +117,19 @@ class PeanoBakerPropagator {
 
   double time() const { return t_; }
   const std::vector<double>& state() const { return x_; }
-  // S at time(), column-major nx × ns.
-  void sensitivities(std::vector<double>& s) const;
+  // S at time(), column-major nx × ns (applies a pending merged exponential step first).
+  void sensitivities(std::vector<double>& s);
   const PeanoBakerStats& stats() const { return stats_; }
 
  private:
   // A = J(t, x), B = ∂f/∂p(t, x) for the selected parameters, dense.
   void evaluate(double t, const std::vector<double>& x, Eigen::MatrixXd& a, Eigen::MatrixXd& b);
   void ensureLeft();
+  // One interval [t_, t1] of the exponential formula with (a, b): merged into the pending step
+  // when mergeTolerance allows, else applied at once.
+  void exponentialInterval(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b, double t1);
+  // Applies the pending merged step, if any: S then refers to t_.
+  void flush();
   void exponential(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b, double dt);
   void pbs(const Eigen::MatrixXd& aLeft, const Eigen::MatrixXd& bLeft,
            const Eigen::MatrixXd& aRight, const Eigen::MatrixXd& bRight, double h);
@@ -107,6 +146,23 @@ class PeanoBakerPropagator {
   Eigen::MatrixXd s_;              // nx × ns
   Eigen::MatrixXd aLeft_, bLeft_;  // A, B at (t_, x_) when leftValid_
   bool leftValid_ = false;
+
+  // The pending merged exponential step [pendingStart_, t_]: S still refers to pendingStart_.
+  bool pending_ = false;
+  double pendingStart_ = 0;
+  Eigen::MatrixXd aFirst_, bFirst_;  // A, B of its first interval
+  double spreadA_ = 0, aNormMax_ = 0;  // max ‖A_k − A_first‖₁, max ‖A_k‖₁
+  // Per parameter (column): max ‖B_k − B_first‖₁, max ‖B_k‖₁, ‖S(pendingStart_)‖₁.
+  Eigen::ArrayXd spreadB_, bNormMax_, sNorm_;
+  Eigen::ArrayXd colNorms_, colSpread_;  // scratch
+  Eigen::MatrixXd aSum_, bSum_;      // Σ Δt_k A_k, Σ Δt_k B_k
+  bool aConstant_ = true, bConstant_ = true;  // every A_k (B_k) bitwise equal to the first
+
+  // E, Φ₁ of the last exponential step (in expWork_.e, expWork_.phi) were computed for these.
+  bool cacheValid_ = false;
+  double cacheDt_ = 0;
+  Eigen::MatrixXd cacheA_;
+  Eigen::MatrixXd shiftE_, shiftPhi_;
 
   // Scratch.
   std::vector<double> jValues_, fpValues_;

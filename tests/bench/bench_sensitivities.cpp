@@ -327,6 +327,7 @@ struct Row {
   std::string error;
   double wall = 0, err = 0;
   long steps = 0, rhs = 0, jac = 0, sens = 0;
+  sensode::sensitivity::PeanoBakerStats pb;  // pbsr/exp only
 };
 
 // Up to k parameter ids spread evenly over `ids` (first and last included).
@@ -431,6 +432,7 @@ int run(int argc, char** argv) {
       row.rhs = r.stats.integrator.rhsEvals;
       row.jac = r.stats.integrator.jacEvals;
       row.sens = r.stats.sensitivityEvals;
+      row.pb = r.stats.peanoBaker;
       rows.push_back(row);
       const std::pair<double*, double*> slot =
           method == SensitivityMethod::Cvodes       ? std::pair{&sum.cvodes, &sum.errCvodes}
@@ -501,6 +503,15 @@ int run(int argc, char** argv) {
                 << fmt("%.2f", row.wall / sum.cvodes) << " | " << count(row.steps) << " | "
                 << count(row.rhs) << " | " << count(row.jac) << " | " << count(row.sens) << " | "
                 << fmt("%.1e", row.err) << " |\n";
+    }
+    std::cout << "\n";
+    for (const Row& row : rows) {
+      if (row.ok && row.pb.intervals > 0) {
+        std::cout << row.method << ": " << row.pb.intervals << " intervals, "
+                  << row.pb.exponentialSteps << " exponential steps, " << row.pb.expmEvaluations
+                  << " exponentials computed, " << row.pb.expmShifted << " shifted, "
+                  << row.pb.refinedIntervals << " refined\n";
+      }
     }
     std::cout << "\n";
     std::cout.flush();
