@@ -17,8 +17,14 @@
 // log-sensitivities, max_{t,p} |p|·|v − v_ref| / max_{t,p} |p|·|v_ref| (|p| → 1 for p = 0),
 // the worst output. Ratios are to CVODES forward's wall time.
 //
+// Method cvodes-aug: CVODES forward sensitivities in the augmented mode (SensitivityCorrector::
+// Augmented, [x; S] as one vector; not in the default list); "cvodes" stays the forward module
+// with the staggered corrector, the baseline of every ratio. --handover selects the corrector of
+// odeSD's CVODES hand-over (default: the library's, augmented).
+//
 //   bench_sensitivities [--petab DIR] [--suite DIR] [--suite-top K] [--samples N]
-//                       [--only SUBSTRING] [--methods odesd,cvodes,pbsr,exp,fd] [--rtol R]
+//                       [--only SUBSTRING] [--methods odesd,cvodes,cvodes-aug,pbsr,exp,fd]
+//                       [--rtol R] [--handover staggered|simultaneous|augmented]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -52,6 +58,7 @@ using sensode::tasks::SensitivityMethod;
 using sensode::tasks::SensitivityOptions;
 using sensode::tasks::SensitivityProblem;
 using sensode::tasks::SensitivityResult;
+using sensode::integrators::SensitivityCorrector;
 
 namespace {
 
@@ -67,6 +74,15 @@ struct Settings {
   std::vector<SensitivityMethod> methods = {SensitivityMethod::Cvodes, SensitivityMethod::OdeSd,
                                             SensitivityMethod::Pbsr, SensitivityMethod::Exp,
                                             SensitivityMethod::FiniteDifferences};
+  bool cvodesAugmented = false;  // the cvodes-aug row
+  std::optional<SensitivityCorrector> handover;
+};
+
+// What runOnce varies besides the method: CVODES's corrector and odeSD's hand-over corrector
+// (defaults: the library's).
+struct Correctors {
+  SensitivityCorrector cvodes = sensode::integrators::IntegratorOptions{}.sensitivityCorrector;
+  SensitivityCorrector handover = sensode::integrators::IntegratorOptions{}.handoverCorrector;
 };
 
 struct BenchModel {
@@ -119,7 +135,7 @@ std::shared_ptr<const CompiledModel> compile(const fs::path& file) {
 }
 
 SensitivityResult runOnce(const BenchModel& m, SensitivityMethod method, double rtol,
-                          double atol) {
+                          double atol, const Correctors& correctors = {}) {
   SensitivityProblem problem;
   problem.model = m.model;
   problem.times = m.times;
@@ -128,6 +144,8 @@ SensitivityResult runOnce(const BenchModel& m, SensitivityMethod method, double 
   options.method = method;
   options.integrator.rtol = rtol;
   options.integrator.atol = atol;
+  options.integrator.sensitivityCorrector = correctors.cvodes;
+  options.integrator.handoverCorrector = correctors.handover;
   return sensode::tasks::runSensitivities(problem, options);
 }
 
@@ -338,17 +356,25 @@ int run(int argc, char** argv) {
     else if (arg == "--samples") s.samples = std::stoi(value());
     else if (arg == "--only") s.only = value();
     else if (arg == "--rtol") s.rtol = std::stod(value());
-    else if (arg == "--methods") {
+    else if (arg == "--handover") {
+      const std::string name = value();
+      s.handover = sensode::integrators::sensitivityCorrectorFromString(name);
+      if (!s.handover) throw std::runtime_error("unknown corrector " + name);
+    } else if (arg == "--methods") {
       s.methods.clear();
       for (const std::string& name : split(value(), ',')) {
+        if (name == "cvodes-aug") {
+          s.cvodesAugmented = true;
+          continue;
+        }
         const auto m = sensode::tasks::sensitivityMethodFromString(name);
         if (!m) throw std::runtime_error("unknown method " + name);
         s.methods.push_back(*m);
       }
     } else {
       std::cerr << "usage: bench_sensitivities [--petab DIR] [--suite DIR] [--suite-top K] "
-                   "[--samples N] [--only SUBSTRING] [--methods odesd,cvodes,pbsr,exp,fd] "
-                   "[--rtol R]\n";
+                   "[--samples N] [--only SUBSTRING] [--methods "
+                   "odesd,cvodes,cvodes-aug,pbsr,exp,fd] [--rtol R] [--handover CORRECTOR]\n";
       return 2;
     }
   }
@@ -369,8 +395,9 @@ int run(int argc, char** argv) {
     int nx, np;
     std::size_t nt;
     double cvodes = NAN, odesd = NAN, odesdTc = NAN, cvodesTc = NAN, pbsr = NAN, exp = NAN,
-           fd = NAN;
-    double errCvodes = NAN, errOdesd = NAN, errPbsr = NAN, errExp = NAN, errFd = NAN;
+           fd = NAN, cvodesAug = NAN;
+    double errCvodes = NAN, errOdesd = NAN, errPbsr = NAN, errExp = NAN, errFd = NAN,
+           errCvodesAug = NAN;
   };
   std::vector<Summary> summaries;
 
@@ -378,31 +405,52 @@ int run(int argc, char** argv) {
     Summary sum{m.name, m.model->nx(), m.model->np(), m.times.size()};
     std::vector<double> p = sensode::tasks::resolveParameters(*m.model, m.overrides);
     std::vector<Row> rows;
+    struct Variant {
+      std::string label;
+      SensitivityMethod method;
+      Correctors correctors;
+      double* wall;
+      double* err;
+    };
+    std::vector<Variant> variants;
+    Correctors base;
+    if (s.handover) base.handover = *s.handover;
     for (const SensitivityMethod method : s.methods) {
-      Row row;
-      row.method = sensode::tasks::toString(method);
-      SensitivityResult r = runOnce(m, method, s.rtol, s.atol);
-      if (r.termination != sensode::tasks::Termination::Success) {
-        row.ok = false;
-        row.error = r.message;
-        rows.push_back(row);
-        continue;
-      }
-      row.wall = medianSeconds([&] { runOnce(m, method, s.rtol, s.atol); }, s.samples);
-      row.err = sensitivityError(r, m.ref, p, *m.model);
-      row.steps = r.stats.integrator.steps;
-      row.rhs = r.stats.integrator.rhsEvals;
-      row.jac = r.stats.integrator.jacEvals;
-      row.sens = r.stats.sensitivityEvals;
-      rows.push_back(row);
       const std::pair<double*, double*> slot =
           method == SensitivityMethod::Cvodes       ? std::pair{&sum.cvodes, &sum.errCvodes}
           : method == SensitivityMethod::OdeSd      ? std::pair{&sum.odesd, &sum.errOdesd}
           : method == SensitivityMethod::Pbsr       ? std::pair{&sum.pbsr, &sum.errPbsr}
           : method == SensitivityMethod::Exp        ? std::pair{&sum.exp, &sum.errExp}
                                                     : std::pair{&sum.fd, &sum.errFd};
-      *slot.first = row.wall;
-      *slot.second = row.err;
+      variants.push_back({sensode::tasks::toString(method), method, base, slot.first,
+                          slot.second});
+    }
+    if (s.cvodesAugmented) {
+      Correctors aug = base;
+      aug.cvodes = SensitivityCorrector::Augmented;
+      variants.push_back({"cvodes-aug", SensitivityMethod::Cvodes, aug, &sum.cvodesAug,
+                          &sum.errCvodesAug});
+    }
+    for (const Variant& v : variants) {
+      Row row;
+      row.method = v.label;
+      SensitivityResult r = runOnce(m, v.method, s.rtol, s.atol, v.correctors);
+      if (r.termination != sensode::tasks::Termination::Success) {
+        row.ok = false;
+        row.error = r.message;
+        rows.push_back(row);
+        continue;
+      }
+      row.wall =
+          medianSeconds([&] { runOnce(m, v.method, s.rtol, s.atol, v.correctors); }, s.samples);
+      row.err = sensitivityError(r, m.ref, p, *m.model);
+      row.steps = r.stats.integrator.steps;
+      row.rhs = r.stats.integrator.rhsEvals;
+      row.jac = r.stats.integrator.jacEvals;
+      row.sens = r.stats.sensitivityEvals;
+      rows.push_back(row);
+      *v.wall = row.wall;
+      *v.err = row.err;
     }
     for (const auto method : {sensode::integrators::Method::Cvodes,
                               sensode::integrators::Method::OdeSd}) {
@@ -449,10 +497,12 @@ int run(int argc, char** argv) {
   std::cout << "### Summary: wall-time ratios (targets: odeSD/CVODES ≤ 0.4, odeSD overhead ≤ 3, "
                "Exp/CVODES ≤ 0.1) and errors\n\n"
             << "| model | nx | np | nt | CVODES fwd [ms] | odeSD / CVODES | odeSD overhead | "
-               "CVODES overhead | PBSR / CVODES | Exp / CVODES | FD / CVODES | err CVODES | err "
-               "odeSD | err PBSR | err Exp | err FD |\n"
-            << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-  std::vector<double> rOdesd, rOverhead, rCvOverhead, rPbsr, rExp, rFd;
+               "CVODES overhead | CVODES aug / CVODES | PBSR / CVODES | Exp / CVODES | FD / "
+               "CVODES | err CVODES | err odeSD | err CVODES aug | err PBSR | err Exp | err FD "
+               "|\n"
+            << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+               "---:|---:|\n";
+  std::vector<double> rOdesd, rOverhead, rCvOverhead, rAug, rPbsr, rExp, rFd;
   auto keep = [](std::vector<double>& v, double x) {
     if (std::isfinite(x) && x > 0) v.push_back(x);
     return x;
@@ -463,17 +513,19 @@ int run(int argc, char** argv) {
               << fmt("%.2f", keep(rOdesd, x.odesd / x.cvodes)) << " | "
               << fmt("%.2f", keep(rOverhead, x.odesd / x.odesdTc)) << " | "
               << fmt("%.2f", keep(rCvOverhead, x.cvodes / x.cvodesTc)) << " | "
+              << fmt("%.2f", keep(rAug, x.cvodesAug / x.cvodes)) << " | "
               << fmt("%.2f", keep(rPbsr, x.pbsr / x.cvodes)) << " | "
               << fmt("%.2f", keep(rExp, x.exp / x.cvodes)) << " | "
               << fmt("%.1f", keep(rFd, x.fd / x.cvodes)) << " | " << fmt("%.0e", x.errCvodes)
-              << " | " << fmt("%.0e", x.errOdesd) << " | " << fmt("%.0e", x.errPbsr) << " | "
+              << " | " << fmt("%.0e", x.errOdesd) << " | " << fmt("%.0e", x.errCvodesAug) << " | "
+              << fmt("%.0e", x.errPbsr) << " | "
               << fmt("%.0e", x.errExp) << " | " << fmt("%.0e", x.errFd) << " |\n";
   }
   std::cout << "| geometric mean | | | | | " << fmt("%.2f", geometricMean(rOdesd)) << " | "
             << fmt("%.2f", geometricMean(rOverhead)) << " | "
             << fmt("%.2f", geometricMean(rCvOverhead)) << " | "
-            << fmt("%.2f", geometricMean(rPbsr)) << " | " << fmt("%.2f", geometricMean(rExp))
-            << " | " << fmt("%.1f", geometricMean(rFd)) << " | | | | | |\n\n";
+            << fmt("%.2f", geometricMean(rAug)) << " | " << fmt("%.2f", geometricMean(rPbsr)) << " | " << fmt("%.2f", geometricMean(rExp))
+            << " | " << fmt("%.1f", geometricMean(rFd)) << " | | | | | | |\n\n";
   if (!notes.str().empty()) std::cout << notes.str() << "\n";
   return 0;
 }
