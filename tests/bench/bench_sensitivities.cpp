@@ -18,8 +18,8 @@
 // the worst output. Ratios are to CVODES forward's wall time.
 //
 // Method cvodes-aug: CVODES forward sensitivities in the augmented mode (SensitivityCorrector::
-// Augmented, [x; S] as one vector; not in the default list); "cvodes" stays the forward module
-// with the staggered corrector, the baseline of every ratio. --handover selects the corrector of
+// Augmented, [x; S] as one vector); "cvodes" stays the forward module with the staggered
+// corrector, the baseline of every ratio. --handover selects the corrector of
 // odeSD's CVODES hand-over (default: the library's, augmented).
 //
 //   bench_sensitivities [--petab DIR] [--suite DIR] [--suite-top K] [--samples N]
@@ -74,7 +74,7 @@ struct Settings {
   std::vector<SensitivityMethod> methods = {SensitivityMethod::Cvodes, SensitivityMethod::OdeSd,
                                             SensitivityMethod::Pbsr, SensitivityMethod::Exp,
                                             SensitivityMethod::FiniteDifferences};
-  bool cvodesAugmented = false;  // the cvodes-aug row
+  bool cvodesAugmented = true;  // the cvodes-aug row
   std::optional<SensitivityCorrector> handover;
 };
 
@@ -362,6 +362,7 @@ int run(int argc, char** argv) {
       if (!s.handover) throw std::runtime_error("unknown corrector " + name);
     } else if (arg == "--methods") {
       s.methods.clear();
+      s.cvodesAugmented = false;
       for (const std::string& name : split(value(), ',')) {
         if (name == "cvodes-aug") {
           s.cvodesAugmented = true;
