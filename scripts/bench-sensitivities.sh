@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds bench_sensitivities (Release, in build-bench-sens/) and runs the five sensitivity methods
 # (odeSD direct, CVODES forward (module and augmented), PBSR, Exp, finite differences) side by
-# side on the PEtab models
-# and the largest SBML Test Suite models (tests/bench/bench_sensitivities.cpp). The Markdown
-# report goes to build-bench-sens/bench-sensitivities.md (and stdout); with --write-doc it also
+# side on the PEtab models and the largest SBML Test Suite models
+# (tests/bench/bench_sensitivities.cpp). The Markdown report goes to
+# build-bench-sens/bench-sensitivities.md (and stdout); with --write-doc it also
 # replaces the generated section of docs/benchmarks/sensitivities.md (between the
 # "BEGIN GENERATED" and "END GENERATED" markers; the prose around them is kept).
 #
