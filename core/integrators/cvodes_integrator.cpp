@@ -339,7 +339,8 @@ struct CvodesIntegrator::Impl {
   void createCvode(CVRhsFn f) {
     mem.reset(sundials::checkCreated(CVodeCreate(CV_BDF, ctx.get()), "CVodeCreate"));
     void* m = mem.get();
-    sundials::checkCvode(CVodeSetErrHandlerFn(m, &Impl::errorHandler, this), "CVodeSetErrHandlerFn");
+    sundials::checkCvode(CVodeSetErrHandlerFn(m, &Impl::errorHandler, this),
+                         "CVodeSetErrHandlerFn");
     sundials::checkCvode(CVodeInit(m, f, t, y.get()), "CVodeInit");
     sundials::checkCvode(CVodeSetUserData(m, this), "CVodeSetUserData");
     sundials::checkCvode(CVodeSetMaxNumSteps(m, options.maxSteps), "CVodeSetMaxNumSteps");
