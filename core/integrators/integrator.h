@@ -26,8 +26,8 @@ enum class LinearSolverKind { Auto, Dense, Sparse };
 // with the same Newton matrix; Simultaneous (CV_SIMULTANEOUS) iterates states and sensitivities
 // together in one Newton iteration. Augmented: no forward sensitivity module; plain CVODE on
 // [x; S] as one vector, with the block-diagonal Newton matrix like CV_SIMULTANEOUS (one LU of
-// I − γJ applied to every block) but SUNDIALS' vector operations over one long vector instead
-// of 1 + ns short ones. odeSD's direct sensitivities are staggered by construction (NUMERICS.md
+// I − γJ applied to every block) and CVODES's tolerances and error norm, but vector operations
+// over one long vector instead of 1 + ns short ones. odeSD's direct sensitivities are staggered by construction (NUMERICS.md
 // §3); its BDF hand-over uses IntegratorOptions::handoverCorrector.
 enum class SensitivityCorrector { Staggered, Simultaneous, Augmented };
 const char* toString(SensitivityCorrector c);  // "staggered", "simultaneous", "augmented"
