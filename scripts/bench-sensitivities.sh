@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds bench_sensitivities (Release, in build-bench-sens/) and runs the five sensitivity methods
-# (odeSD direct, CVODES forward, PBSR, Exp, finite differences) side by side on the PEtab models
-# and the largest SBML Test Suite models (tests/bench/bench_sensitivities.cpp). The Markdown
-# report goes to build-bench-sens/bench-sensitivities.md (and stdout); with --write-doc it also
+# (odeSD direct, CVODES forward (module and augmented), PBSR, Exp, finite differences) side by
+# side on the PEtab models and the largest SBML Test Suite models
+# (tests/bench/bench_sensitivities.cpp). The Markdown report goes to
+# build-bench-sens/bench-sensitivities.md (and stdout); with --write-doc it also
 # replaces the generated section of docs/benchmarks/sensitivities.md (between the
 # "BEGIN GENERATED" and "END GENERATED" markers; the prose around them is kept).
 #
@@ -11,7 +12,8 @@
 #   BENCH_ARGS="--samples 9 --only Boehm" scripts/bench-sensitivities.sh
 #
 # Environment: SENSODE_BENCH_BUILD_DIR (default build-bench-sens/), BENCH_ARGS (extra arguments:
-# --samples N, --only SUBSTRING, --methods odesd,cvodes,pbsr,exp,fd, --suite-top K, --rtol R).
+# --samples N, --only SUBSTRING, --methods odesd,cvodes,cvodes-aug,pbsr,exp,fd, --suite-top K,
+# --rtol R, --handover staggered|simultaneous|augmented).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${SENSODE_BENCH_BUILD_DIR:-$root/build-bench-sens}"

@@ -3,7 +3,7 @@
 //                       [--scaled] [--t-end T] [--points N | --times t1,t2,...] [--rtol R]
 //                       [--atol A] [--set ID=VALUE ...] [--trajectory odesd|cvodes]
 //                       [--outputs ID,...] [--no-error-control] [--fd-step H]
-//                       [--corrector staggered|simultaneous]
+//                       [--corrector staggered|simultaneous|augmented]
 //                       [--out FILE.csv] [--stats FILE.json]
 //
 // Imports the model, compiles it, runs the sensitivities task and writes dy/dp in long format
@@ -57,8 +57,9 @@ const std::vector<OptionSpec>& sensitivitiesOptions() {
       {"--outputs", "ID,...", "outputs to differentiate (default: species, then time-varying "
                               "quantities)"},
       {"--no-error-control", "", "odesd/cvodes: leave S out of the local error test"},
-      {"--corrector", "staggered|simultaneous",
-       "cvodes: sensitivity corrector (default staggered; odesd: its BDF hand-over)"},
+      {"--corrector", "staggered|simultaneous|augmented",
+       "cvodes: sensitivity corrector (default staggered; augmented: CVODE on [x; S] as one "
+       "vector); odesd: that of its BDF hand-over (default augmented)"},
       {"--fd-step", "H", "fd: relative parameter step (default 1e-4; simulations at rtol 1e-12)"},
       {"--out", "FILE.csv", "write time,variable,parameter,value (one row per entry)"},
       {"--stats", "FILE.json", "write statistics as one JSON object"},
@@ -119,11 +120,16 @@ Settings parse(const Arguments& a) {
   }
   if (const auto c = a.string("--corrector")) {
     const auto corrector = integrators::sensitivityCorrectorFromString(*c);
-    if (!corrector) throw usage("--corrector: '" + *c + "' is not one of staggered, simultaneous");
-    if (options.method != tasks::SensitivityMethod::OdeSd &&
-        options.method != tasks::SensitivityMethod::Cvodes)
+    if (!corrector) {
+      throw usage("--corrector: '" + *c + "' is not one of staggered, simultaneous, augmented");
+    }
+    if (options.method == tasks::SensitivityMethod::OdeSd) {
+      options.integrator.handoverCorrector = *corrector;
+    } else if (options.method == tasks::SensitivityMethod::Cvodes) {
+      options.integrator.sensitivityCorrector = *corrector;
+    } else {
       throw usage("--corrector applies to --method cvodes and odesd");
-    options.integrator.sensitivityCorrector = *corrector;
+    }
   }
   if (const auto params = a.string("--params"); params && *params != "all") {
     problem.parameters = splitList(*params);
@@ -187,8 +193,10 @@ JsonObject statsObject(const symbolic::CompiledModel& compiled, const Settings& 
       .add("simulations", r.stats.simulations);
   const bool peanoBaker =
       o.method == tasks::SensitivityMethod::Pbsr || o.method == tasks::SensitivityMethod::Exp;
-  if (o.method == tasks::SensitivityMethod::Cvodes || o.method == tasks::SensitivityMethod::OdeSd)
+  if (o.method == tasks::SensitivityMethod::Cvodes)
     json.add("corrector", integrators::toString(o.integrator.sensitivityCorrector));
+  if (o.method == tasks::SensitivityMethod::OdeSd)
+    json.add("corrector", integrators::toString(o.integrator.handoverCorrector));
   if (peanoBaker || o.method == tasks::SensitivityMethod::FiniteDifferences)
     json.add("trajectory", integrators::toString(o.trajectory));
   if (peanoBaker) {

@@ -13,10 +13,12 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <string>
 #include <utility>
 
 #include "core/common/errors.h"
+#include "core/integrators/sparse_lu.h"
 #include "core/integrators/sundials_handles.h"
 
 namespace sensode::integrators {
@@ -64,8 +66,179 @@ const char* describeFlag(int flag) {
   }
 }
 
+// The augmented mode's weighted RMS norm: the largest of the norms of the 1 + ns blocks of nx
+// values (x, S_1, …, S_ns), CVODES's norm with sensitivities in the error test (cvSensNorm:
+// max over x and every S_j). One RMS over all n·(1 + ns) values instead lets errors in a few S
+// columns hide in the average: Boehm's worst sensitivity error rose from 3e-7 to 3.6e-6. Every
+// norm CVODE takes (error test, Newton convergence, step and order selection) goes through it:
+// it replaces nvwrmsnorm in the ops of y, which CVODE's work vectors are cloned from. The block
+// length of the current CVode() call comes from a thread-local (the N_Vector has no room for it).
+thread_local sunindextype tBlockLength = 0;
+
+sunrealtype blockMaxWrmsNorm(N_Vector xv, N_Vector wv) {
+  const sunindextype len = N_VGetLength(xv);
+  const sunindextype n = tBlockLength;
+  if (n <= 0 || len % n != 0) return N_VWrmsNorm_Serial(xv, wv);
+  const double* x = N_VGetArrayPointer(xv);
+  const double* w = N_VGetArrayPointer(wv);
+  double worst = 0;
+  for (sunindextype b = 0; b < len; b += n) {
+    double sum = 0;
+    for (sunindextype i = b; i < b + n; ++i) {
+      const double v = x[i] * w[i];
+      sum += v * v;
+    }
+    worst = std::max(worst, sum);
+  }
+  return std::sqrt(worst / static_cast<double>(n));
+}
+
+// Serial vector operations for the augmented mode's long vector. Debian's SUNDIALS 6.4.1 is built
+// without optimisation: its N_VLinearSum_Serial takes ~20 instructions per element (callgrind:
+// 30k per call on Bachmann's 1475 values), 42 % of the augmented run. CVODE's O(q²·n·(1 + ns))
+// Nordsieck updates (predictor, restore, completion) go through linearsum/scale/const and the
+// fused linear combination and scale-add-multi, so these are compiled here; element-wise, so
+// any aliasing of the operands CVODE uses is fine.
+void fastLinearSum(sunrealtype a, N_Vector xv, sunrealtype b, N_Vector yv, N_Vector zv) {
+  const sunindextype n = N_VGetLength(zv);
+  const double* x = N_VGetArrayPointer(xv);
+  const double* y = N_VGetArrayPointer(yv);
+  double* z = N_VGetArrayPointer(zv);
+  for (sunindextype i = 0; i < n; ++i) z[i] = a * x[i] + b * y[i];
+}
+
+void fastConst(sunrealtype c, N_Vector zv) {
+  double* z = N_VGetArrayPointer(zv);
+  std::fill(z, z + N_VGetLength(zv), c);
+}
+
+void fastScale(sunrealtype c, N_Vector xv, N_Vector zv) {
+  const sunindextype n = N_VGetLength(zv);
+  const double* x = N_VGetArrayPointer(xv);
+  double* z = N_VGetArrayPointer(zv);
+  for (sunindextype i = 0; i < n; ++i) z[i] = c * x[i];
+}
+
+// z = Σ_j c_j X_j (z may be X_0).
+int fastLinearCombination(int nvec, sunrealtype* c, N_Vector* X, N_Vector zv) {
+  const sunindextype n = N_VGetLength(zv);
+  double* z = N_VGetArrayPointer(zv);
+  const double* x0 = N_VGetArrayPointer(X[0]);
+  for (sunindextype i = 0; i < n; ++i) z[i] = c[0] * x0[i];
+  for (int j = 1; j < nvec; ++j) {
+    const double* xj = N_VGetArrayPointer(X[j]);
+    const double cj = c[j];
+    for (sunindextype i = 0; i < n; ++i) z[i] += cj * xj[i];
+  }
+  return 0;
+}
+
+// Z_j = a_j·x + Y_j.
+int fastScaleAddMulti(int nvec, sunrealtype* a, N_Vector xv, N_Vector* Y, N_Vector* Z) {
+  const sunindextype n = N_VGetLength(xv);
+  const double* x = N_VGetArrayPointer(xv);
+  for (int j = 0; j < nvec; ++j) {
+    const double* y = N_VGetArrayPointer(Y[j]);
+    double* z = N_VGetArrayPointer(Z[j]);
+    const double aj = a[j];
+    for (sunindextype i = 0; i < n; ++i) z[i] = aj * x[i] + y[i];
+  }
+  return 0;
+}
+
+// The augmented vector's operations: the block-max norm and the compiled operations above.
+// CVODE clones its work vectors from y, and clones copy the operations.
+void installAugmentedOps(N_Vector v) {
+  v->ops->nvwrmsnorm = blockMaxWrmsNorm;
+  v->ops->nvlinearsum = fastLinearSum;
+  v->ops->nvconst = fastConst;
+  v->ops->nvscale = fastScale;
+  v->ops->nvlinearcombination = fastLinearCombination;
+  v->ops->nvscaleaddmulti = fastScaleAddMulti;
+}
+
+// Sets tBlockLength for one CVode() call (restored after: integrators may nest through the step
+// callback).
+class BlockLengthScope {
+ public:
+  explicit BlockLengthScope(sunindextype n) : previous_(tBlockLength) { tBlockLength = n; }
+  ~BlockLengthScope() { tBlockLength = previous_; }
+  BlockLengthScope(const BlockLengthScope&) = delete;
+  BlockLengthScope& operator=(const BlockLengthScope&) = delete;
+
+ private:
+  sunindextype previous_;
+};
+
 // Consecutive steps that leave t unchanged before advanceTo gives up.
 constexpr long kMaxStalledSteps = 100;
+
+// The Newton matrix of the augmented mode (SensitivityCorrector::Augmented) as a SUNMatrix that
+// stores only its n×n diagonal block: CVODE's matrix-based linear solver interface builds
+// M = I − γJ with its own heuristics (when to re-evaluate J, when to refactor, rescaling the
+// correction when γ changed since the set-up) through these operations, while the matrix of the
+// augmented system is block-diagonal with 1 + ns copies of that block (the J·S coupling
+// ∂(J·S)/∂x is dropped, as in CV_SIMULTANEOUS). Values in the CSC order of the integrator's
+// merged pattern (model pattern plus diagonal).
+struct BlockMatrix {
+  std::vector<double> values;
+  const std::vector<sunindextype>* diagonal = nullptr;  // positions of the diagonal entries
+};
+
+BlockMatrix& block(SUNMatrix A) { return *static_cast<BlockMatrix*>(A->content); }
+
+SUNMatrix newBlockMatrix(SUNContext ctx, std::size_t nnz,
+                         const std::vector<sunindextype>* diagonal);
+
+SUNMatrix_ID blockGetId(SUNMatrix /*A*/) { return SUNMATRIX_CUSTOM; }
+
+SUNMatrix blockClone(SUNMatrix A) {
+  return newBlockMatrix(A->sunctx, block(A).values.size(), block(A).diagonal);
+}
+
+void blockDestroy(SUNMatrix A) {
+  if (A == nullptr) return;
+  delete static_cast<BlockMatrix*>(A->content);
+  A->content = nullptr;
+  SUNMatFreeEmpty(A);
+}
+
+int blockZero(SUNMatrix A) {
+  std::fill(block(A).values.begin(), block(A).values.end(), 0.0);
+  return SUNMAT_SUCCESS;
+}
+
+int blockCopy(SUNMatrix A, SUNMatrix B) {
+  if (block(A).values.size() != block(B).values.size()) return SUNMAT_ILL_INPUT;
+  std::copy(block(A).values.begin(), block(A).values.end(), block(B).values.begin());
+  return SUNMAT_SUCCESS;
+}
+
+int blockScaleAddI(sunrealtype c, SUNMatrix A) {
+  BlockMatrix& m = block(A);
+  for (double& v : m.values) v *= c;
+  for (const sunindextype k : *m.diagonal) m.values[static_cast<std::size_t>(k)] += 1.0;
+  return SUNMAT_SUCCESS;
+}
+
+SUNMatrix newBlockMatrix(SUNContext ctx, std::size_t nnz,
+                         const std::vector<sunindextype>* diagonal) {
+  SUNMatrix A = SUNMatNewEmpty(ctx);
+  if (A == nullptr) return nullptr;
+  try {
+    A->content = new BlockMatrix{std::vector<double>(nnz, 0.0), diagonal};
+  } catch (...) {  // C caller: report out of memory as null
+    SUNMatFreeEmpty(A);
+    return nullptr;
+  }
+  A->ops->getid = blockGetId;
+  A->ops->clone = blockClone;
+  A->ops->destroy = blockDestroy;
+  A->ops->zero = blockZero;
+  A->ops->copy = blockCopy;
+  A->ops->scaleaddi = blockScaleAddI;
+  return A;
+}
 
 }  // namespace
 
@@ -100,6 +273,17 @@ struct CvodesIntegrator::Impl {
   std::vector<double> sensJac, sensFp, sensX;
   double sensT = 0;
   bool sensCacheValid = false;
+
+  // Augmented mode (SensitivityCorrector::Augmented): plain CVODE on y = [x; vec(S)] (y and
+  // yOut have length nx·(1 + ns)), Newton matrix = the BlockMatrix above, factorised by blockLu
+  // (dense LU or KLU by the same rule as the states' solver) and applied to all 1 + ns blocks
+  // in one multi-right-hand-side solve.
+  bool augmented = false;
+  long augmentedRhsEvals = 0;
+  symbolic::SparsePattern blockPattern;  // the merged pattern, for blockLu
+  std::vector<sunindextype> diagonal;    // diagonal positions in the merged pattern
+  detail::SparseLu blockLu;              // outlives the linear solver that uses it
+  std::vector<double> augmentedAtol;     // per component (+∞: not in the error test)
 
   StepCallback stepCallback;  // setStepCallback
   // CVodeGetDky on the last step, for the step callback.
@@ -146,6 +330,26 @@ struct CvodesIntegrator::Impl {
     sensParams.clear();
     sLast.clear();
     sensCacheValid = false;
+    augmented = false;
+    augmentedRhsEvals = 0;
+  }
+
+  // CVODE BDF memory starting from (t, y) with the options' step settings; the caller sets the
+  // tolerances and the linear solver.
+  void createCvode(CVRhsFn f) {
+    mem.reset(sundials::checkCreated(CVodeCreate(CV_BDF, ctx.get()), "CVodeCreate"));
+    void* m = mem.get();
+    sundials::checkCvode(CVodeSetErrHandlerFn(m, &Impl::errorHandler, this),
+                         "CVodeSetErrHandlerFn");
+    sundials::checkCvode(CVodeInit(m, f, t, y.get()), "CVodeInit");
+    sundials::checkCvode(CVodeSetUserData(m, this), "CVodeSetUserData");
+    sundials::checkCvode(CVodeSetMaxNumSteps(m, options.maxSteps), "CVodeSetMaxNumSteps");
+    if (std::isfinite(options.maxStepSize)) {
+      sundials::checkCvode(CVodeSetMaxStep(m, options.maxStepSize), "CVodeSetMaxStep");
+    }
+    if (options.initialStepSize > 0) {
+      sundials::checkCvode(CVodeSetInitStep(m, options.initialStepSize), "CVodeSetInitStep");
+    }
   }
 
   void buildMergedPattern() {
@@ -153,22 +357,30 @@ struct CvodesIntegrator::Impl {
     jacValues.assign(static_cast<std::size_t>(jp.nnz()), 0.0);
     colPtr.assign(static_cast<std::size_t>(nx) + 1, 0);
     rowIdx.clear();
+    diagonal.assign(static_cast<std::size_t>(nx), 0);
     target.assign(static_cast<std::size_t>(jp.nnz()), 0);
     for (int j = 0; j < nx; ++j) {
       bool diagonalDone = false;
-      for (int k = jp.colPtr[static_cast<std::size_t>(j)];
-           k < jp.colPtr[static_cast<std::size_t>(j) + 1]; ++k) {
+      const auto jj = static_cast<std::size_t>(j);
+      for (int k = jp.colPtr[jj]; k < jp.colPtr[jj + 1]; ++k) {
         const int i = jp.rowIdx[static_cast<std::size_t>(k)];
         if (!diagonalDone && i > j) {
+          diagonal[jj] = static_cast<sunindextype>(rowIdx.size());
           rowIdx.push_back(j);
           diagonalDone = true;
         }
-        if (i == j) diagonalDone = true;
+        if (i == j) {
+          diagonal[jj] = static_cast<sunindextype>(rowIdx.size());
+          diagonalDone = true;
+        }
         target[static_cast<std::size_t>(k)] = static_cast<sunindextype>(rowIdx.size());
         rowIdx.push_back(i);
       }
-      if (!diagonalDone) rowIdx.push_back(j);
-      colPtr[static_cast<std::size_t>(j) + 1] = static_cast<sunindextype>(rowIdx.size());
+      if (!diagonalDone) {
+        diagonal[jj] = static_cast<sunindextype>(rowIdx.size());
+        rowIdx.push_back(j);
+      }
+      colPtr[jj + 1] = static_cast<sunindextype>(rowIdx.size());
     }
   }
 
@@ -185,7 +397,11 @@ struct CvodesIntegrator::Impl {
     if (CVodeGetNumNonlinSolvIters(m, &v) == CV_SUCCESS) stats.newtonIterations = v;
     if (CVodeGetNumNonlinSolvConvFails(m, &v) == CV_SUCCESS) stats.newtonFailures = v;
     if (CVodeGetNumErrTestFails(m, &v) == CV_SUCCESS) stats.errorTestFailures = v;
-    if (sensEnabled && !sensParams.empty()) {
+    if (augmented) {
+      // One augmented right-hand side evaluates f and Ṡ together (rhsEvals counts the same
+      // calls); S shares the states' error test, so there is no separate failure count.
+      stats.sensitivityRhsEvals = augmentedRhsEvals;
+    } else if (sensEnabled && !sensParams.empty()) {
       if (CVodeGetSensNumRhsEvals(m, &v) == CV_SUCCESS) stats.sensitivityRhsEvals = v;
       if (CVodeGetSensNumErrTestFails(m, &v) == CV_SUCCESS) {
         stats.sensitivityErrorTestFailures = v;
@@ -278,20 +494,7 @@ struct CvodesIntegrator::Impl {
   static int rhs(sunrealtype tt, N_Vector yy, N_Vector ydot, void* userData) {
     auto* self = static_cast<Impl*>(userData);
     try {
-      const double* x = N_VGetArrayPointer(yy);
-      double* f = N_VGetArrayPointer(ydot);
-      self->model->rhs(tt, x, self->p.data(), f);
-      for (int i = 0; i < self->nx; ++i) {
-        if (!std::isfinite(f[i])) {
-          if (self->record.kind == CallbackRecord::Kind::None) {
-            self->record.kind = CallbackRecord::Kind::NonFiniteRhs;
-            self->record.row = i;
-            self->record.t = tt;
-          }
-          return 1;
-        }
-      }
-      return 0;
+      return self->stateRhs(tt, N_VGetArrayPointer(yy), N_VGetArrayPointer(ydot));
     } catch (const std::exception& e) {
       self->recordException(tt, e.what());
     } catch (...) {
@@ -305,6 +508,14 @@ struct CvodesIntegrator::Impl {
     auto* self = static_cast<Impl*>(userData);
     try {
       const double* x = N_VGetArrayPointer(yy);
+      if (self->augmented) {
+        // CVODE evaluates f at the predicted state just before the set-up, so J usually comes
+        // from the augmented right-hand side's cache.
+        const int problem = self->evaluateSensitivityJacobians(tt, x);
+        if (problem != 0) return problem;
+        self->fillBlock(J);
+        return 0;
+      }
       self->model->jacobian(tt, x, self->p.data(), self->jacValues.data());
       const auto& jv = self->jacValues;
       for (std::size_t k = 0; k < jv.size(); ++k) {
@@ -335,37 +546,11 @@ struct CvodesIntegrator::Impl {
       const double* x = N_VGetArrayPointer(yy);
       const int problem = self->evaluateSensitivityJacobians(tt, x);
       if (problem != 0) return problem;
-      const symbolic::SparsePattern& jp = self->model->jacobianPattern();
-      const symbolic::SparsePattern& fpp = self->model->paramJacobianPattern();
-      const auto n = static_cast<std::size_t>(self->nx);
       for (int j = 0; j < ns; ++j) {
-        const double* s = N_VGetArrayPointer(ySv[j]);
-        double* out = N_VGetArrayPointer(ySdot[j]);
-        std::fill(out, out + n, 0.0);
-        for (std::size_t c = 0; c < n; ++c) {
-          const double sc = s[c];
-          if (sc == 0) continue;
-          for (int k = jp.colPtr[c]; k < jp.colPtr[c + 1]; ++k) {
-            const auto kk = static_cast<std::size_t>(k);
-            out[jp.rowIdx[kk]] += self->sensJac[kk] * sc;
-          }
-        }
-        const auto col = static_cast<std::size_t>(self->sensParams[static_cast<std::size_t>(j)]);
-        for (int k = fpp.colPtr[col]; k < fpp.colPtr[col + 1]; ++k) {
-          const auto kk = static_cast<std::size_t>(k);
-          out[fpp.rowIdx[kk]] += self->sensFp[kk];
-        }
-        for (std::size_t i = 0; i < n; ++i) {
-          if (!std::isfinite(out[i])) {
-            if (self->record.kind == CallbackRecord::Kind::None) {
-              self->record.kind = CallbackRecord::Kind::NonFiniteSensitivityRhs;
-              self->record.row = static_cast<int>(i);
-              self->record.col = static_cast<int>(col);
-              self->record.t = tt;
-            }
-            return 1;
-          }
-        }
+        const int columnProblem = self->sensitivityColumn(
+            tt, static_cast<std::size_t>(j), N_VGetArrayPointer(ySv[j]),
+            N_VGetArrayPointer(ySdot[j]));
+        if (columnProblem != 0) return columnProblem;
       }
       return 0;
     } catch (const std::exception& e) {
@@ -374,6 +559,132 @@ struct CvodesIntegrator::Impl {
       self->recordException(tt, "unknown exception");
     }
     return -1;
+  }
+
+  // Augmented mode: d/dt [x; S_1; …; S_ns] = [f; J·S_1 + ∂f/∂p_1; …] with the same evaluators
+  // as rhs() and sensRhs().
+  static int augmentedRhs(sunrealtype tt, N_Vector yy, N_Vector ydot, void* userData) {
+    auto* self = static_cast<Impl*>(userData);
+    try {
+      ++self->augmentedRhsEvals;
+      const double* y = N_VGetArrayPointer(yy);
+      double* out = N_VGetArrayPointer(ydot);
+      const int problem = self->stateRhs(tt, y, out);
+      if (problem != 0) return problem;
+      const int jacProblem = self->evaluateSensitivityJacobians(tt, y);
+      if (jacProblem != 0) return jacProblem;
+      const auto n = static_cast<std::size_t>(self->nx);
+      for (std::size_t j = 0; j < self->sensParams.size(); ++j) {
+        const int columnProblem =
+            self->sensitivityColumn(tt, j, y + n * (j + 1), out + n * (j + 1));
+        if (columnProblem != 0) return columnProblem;
+      }
+      return 0;
+    } catch (const std::exception& e) {
+      self->recordException(tt, e.what());
+    } catch (...) {
+      self->recordException(tt, "unknown exception");
+    }
+    return -1;
+  }
+
+  // The augmented mode's linear solver (SUNLINEARSOLVER_DIRECT, so CVODE drives it like its
+  // dense/KLU solvers): set-up factorises the n×n block M = I − γJ once, solve applies M⁻¹ to
+  // the 1 + ns blocks of the right-hand side (column-major nx × (1 + ns)) in one call.
+  static SUNLinearSolver_Type blockSolverType(SUNLinearSolver /*S*/) {
+    return SUNLINEARSOLVER_DIRECT;
+  }
+  static SUNLinearSolver_ID blockSolverId(SUNLinearSolver /*S*/) { return SUNLINEARSOLVER_CUSTOM; }
+  static int blockSolverSetup(SUNLinearSolver S, SUNMatrix A) {
+    auto* self = static_cast<Impl*>(S->content);
+    try {
+      const std::vector<double>& v = block(A).values;
+      std::copy(v.begin(), v.end(), self->blockLu.values());
+      return self->blockLu.factorize() ? SUNLS_SUCCESS : SUNLS_LUFACT_FAIL;
+    } catch (...) {
+      return SUNLS_PACKAGE_FAIL_UNREC;
+    }
+  }
+  static int blockSolverSolve(SUNLinearSolver S, SUNMatrix /*A*/, N_Vector x, N_Vector b,
+                              sunrealtype /*tol*/) {
+    auto* self = static_cast<Impl*>(S->content);
+    try {
+      const double* in = N_VGetArrayPointer(b);
+      double* out = N_VGetArrayPointer(x);
+      std::copy(in, in + N_VGetLength(b), out);
+      self->blockLu.solve(out, 1 + static_cast<int>(self->sensParams.size()));
+      return SUNLS_SUCCESS;
+    } catch (...) {
+      return SUNLS_PACKAGE_FAIL_UNREC;
+    }
+  }
+  static int blockSolverFree(SUNLinearSolver S) {
+    S->content = nullptr;  // the Impl, not owned
+    SUNLinSolFreeEmpty(S);
+    return SUNLS_SUCCESS;
+  }
+
+  // f(t, x) into f; 1 (recorded) when an entry is not finite.
+  int stateRhs(double tt, const double* x, double* f) {
+    model->rhs(tt, x, p.data(), f);
+    for (int i = 0; i < nx; ++i) {
+      if (!std::isfinite(f[i])) {
+        if (record.kind == CallbackRecord::Kind::None) {
+          record.kind = CallbackRecord::Kind::NonFiniteRhs;
+          record.row = i;
+          record.t = tt;
+        }
+        return 1;
+      }
+    }
+    return 0;
+  }
+
+  // Ṡ_j = J·S_j + ∂f/∂p_j for sensitivity column j from s = S_j into out, with J and ∂f/∂p
+  // from the last evaluateSensitivityJacobians(); 1 (recorded) when an entry is not finite.
+  int sensitivityColumn(double tt, std::size_t j, const double* s, double* out) {
+    const symbolic::SparsePattern& jp = model->jacobianPattern();
+    const symbolic::SparsePattern& fpp = model->paramJacobianPattern();
+    const auto n = static_cast<std::size_t>(nx);
+    std::fill(out, out + n, 0.0);
+    for (std::size_t c = 0; c < n; ++c) {
+      const double sc = s[c];
+      if (sc == 0) continue;
+      for (int k = jp.colPtr[c]; k < jp.colPtr[c + 1]; ++k) {
+        const auto kk = static_cast<std::size_t>(k);
+        out[jp.rowIdx[kk]] += sensJac[kk] * sc;
+      }
+    }
+    const auto col = static_cast<std::size_t>(sensParams[j]);
+    for (int k = fpp.colPtr[col]; k < fpp.colPtr[col + 1]; ++k) {
+      const auto kk = static_cast<std::size_t>(k);
+      out[fpp.rowIdx[kk]] += sensFp[kk];
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!std::isfinite(out[i])) {
+        if (record.kind == CallbackRecord::Kind::None) {
+          record.kind = CallbackRecord::Kind::NonFiniteSensitivityRhs;
+          record.row = static_cast<int>(i);
+          record.col = static_cast<int>(col);
+          record.t = tt;
+        }
+        return 1;
+      }
+    }
+    return 0;
+  }
+
+  // Augmented mode's error weights (CVEwtFn): 1 / (rtol·|y_i| + atol_i).
+  static int augmentedWeights(N_Vector yy, N_Vector ewt, void* userData) {
+    auto* self = static_cast<Impl*>(userData);
+    const double* y = N_VGetArrayPointer(yy);
+    double* w = N_VGetArrayPointer(ewt);
+    const std::size_t len = self->augmentedAtol.size();
+    const double rtol = self->options.rtol;
+    for (std::size_t i = 0; i < len; ++i) {
+      w[i] = 1.0 / (rtol * std::abs(y[i]) + self->augmentedAtol[i]);
+    }
+    return 0;
   }
 
   // J and ∂f/∂p at (t, x) into sensJac / sensFp unless cached; 0, or 1 (recorded) when a value
@@ -449,6 +760,56 @@ struct CvodesIntegrator::Impl {
     record.t = tt;
   }
 
+  // Augmented mode (enableSensitivities): replaces the states-only CVODE memory by one on
+  // y = [x; vec(S)] from (t, xLast, s0). Tolerances: rtol, and per component atol for x and
+  // atol/p̄_k for S_k (what CVodeSensEEtolerances gives the forward module), so the error test
+  // sees S as with CVodeSetSensErrCon(SUNTRUE); without error control S gets weight 0
+  // (stateOnlyWeights).
+  void enableAugmented(const std::vector<double>& s0, bool errorControl) {
+    const auto n = static_cast<std::size_t>(nx);
+    const std::size_t ns = sensParams.size();
+    const auto len = static_cast<sunindextype>(n * (1 + ns));
+    mem.reset();
+    ls.reset();
+    A.reset();
+    augmented = true;
+    y.reset(sundials::checkCreated(N_VNew_Serial(len, ctx.get()), "N_VNew_Serial"));
+    yOut.reset(sundials::checkCreated(N_VNew_Serial(len, ctx.get()), "N_VNew_Serial"));
+    installAugmentedOps(y.get());
+    double* y0 = N_VGetArrayPointer(y.get());
+    std::copy(xLast.begin(), xLast.end(), y0);
+    std::copy(s0.begin(), s0.end(), y0 + n);
+
+    createCvode(&Impl::augmentedRhs);
+    void* m = mem.get();
+    augmentedAtol.assign(n * (1 + ns), options.atol);
+    for (std::size_t j = 0; j < ns; ++j) {
+      std::fill(augmentedAtol.begin() + static_cast<std::ptrdiff_t>(n * (j + 1)),
+                augmentedAtol.begin() + static_cast<std::ptrdiff_t>(n * (j + 2)),
+                errorControl ? options.atol / pbar[j] : std::numeric_limits<double>::infinity());
+    }
+    sundials::checkCvode(CVodeWFtolerances(m, &Impl::augmentedWeights), "CVodeWFtolerances");
+
+    buildMergedPattern();
+    blockPattern.rows = blockPattern.cols = nx;
+    blockPattern.colPtr.assign(colPtr.begin(), colPtr.end());
+    blockPattern.rowIdx.assign(rowIdx.begin(), rowIdx.end());
+    blockLu.analyze(blockPattern,
+                    sparse ? detail::SparseLu::Backend::Klu : detail::SparseLu::Backend::Dense);
+    A.reset(sundials::checkCreated(newBlockMatrix(ctx.get(), rowIdx.size(), &diagonal),
+                                   "SUNMatNewEmpty"));
+    SUNLinearSolver s = sundials::checkCreated(SUNLinSolNewEmpty(ctx.get()), "SUNLinSolNewEmpty");
+    s->content = this;
+    s->ops->gettype = &Impl::blockSolverType;
+    s->ops->getid = &Impl::blockSolverId;
+    s->ops->setup = &Impl::blockSolverSetup;
+    s->ops->solve = &Impl::blockSolverSolve;
+    s->ops->free = &Impl::blockSolverFree;
+    ls.reset(s);
+    sundials::checkCvode(CVodeSetLinearSolver(m, ls.get(), A.get()), "CVodeSetLinearSolver");
+    sundials::checkCvode(CVodeSetJacFn(m, &Impl::jac), "CVodeSetJacFn");
+  }
+
   void fillSparse(SUNMatrix J) {
     // CVODES zeroes the matrix, index arrays included, before every Jacobian call, so the
     // pattern is written each time (it is cheap next to the factorisation).
@@ -462,6 +823,12 @@ struct CvodesIntegrator::Impl {
     std::copy(rowIdx.begin(), rowIdx.end(), ri);
     std::fill(data, data + rowIdx.size(), 0.0);
     for (std::size_t k = 0; k < jacValues.size(); ++k) data[target[k]] = jacValues[k];
+  }
+
+  void fillBlock(SUNMatrix J) {
+    std::vector<double>& v = block(J).values;
+    std::fill(v.begin(), v.end(), 0.0);
+    for (std::size_t k = 0; k < sensJac.size(); ++k) v[target[k]] = sensJac[k];
   }
 
   void fillDense(SUNMatrix J) {
@@ -513,19 +880,9 @@ void CvodesIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel>
   d.yOut.reset(sundials::checkCreated(N_VNew_Serial(n, ctx), "N_VNew_Serial"));
   std::copy(x0.begin(), x0.end(), N_VGetArrayPointer(d.y.get()));
 
-  d.mem.reset(sundials::checkCreated(CVodeCreate(CV_BDF, ctx), "CVodeCreate"));
+  d.createCvode(&Impl::rhs);
   void* mem = d.mem.get();
-  sundials::checkCvode(CVodeSetErrHandlerFn(mem, &Impl::errorHandler, &d), "CVodeSetErrHandlerFn");
-  sundials::checkCvode(CVodeInit(mem, &Impl::rhs, t0, d.y.get()), "CVodeInit");
-  sundials::checkCvode(CVodeSetUserData(mem, &d), "CVodeSetUserData");
   sundials::checkCvode(CVodeSStolerances(mem, options.rtol, options.atol), "CVodeSStolerances");
-  sundials::checkCvode(CVodeSetMaxNumSteps(mem, options.maxSteps), "CVodeSetMaxNumSteps");
-  if (std::isfinite(options.maxStepSize)) {
-    sundials::checkCvode(CVodeSetMaxStep(mem, options.maxStepSize), "CVodeSetMaxStep");
-  }
-  if (options.initialStepSize > 0) {
-    sundials::checkCvode(CVodeSetInitStep(mem, options.initialStepSize), "CVodeSetInitStep");
-  }
 
   d.sparse = options.linearSolver == LinearSolverKind::Sparse ||
              (options.linearSolver == LinearSolverKind::Auto && nx > IntegratorOptions::kDenseLimit);
@@ -585,7 +942,11 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
       }
       d.record = {};
       d.cvodeMessage.clear();
-      const int flag = CVode(mem, tout, d.y.get(), &tn, CV_ONE_STEP);
+      int flag = 0;
+      {
+        const BlockLengthScope blocks(d.augmented ? d.nx : 0);
+        flag = CVode(mem, tout, d.y.get(), &tn, CV_ONE_STEP);
+      }
       if (flag < 0) d.throwCvodeFailure(flag);
       if (d.record.kind != CallbackRecord::Kind::None) d.recovered = d.record;
       ++stepsHere;
@@ -611,7 +972,7 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
     }
     const int flag = CVodeGetDky(mem, tout, 0, d.yOut.get());
     if (flag < 0) d.throwCvodeFailure(flag);
-    if (d.sensEnabled && !d.sensParams.empty()) {
+    if (d.sensEnabled && !d.sensParams.empty() && !d.augmented) {
       const int sflag = CVodeGetSensDky(mem, tout, 0, d.ySOut.data());
       if (sflag < 0) d.throwCvodeFailure(sflag);
     }
@@ -622,7 +983,9 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
   d.refreshStats();
   const double* out = N_VGetArrayPointer(d.yOut.get());
   d.xLast.assign(out, out + d.nx);
-  if (d.sensEnabled) {
+  if (d.augmented) {
+    std::copy(out + d.nx, out + N_VGetLength(d.yOut.get()), d.sLast.begin());
+  } else if (d.sensEnabled) {
     const auto n = static_cast<std::size_t>(d.nx);
     for (std::size_t j = 0; j < d.ySOut.size(); ++j) {
       const double* s = N_VGetArrayPointer(d.ySOut[j]);
@@ -656,6 +1019,16 @@ bool CvodesIntegrator::usesSparseSolver() const { return impl_->sparse; }
 // calls of the sensitivity right-hand side, sensitivityErrorTestFailures CVODES's count, and the
 // staggered corrector's LU set-ups, iterations and convergence failures are added to
 // luFactorizations, newtonIterations and newtonFailures.
+//
+// SensitivityCorrector::Augmented uses no sensitivity module: CVODE integrates y = [x; vec(S)]
+// (Impl::enableAugmented, Impl::augmentedRhs) with the Newton matrix I − γJ on every block,
+// CV_SIMULTANEOUS's matrix, but SUNDIALS' vector operations run once over n·(1 + ns) values
+// instead of on 1 + ns vectors of n (the forward module's cost on our small systems). The
+// linear solver is matrix-based (SUNLINEARSOLVER_DIRECT) on a SUNMatrix holding only the n×n
+// block, not the matrix-embedded kind: SUNDIALS 6 never calls set-up for matrix-embedded solvers
+// (cvLsInitialize sets lsetup to NULL), so CVODE's J-reuse, refactorisation and γ-rescaling
+// heuristics would have to be rebuilt. Stats: rhsEvals and sensitivityRhsEvals both count the
+// augmented right-hand sides; sensitivityErrorTestFailures stays 0 (one joint error test).
 void CvodesIntegrator::enableSensitivities(const std::vector<int>& paramIndices,
                                            const std::vector<double>& s0, bool errorControl) {
   Impl& d = *impl_;
@@ -694,6 +1067,23 @@ void CvodesIntegrator::enableSensitivities(const std::vector<int>& paramIndices,
   d.sensEnabled = true;
   if (ns == 0 || d.nx == 0) return;  // nothing for CVODES to integrate
 
+  d.sensJac.assign(static_cast<std::size_t>(d.model->jacobianPattern().nnz()), 0.0);
+  d.sensFp.assign(static_cast<std::size_t>(d.model->paramJacobianPattern().nnz()), 0.0);
+  d.sensX.assign(n, 0.0);
+  d.sensCacheValid = false;
+
+  // Tolerances of S_k: rtol, and atol / |p̄_k| with p̄_k = |p_k| (1 for p_k = 0): CVODES's
+  // estimated tolerances, so that S_k·p̄_k is controlled like the states.
+  d.pbar.resize(ns);
+  for (std::size_t j = 0; j < ns; ++j) {
+    const double pk = std::abs(d.p[static_cast<std::size_t>(paramIndices[j])]);
+    d.pbar[j] = pk > 0 && std::isfinite(pk) ? pk : 1.0;
+  }
+  if (d.options.sensitivityCorrector == SensitivityCorrector::Augmented) {
+    d.enableAugmented(s0, errorControl);
+    return;
+  }
+
   SUNContext ctx = d.ctx.get();
   d.ySOwned.clear();
   d.ySOutOwned.clear();
@@ -708,18 +1098,6 @@ void CvodesIntegrator::enableSensitivities(const std::vector<int>& paramIndices,
     d.ySOut.push_back(d.ySOutOwned.back().get());
     std::copy(s0.begin() + static_cast<std::ptrdiff_t>(j * n),
               s0.begin() + static_cast<std::ptrdiff_t>((j + 1) * n), N_VGetArrayPointer(d.yS[j]));
-  }
-  d.sensJac.assign(static_cast<std::size_t>(d.model->jacobianPattern().nnz()), 0.0);
-  d.sensFp.assign(static_cast<std::size_t>(d.model->paramJacobianPattern().nnz()), 0.0);
-  d.sensX.assign(n, 0.0);
-  d.sensCacheValid = false;
-
-  // Tolerances of S_k: rtol, and atol / |p̄_k| with p̄_k = |p_k| (1 for p_k = 0): CVODES's
-  // estimated tolerances, so that S_k·p̄_k is controlled like the states.
-  d.pbar.resize(ns);
-  for (std::size_t j = 0; j < ns; ++j) {
-    const double pk = std::abs(d.p[static_cast<std::size_t>(paramIndices[j])]);
-    d.pbar[j] = pk > 0 && std::isfinite(pk) ? pk : 1.0;
   }
   d.sensMethod =
       d.options.sensitivityCorrector == SensitivityCorrector::Simultaneous ? CV_SIMULTANEOUS

@@ -15,6 +15,10 @@
 // recorded cause or CVODES's own message (captured by an error handler, never printed) goes into
 // an IntegrationFailure together with time and step size.
 //
+// Forward sensitivities: the CVODES forward module (staggered or simultaneous corrector), or the
+// augmented mode (SensitivityCorrector::Augmented: plain CVODE on [x; S] as one vector with a
+// block-diagonal Newton matrix; see enableSensitivities in the .cpp).
+//
 // SUNDIALS types stay in the .cpp (pimpl), so including this header does not need SUNDIALS.
 #pragma once
 

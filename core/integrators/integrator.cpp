@@ -33,6 +33,7 @@ const char* toString(SensitivityCorrector c) {
   switch (c) {
     case SensitivityCorrector::Staggered: return "staggered";
     case SensitivityCorrector::Simultaneous: return "simultaneous";
+    case SensitivityCorrector::Augmented: return "augmented";
   }
   return "unknown";
 }
@@ -42,7 +43,8 @@ std::optional<SensitivityCorrector> sensitivityCorrectorFromString(const std::st
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   for (const SensitivityCorrector c :
-       {SensitivityCorrector::Staggered, SensitivityCorrector::Simultaneous}) {
+       {SensitivityCorrector::Staggered, SensitivityCorrector::Simultaneous,
+        SensitivityCorrector::Augmented}) {
     if (lower == toString(c)) return c;
   }
   return std::nullopt;

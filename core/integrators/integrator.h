@@ -24,10 +24,13 @@ enum class LinearSolverKind { Auto, Dense, Sparse };
 // How CVODES corrects the forward sensitivities in a step (CVODES guide §5.2): Staggered
 // (CV_STAGGERED) solves the states' nonlinear system first and then all sensitivity systems
 // with the same Newton matrix; Simultaneous (CV_SIMULTANEOUS) iterates states and sensitivities
-// together in one Newton iteration. odeSD's direct sensitivities are staggered by construction
-// (NUMERICS.md §3) and ignore the choice (its BDF hand-over uses it).
-enum class SensitivityCorrector { Staggered, Simultaneous };
-const char* toString(SensitivityCorrector c);  // "staggered", "simultaneous"
+// together in one Newton iteration. Augmented: no forward sensitivity module; plain CVODE on
+// [x; S] as one vector, with the block-diagonal Newton matrix like CV_SIMULTANEOUS (one LU of
+// I − γJ applied to every block) and CVODES's tolerances and error norm, but vector operations
+// over one long vector instead of 1 + ns short ones. odeSD's direct sensitivities are staggered by construction (NUMERICS.md
+// §3); its BDF hand-over uses IntegratorOptions::handoverCorrector.
+enum class SensitivityCorrector { Staggered, Simultaneous, Augmented };
+const char* toString(SensitivityCorrector c);  // "staggered", "simultaneous", "augmented"
 std::optional<SensitivityCorrector> sensitivityCorrectorFromString(const std::string& s);
 
 struct IntegratorOptions {
@@ -41,6 +44,9 @@ struct IntegratorOptions {
   static constexpr int kDenseLimit = 16;
   // CVODES forward sensitivities: the corrector (see SensitivityCorrector).
   SensitivityCorrector sensitivityCorrector = SensitivityCorrector::Staggered;
+  // odeSD with sensitivities: the corrector of its CVODES BDF hand-over (§4.3). Augmented by
+  // default: the forward module's per-vector operations made the tail most of odeSD's time.
+  SensitivityCorrector handoverCorrector = SensitivityCorrector::Augmented;
 
   // Message naming field, value and constraint, or nullopt when valid.
   std::optional<std::string> validate() const;

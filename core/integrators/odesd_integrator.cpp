@@ -839,6 +839,9 @@ struct OdeSdIntegrator::Impl {
     IntegratorOptions o = options;
     // CVODES picks its own first step: starting it at the capped odeSD step measured no better.
     o.initialStepSize = 0;
+    // With sensitivities: the augmented mode by default (IntegratorOptions::handoverCorrector);
+    // the forward module's per-vector operations made the tail up to 89 % of odeSD's time.
+    o.sensitivityCorrector = options.handoverCorrector;
     bdf->initialize(model, o, t, x, p);
     bdf->setStepCallback(stepCallback);
     own.handoverTime = t;

@@ -32,7 +32,9 @@
 // the step size stalls. z = h‖J‖₁ is capped at zMax = 1e5; when the cap cuts the controller's
 // step on handoverAfter = 3 consecutive attempts, the rest of the integration (this and every
 // later advanceTo) is handed to CVODES BDF, started from the current (t, x) (and S), and the
-// statistics record handoverTime and handoverSteps.
+// statistics record handoverTime and handoverSteps. With sensitivities CVODES runs in the
+// corrector IntegratorOptions::handoverCorrector (default Augmented: [x; S] as one vector;
+// Staggered/Simultaneous: the forward sensitivity module).
 //
 // Statistics: every IntegratorStats field counts odeSD and, after a hand-over, CVODES together
 // (steps − handoverSteps are odeSD's own steps). rhsEvals counts f evaluations,

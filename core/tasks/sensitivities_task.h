@@ -62,8 +62,9 @@ struct SensitivityProblem {
 struct SensitivityOptions {
   SensitivityMethod method = SensitivityMethod::OdeSd;  // the CLI's default too
   // Tolerances etc. of the integration (odesd, cvodes; the state trajectory of pbsr/exp).
-  // cvodes: integrator.sensitivityCorrector chooses the staggered (default) or simultaneous
-  // corrector (odesd: its BDF hand-over only).
+  // cvodes: integrator.sensitivityCorrector chooses the staggered (default), simultaneous or
+  // augmented corrector; odesd: integrator.handoverCorrector that of its BDF hand-over (default
+  // augmented).
   integrators::IntegratorOptions integrator;
   // Report (p/y)·dy/dp instead of dy/dp.
   bool scaled = false;

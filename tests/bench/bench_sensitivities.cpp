@@ -17,6 +17,11 @@
 // log-sensitivities, max_{t,p} |p|·|v − v_ref| / max_{t,p} |p|·|v_ref| (|p| → 1 for p = 0),
 // the worst output. Ratios are to CVODES forward's wall time.
 //
+// Method cvodes-aug: CVODES forward sensitivities in the augmented mode (SensitivityCorrector::
+// Augmented, [x; S] as one vector); "cvodes" stays the forward module with the staggered
+// corrector, the baseline of every ratio. --handover selects the corrector of
+// odeSD's CVODES hand-over (default: the library's, augmented).
+//
 // Every model is timed with the evaluators a user's run ends up with: the benchmark waits for the
 // background native compilation (core/symbolic/native_compiler.h) before the first timed run, so
 // that no method is timed with the tape interpreter and another with native code. A model whose
@@ -24,7 +29,8 @@
 // named in the notes.
 //
 //   bench_sensitivities [--petab DIR] [--suite DIR] [--suite-top K] [--samples N]
-//                       [--only SUBSTRING] [--methods odesd,cvodes,pbsr,exp,fd] [--rtol R]
+//                       [--only SUBSTRING] [--methods odesd,cvodes,cvodes-aug,pbsr,exp,fd]
+//                       [--rtol R] [--handover staggered|simultaneous|augmented]
 //                       [--native-timeout S]
 #include <algorithm>
 #include <chrono>
@@ -60,6 +66,7 @@ using sensode::tasks::SensitivityMethod;
 using sensode::tasks::SensitivityOptions;
 using sensode::tasks::SensitivityProblem;
 using sensode::tasks::SensitivityResult;
+using sensode::integrators::SensitivityCorrector;
 
 namespace {
 
@@ -76,6 +83,15 @@ struct Settings {
   std::vector<SensitivityMethod> methods = {SensitivityMethod::Cvodes, SensitivityMethod::OdeSd,
                                             SensitivityMethod::Pbsr, SensitivityMethod::Exp,
                                             SensitivityMethod::FiniteDifferences};
+  bool cvodesAugmented = true;  // the cvodes-aug row
+  std::optional<SensitivityCorrector> handover;
+};
+
+// What runOnce varies besides the method: CVODES's corrector and odeSD's hand-over corrector
+// (defaults: the library's).
+struct Correctors {
+  SensitivityCorrector cvodes = sensode::integrators::IntegratorOptions{}.sensitivityCorrector;
+  SensitivityCorrector handover = sensode::integrators::IntegratorOptions{}.handoverCorrector;
 };
 
 struct BenchModel {
@@ -128,7 +144,8 @@ std::shared_ptr<const CompiledModel> compile(const fs::path& file) {
 }
 
 // `parameters` empty: every parameter of the model.
-SensitivityResult runOnce(const BenchModel& m, SensitivityMethod method, double rtol, double atol,
+SensitivityResult runOnce(const BenchModel& m, SensitivityMethod method, double rtol,
+                          double atol, const Correctors& correctors = {},
                           const std::vector<std::string>& parameters = {}) {
   SensitivityProblem problem;
   problem.model = m.model;
@@ -139,6 +156,8 @@ SensitivityResult runOnce(const BenchModel& m, SensitivityMethod method, double 
   options.method = method;
   options.integrator.rtol = rtol;
   options.integrator.atol = atol;
+  options.integrator.sensitivityCorrector = correctors.cvodes;
+  options.integrator.handoverCorrector = correctors.handover;
   return sensode::tasks::runSensitivities(problem, options);
 }
 
@@ -368,17 +387,27 @@ int run(int argc, char** argv) {
     else if (arg == "--only") s.only = value();
     else if (arg == "--rtol") s.rtol = std::stod(value());
     else if (arg == "--native-timeout") s.nativeTimeout = std::stod(value());
-    else if (arg == "--methods") {
+    else if (arg == "--handover") {
+      const std::string name = value();
+      s.handover = sensode::integrators::sensitivityCorrectorFromString(name);
+      if (!s.handover) throw std::runtime_error("unknown corrector " + name);
+    } else if (arg == "--methods") {
       s.methods.clear();
+      s.cvodesAugmented = false;
       for (const std::string& name : split(value(), ',')) {
+        if (name == "cvodes-aug") {
+          s.cvodesAugmented = true;
+          continue;
+        }
         const auto m = sensode::tasks::sensitivityMethodFromString(name);
         if (!m) throw std::runtime_error("unknown method " + name);
         s.methods.push_back(*m);
       }
     } else {
       std::cerr << "usage: bench_sensitivities [--petab DIR] [--suite DIR] [--suite-top K] "
-                   "[--samples N] [--only SUBSTRING] [--methods odesd,cvodes,pbsr,exp,fd] "
-                   "[--rtol R] [--native-timeout S]\n";
+                   "[--samples N] [--only SUBSTRING] [--methods "
+                   "odesd,cvodes,cvodes-aug,pbsr,exp,fd] [--rtol R] [--handover CORRECTOR] "
+                   "[--native-timeout S]\n";
       return 2;
     }
   }
@@ -399,8 +428,9 @@ int run(int argc, char** argv) {
     int nx, np;
     std::size_t nt;
     double cvodes = NAN, odesd = NAN, odesdTc = NAN, cvodesTc = NAN, pbsr = NAN, exp = NAN,
-           fd = NAN;
-    double errCvodes = NAN, errOdesd = NAN, errPbsr = NAN, errExp = NAN, errFd = NAN;
+           fd = NAN, cvodesAug = NAN;
+    double errCvodes = NAN, errOdesd = NAN, errPbsr = NAN, errExp = NAN, errFd = NAN,
+           errCvodesAug = NAN;
     // Median wall time with sensitivities to one parameter (kSingleParameters runs).
     double odesd1 = NAN, cvodes1 = NAN;
   };
@@ -415,10 +445,36 @@ int run(int argc, char** argv) {
     std::vector<double> p = sensode::tasks::resolveParameters(*m.model, m.overrides);
     std::vector<Row> rows;
     std::vector<std::string> allIds;
+    struct Variant {
+      std::string label;
+      SensitivityMethod method;
+      Correctors correctors;
+      double* wall;
+      double* err;
+    };
+    std::vector<Variant> variants;
+    Correctors base;
+    if (s.handover) base.handover = *s.handover;
     for (const SensitivityMethod method : s.methods) {
+      const std::pair<double*, double*> slot =
+          method == SensitivityMethod::Cvodes       ? std::pair{&sum.cvodes, &sum.errCvodes}
+          : method == SensitivityMethod::OdeSd      ? std::pair{&sum.odesd, &sum.errOdesd}
+          : method == SensitivityMethod::Pbsr       ? std::pair{&sum.pbsr, &sum.errPbsr}
+          : method == SensitivityMethod::Exp        ? std::pair{&sum.exp, &sum.errExp}
+                                                    : std::pair{&sum.fd, &sum.errFd};
+      variants.push_back({sensode::tasks::toString(method), method, base, slot.first,
+                          slot.second});
+    }
+    if (s.cvodesAugmented) {
+      Correctors aug = base;
+      aug.cvodes = SensitivityCorrector::Augmented;
+      variants.push_back({"cvodes-aug", SensitivityMethod::Cvodes, aug, &sum.cvodesAug,
+                          &sum.errCvodesAug});
+    }
+    for (const Variant& v : variants) {
       Row row;
-      row.method = sensode::tasks::toString(method);
-      SensitivityResult r = runOnce(m, method, s.rtol, s.atol);
+      row.method = v.label;
+      SensitivityResult r = runOnce(m, v.method, s.rtol, s.atol, v.correctors);
       if (r.termination != sensode::tasks::Termination::Success) {
         row.ok = false;
         row.error = r.message;
@@ -426,7 +482,8 @@ int run(int argc, char** argv) {
         continue;
       }
       allIds = r.parameterIds;
-      row.wall = medianSeconds([&] { runOnce(m, method, s.rtol, s.atol); }, s.samples);
+      row.wall =
+          medianSeconds([&] { runOnce(m, v.method, s.rtol, s.atol, v.correctors); }, s.samples);
       row.err = sensitivityError(r, m.ref, p, *m.model);
       row.steps = r.stats.integrator.steps;
       row.rhs = r.stats.integrator.rhsEvals;
@@ -434,14 +491,8 @@ int run(int argc, char** argv) {
       row.sens = r.stats.sensitivityEvals;
       row.pb = r.stats.peanoBaker;
       rows.push_back(row);
-      const std::pair<double*, double*> slot =
-          method == SensitivityMethod::Cvodes       ? std::pair{&sum.cvodes, &sum.errCvodes}
-          : method == SensitivityMethod::OdeSd      ? std::pair{&sum.odesd, &sum.errOdesd}
-          : method == SensitivityMethod::Pbsr       ? std::pair{&sum.pbsr, &sum.errPbsr}
-          : method == SensitivityMethod::Exp        ? std::pair{&sum.exp, &sum.errExp}
-                                                    : std::pair{&sum.fd, &sum.errFd};
-      *slot.first = row.wall;
-      *slot.second = row.err;
+      *v.wall = row.wall;
+      *v.err = row.err;
     }
     for (const auto method : {sensode::integrators::Method::Cvodes,
                               sensode::integrators::Method::OdeSd}) {
@@ -468,11 +519,11 @@ int run(int argc, char** argv) {
       std::vector<double> walls;
       long steps = 0;
       for (const std::string& id : singles) {
-        const SensitivityResult r = runOnce(m, method, s.rtol, s.atol, {id});
+        const SensitivityResult r = runOnce(m, method, s.rtol, s.atol, base, {id});
         if (r.termination != sensode::tasks::Termination::Success) continue;
         steps += r.stats.integrator.steps;
-        walls.push_back(medianSeconds([&] { runOnce(m, method, s.rtol, s.atol, {id}); },
-                                      s.samples));
+        walls.push_back(medianSeconds(
+            [&] { runOnce(m, method, s.rtol, s.atol, base, {id}); }, s.samples));
       }
       if (walls.empty()) continue;
       Row row;
@@ -522,11 +573,12 @@ int run(int argc, char** argv) {
                "Exp/CVODES ≤ 0.1) and errors\n\n"
             << "| model | nx | np | nt | CVODES fwd [ms] | odeSD / CVODES | odeSD overhead | "
                "odeSD overhead, 1 parameter | CVODES overhead | CVODES overhead, 1 parameter | "
-               "PBSR / CVODES | Exp / CVODES | FD / CVODES | err CVODES | err "
-               "odeSD | err PBSR | err Exp | err FD |\n"
-            << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-               "---:|\n";
-  std::vector<double> rOdesd, rOverhead, rOverhead1, rCvOverhead, rCvOverhead1, rPbsr, rExp, rFd;
+               "CVODES aug / CVODES | PBSR / CVODES | Exp / CVODES | FD / CVODES | err CVODES | "
+               "err odeSD | err CVODES aug | err PBSR | err Exp | err FD |\n"
+            << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+               "---:|---:|---:|---:|\n";
+  std::vector<double> rOdesd, rOverhead, rOverhead1, rCvOverhead, rCvOverhead1, rAug, rPbsr, rExp,
+      rFd;
   auto keep = [](std::vector<double>& v, double x) {
     if (std::isfinite(x) && x > 0) v.push_back(x);
     return x;
@@ -539,19 +591,22 @@ int run(int argc, char** argv) {
               << fmt("%.2f", keep(rOverhead1, x.odesd1 / x.odesdTc)) << " | "
               << fmt("%.2f", keep(rCvOverhead, x.cvodes / x.cvodesTc)) << " | "
               << fmt("%.2f", keep(rCvOverhead1, x.cvodes1 / x.cvodesTc)) << " | "
+              << fmt("%.2f", keep(rAug, x.cvodesAug / x.cvodes)) << " | "
               << fmt("%.2f", keep(rPbsr, x.pbsr / x.cvodes)) << " | "
               << fmt("%.2f", keep(rExp, x.exp / x.cvodes)) << " | "
               << fmt("%.1f", keep(rFd, x.fd / x.cvodes)) << " | " << fmt("%.0e", x.errCvodes)
-              << " | " << fmt("%.0e", x.errOdesd) << " | " << fmt("%.0e", x.errPbsr) << " | "
-              << fmt("%.0e", x.errExp) << " | " << fmt("%.0e", x.errFd) << " |\n";
+              << " | " << fmt("%.0e", x.errOdesd) << " | " << fmt("%.0e", x.errCvodesAug) << " | "
+              << fmt("%.0e", x.errPbsr) << " | " << fmt("%.0e", x.errExp) << " | "
+              << fmt("%.0e", x.errFd) << " |\n";
   }
   std::cout << "| geometric mean | | | | | " << fmt("%.2f", geometricMean(rOdesd)) << " | "
             << fmt("%.2f", geometricMean(rOverhead)) << " | "
             << fmt("%.2f", geometricMean(rOverhead1)) << " | "
             << fmt("%.2f", geometricMean(rCvOverhead)) << " | "
             << fmt("%.2f", geometricMean(rCvOverhead1)) << " | "
-            << fmt("%.2f", geometricMean(rPbsr)) << " | " << fmt("%.2f", geometricMean(rExp))
-            << " | " << fmt("%.1f", geometricMean(rFd)) << " | | | | | |\n\n";
+            << fmt("%.2f", geometricMean(rAug)) << " | " << fmt("%.2f", geometricMean(rPbsr))
+            << " | " << fmt("%.2f", geometricMean(rExp)) << " | "
+            << fmt("%.1f", geometricMean(rFd)) << " | | | | | | |\n\n";
   if (!notes.str().empty()) std::cout << notes.str() << "\n";
   return 0;
 }

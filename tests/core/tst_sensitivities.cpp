@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <Eigen/Dense>
@@ -1030,19 +1031,22 @@ class TestSensitivities : public QObject {
     QVERIFY(on.stats.integrator.sensitivityRhsEvals > 0);
   }
 
-  void cvodesSimultaneousAgreesWithStaggered_data() {
+  void cvodesCorrectorsAgree_data() {
     QTest::addColumn<QString>("name");
     QTest::addColumn<double>("tEnd");
     QTest::addColumn<double>("tolerance");
     // Every parameter, rtol 1e-6, against CVODES (staggered) at rtol 1e-10. Measured worst
     // series errors: Boehm staggered 3.1e-7 (500 steps), simultaneous 6.2e-7 (699 steps),
-    // between them 7.0e-7; Fujita 2.4e-7, 2.9e-7 (488 steps each), 5.4e-8.
+    // between them 7.0e-7; Fujita 2.4e-7, 2.9e-7 (488 steps each), 5.4e-8. Augmented: the
+    // simultaneous numbers exactly (Boehm 6.2e-7 in 699 steps, Fujita 2.9e-7 in 488 steps): the
+    // same Newton iteration, error test and norms, on one vector.
     QTest::newRow("Boehm") << QString("Boehm_JProteomeRes2014") << 240.0 << 1e-5;
     QTest::newRow("Fujita") << QString("Fujita_SciSignal2010") << 3600.0 << 1e-5;
   }
-  void cvodesSimultaneousAgreesWithStaggered() {
-    // The two correctors solve the same corrector equations differently (one Newton iteration
-    // on states and S together vs states first, then S); both must reach the reference.
+  void cvodesCorrectorsAgree() {
+    // The correctors solve the same corrector equations differently (one Newton iteration on
+    // states and S together vs states first, then S; augmented: the simultaneous iteration on
+    // [x; S] as one vector, without the sensitivity module); all must reach the reference.
     QFETCH(QString, name);
     QFETCH(double, tEnd);
     QFETCH(double, tolerance);
@@ -1060,19 +1064,129 @@ class TestSensitivities : public QObject {
                                        with(SensitivityCorrector::Staggered));
     const SensitivityResult sim = run(model, SensitivityMethod::Cvodes, times, 1e-6, 1e-12,
                                       with(SensitivityCorrector::Simultaneous));
+    const SensitivityResult aug = run(model, SensitivityMethod::Cvodes, times, 1e-6, 1e-12,
+                                      with(SensitivityCorrector::Augmented));
     REQUIRE_SUCCESS(ref);
     REQUIRE_SUCCESS(stag);
     REQUIRE_SUCCESS(sim);
+    REQUIRE_SUCCESS(aug);
+    // Augmented: no sensitivity module (one right-hand side for x and S, one error test).
+    QCOMPARE(aug.stats.integrator.sensitivityRhsEvals, aug.stats.integrator.rhsEvals);
+    QCOMPARE(aug.stats.integrator.sensitivityErrorTestFailures, 0L);
     // The option reaches CVODES: another algorithm, other rounding and step sequence.
     QVERIFY(sim.stateSensitivities != stag.stateSensitivities);
     const SeriesError eStag = seriesError(stag, ref, model), eSim = seriesError(sim, ref, model);
     const SeriesError eBoth = seriesError(sim, stag, model);
-    qInfo("%s: staggered %.2e (%ld steps), simultaneous %.2e (%ld steps), between %.2e",
+    const SeriesError eAug = seriesError(aug, ref, model), eAugStag = seriesError(aug, stag, model);
+    const SeriesError eAugSim = seriesError(aug, sim, model);
+    qInfo("%s: staggered %.2e (%ld steps), simultaneous %.2e (%ld steps), between %.2e; "
+          "augmented %.2e (%ld steps, at %s), vs staggered %.2e, vs simultaneous %.2e",
           qPrintable(name), eStag.error, stag.stats.integrator.steps, eSim.error,
-          sim.stats.integrator.steps, eBoth.error);
+          sim.stats.integrator.steps, eBoth.error, eAug.error, aug.stats.integrator.steps,
+          eAug.where.c_str(), eAugStag.error, eAugSim.error);
     SENSODE_EXPECT_CLOSE(eStag.error, 0, tolerance, 0, eStag.where, 0);
     SENSODE_EXPECT_CLOSE(eSim.error, 0, tolerance, 0, eSim.where, 0);
     SENSODE_EXPECT_CLOSE(eBoth.error, 0, 2 * tolerance, 0, eBoth.where, 0);
+    SENSODE_EXPECT_CLOSE(eAug.error, 0, tolerance, 0, eAug.where, 0);
+    SENSODE_EXPECT_CLOSE(eAugStag.error, 0, 2 * tolerance, 0, eAugStag.where, 0);
+    // The augmented mode is CV_SIMULTANEOUS on one vector (same Newton matrix, tolerances and
+    // max-over-blocks norm), so it agrees with it to rounding: measured 1.5e-11 (Boehm), 2.6e-14
+    // (Fujita); an RMS over the whole vector instead of CVODES's norm gives ~1e-6 here.
+    SENSODE_EXPECT_CLOSE(eAugSim.error, 0, 1e-9, 0, eAugSim.where, 0);
+  }
+
+  void cvodesAugmentedAgreesWithTheModule_data() {
+    QTest::addColumn<QString>("problem");
+    QTest::addColumn<double>("tolerance");  // augmented vs module, worst over the outputs
+    QTest::addColumn<double>("exactTolerance");  // vs the closed form (0: none)
+    // rtol 1e-8 (atol 1e-14 for Linear2 and Robertson, else 1e-12); S at every output time.
+    // Measured worst column-relative differences augmented vs staggered module / vs the closed
+    // form: Linear2 2.1e-8 / 1.4e-7, MM 3.6e-8, Robertson 2.2e-8, pulse 5.8e-8 / 4.7e-8,
+    // A ⇄ B 1.7e-8 / 3.2e-8.
+    QTest::newRow("linear2") << QString("linear2") << 1e-5 << 5e-6;
+    QTest::newRow("mm") << QString("mm") << 1e-5 << 0.0;
+    QTest::newRow("robertson") << QString("robertson") << 1e-5 << 0.0;
+    // f jumps at t0 (piecewise input at the single point t = 0): the discontinuity case.
+    QTest::newRow("pulse") << QString("pulse") << 1e-5 << 1e-6;
+    // S0 ≠ 0 (A0 is the initial amount of A).
+    QTest::newRow("conversion") << QString("conversion") << 1e-5 << 1e-6;
+  }
+  void cvodesAugmentedAgreesWithTheModule() {
+    QFETCH(QString, problem);
+    QFETCH(double, tolerance);
+    QFETCH(double, exactTolerance);
+    Model model;
+    std::vector<double> times;
+    double atol = 1e-12;
+    std::function<Eigen::MatrixXd(double)> exact;
+    std::vector<std::string> params;  // empty: all
+    if (problem == "linear2") {
+      model = linear2Model();
+      times = linspace(0, 10, 11);
+      atol = 1e-14;
+      // y1 = e^{−bt}, y0 = (1 − r)e^{−at} + r·e^{−bt} with a = p0, b = p1, r = b/(a − b).
+      exact = [](double t) {
+        const double a = 1000, b = 1, r = b / (a - b);
+        const double ra = -b / ((a - b) * (a - b)), rb = a / ((a - b) * (a - b));
+        const double ea = std::exp(-a * t), eb = std::exp(-b * t);
+        Eigen::MatrixXd e(2, 2);
+        e << -ra * ea - (1 - r) * t * ea + ra * eb, -rb * ea + rb * eb - r * t * eb,  //
+            0.0, -t * eb;
+        return e;
+      };
+    } else if (problem == "mm") {
+      model = michaelisMentenModel();
+      times = linspace(0, 10, 11);
+    } else if (problem == "robertson") {
+      model = robertsonModel();
+      times = {0, 0.4, 4, 40};
+      atol = 1e-14;
+    } else if (problem == "pulse") {
+      model = pulseAtStartModel();
+      times = linspace(0, 4, 5);
+      params = {"k", "u", "x0"};
+      exact = [](double t) {
+        Eigen::MatrixXd e(1, 3);
+        const double decay = std::exp(-0.5 * t);
+        e << -t * 2 * decay, 0.0, decay;
+        return e;
+      };
+    } else {
+      model = conversionModel();
+      times = linspace(0, 5, 11);
+      exact = conversionExactS;
+    }
+    using integrators::SensitivityCorrector;
+    auto with = [&params](SensitivityCorrector c) {
+      return [c, &params](SensitivityProblem& p, SensitivityOptions& o) {
+        o.integrator.sensitivityCorrector = c;
+        if (!params.empty()) p.parameters = params;
+      };
+    };
+    const SensitivityResult mod = run(model, SensitivityMethod::Cvodes, times, 1e-8, atol,
+                                      with(SensitivityCorrector::Staggered));
+    const SensitivityResult aug = run(model, SensitivityMethod::Cvodes, times, 1e-8, atol,
+                                      with(SensitivityCorrector::Augmented));
+    REQUIRE_SUCCESS(mod);
+    REQUIRE_SUCCESS(aug);
+    QCOMPARE(aug.stats.integrator.sensitivityRhsEvals, aug.stats.integrator.rhsEvals);
+    QVERIFY(aug.stats.integrator.rhsEvals > 0);
+    double worst = 0, worstExact = 0;
+    for (std::size_t it = 1; it < times.size(); ++it) {
+      const Eigen::MatrixXd a = stateS(aug, it);
+      worst = std::max(worst, columnRelativeError(a, stateS(mod, it)));
+      if (exact) worstExact = std::max(worstExact, columnRelativeError(a, exact(times[it])));
+    }
+    // S0 is the initial-value sensitivity in both modes (conversion: ∂A(0)/∂A0 = 1).
+    const Eigen::MatrixXd s0Aug = stateS(aug, 0), s0Mod = stateS(mod, 0);
+    QVERIFY(s0Aug == s0Mod);
+    qInfo("%s: augmented vs module %.2e, vs exact %.2e; steps augmented %ld, module %ld",
+          qPrintable(problem), worst, worstExact, aug.stats.integrator.steps,
+          mod.stats.integrator.steps);
+    SENSODE_EXPECT_CLOSE(worst, 0, tolerance, 0, "augmented vs module", 0);
+    if (exactTolerance > 0) {
+      SENSODE_EXPECT_CLOSE(worstExact, 0, exactTolerance, 0, "augmented vs closed form", 0);
+    }
   }
 
   void stepCallbackTilesTheRunWithDenseOutput_data() {
@@ -1331,6 +1445,30 @@ class TestSensitivities : public QObject {
     QVERIFY(j2.open(QIODevice::ReadOnly));
     QCOMPARE(QJsonDocument::fromJson(j2.readAll()).object()["corrector"].toString(),
              QString("simultaneous"));
+
+    // --corrector augmented: the same for CVODE on [x; S]; for odesd the option and the stats
+    // name the corrector of its CVODES hand-over (default augmented).
+    for (const auto& [method, corrector, expected] :
+         {std::tuple{"cvodes", "augmented", "augmented"}, {"odesd", "staggered", "staggered"},
+          {"odesd", "", "augmented"}}) {
+      QStringList args{"sensitivities", model, "--params", "k1,S1", "--method", method,
+                       "--t-end", "5", "--points", "6", "--out", csv2, "--stats", json};
+      if (*corrector != '\0') args << "--corrector" << corrector;
+      QProcess p3;
+      p3.start(SENSODE_CLI_PATH, args);
+      QVERIFY(p3.waitForFinished(60000));
+      QVERIFY2(p3.exitCode() == 0, p3.readAllStandardError().constData());
+      QFile f3(csv2);
+      QVERIFY(f3.open(QIODevice::ReadOnly));
+      const QStringList lines3 = QString::fromUtf8(f3.readAll()).split('\n', Qt::SkipEmptyParts);
+      QCOMPARE(lines3.size(), lines.size());
+      SENSODE_EXPECT_CLOSE(lines3[22].section(',', 3).toDouble(), std::exp(-5.0), 0, 1e-4,
+                           qPrintable(lines3[22]), 0);
+      QFile j3(json);
+      QVERIFY(j3.open(QIODevice::ReadOnly));
+      QCOMPARE(QJsonDocument::fromJson(j3.readAll()).object()["corrector"].toString(),
+               QString(expected));
+    }
   }
 
   void cliMethodsAndErrors() {
