@@ -491,10 +491,12 @@ struct CvodesIntegrator::Impl {
 
   // ---- C trampolines: never throw; 0 ok, > 0 recoverable, < 0 fatal ----
 
-  static int rhs(sunrealtype tt, N_Vector yy, N_Vector ydot, void* userData) {
-    auto* self = static_cast<Impl*>(userData);
+  // Runs `body` for a trampoline: an exception becomes a recorded cause and a fatal -1 (C code
+  // must not see it).
+  template <class Body>
+  static int guarded(Impl* self, sunrealtype tt, Body&& body) noexcept {
     try {
-      return self->stateRhs(tt, N_VGetArrayPointer(yy), N_VGetArrayPointer(ydot));
+      return body();
     } catch (const std::exception& e) {
       self->recordException(tt, e.what());
     } catch (...) {
@@ -503,10 +505,17 @@ struct CvodesIntegrator::Impl {
     return -1;
   }
 
+  static int rhs(sunrealtype tt, N_Vector yy, N_Vector ydot, void* userData) {
+    auto* self = static_cast<Impl*>(userData);
+    return guarded(self, tt, [&] {
+      return self->stateRhs(tt, N_VGetArrayPointer(yy), N_VGetArrayPointer(ydot));
+    });
+  }
+
   static int jac(sunrealtype tt, N_Vector yy, N_Vector /*fy*/, SUNMatrix J, void* userData,
                  N_Vector /*tmp1*/, N_Vector /*tmp2*/, N_Vector /*tmp3*/) {
     auto* self = static_cast<Impl*>(userData);
-    try {
+    return guarded(self, tt, [&] {
       const double* x = N_VGetArrayPointer(yy);
       if (self->augmented) {
         // CVODE evaluates f at the predicted state just before the set-up, so J usually comes
@@ -530,19 +539,14 @@ struct CvodesIntegrator::Impl {
         self->fillDense(J);
       }
       return 0;
-    } catch (const std::exception& e) {
-      self->recordException(tt, e.what());
-    } catch (...) {
-      self->recordException(tt, "unknown exception");
-    }
-    return -1;
+    });
   }
 
   // Ṡ_j = J·S_j + ∂f/∂p_j for every sensitivity column j (CVSensRhsFn: all columns per call).
   static int sensRhs(int ns, sunrealtype tt, N_Vector yy, N_Vector /*ydot*/, N_Vector* ySv,
                      N_Vector* ySdot, void* userData, N_Vector /*tmp1*/, N_Vector /*tmp2*/) {
     auto* self = static_cast<Impl*>(userData);
-    try {
+    return guarded(self, tt, [&] {
       const double* x = N_VGetArrayPointer(yy);
       const int problem = self->evaluateSensitivityJacobians(tt, x);
       if (problem != 0) return problem;
@@ -553,19 +557,14 @@ struct CvodesIntegrator::Impl {
         if (columnProblem != 0) return columnProblem;
       }
       return 0;
-    } catch (const std::exception& e) {
-      self->recordException(tt, e.what());
-    } catch (...) {
-      self->recordException(tt, "unknown exception");
-    }
-    return -1;
+    });
   }
 
   // Augmented mode: d/dt [x; S_1; …; S_ns] = [f; J·S_1 + ∂f/∂p_1; …] with the same evaluators
   // as rhs() and sensRhs().
   static int augmentedRhs(sunrealtype tt, N_Vector yy, N_Vector ydot, void* userData) {
     auto* self = static_cast<Impl*>(userData);
-    try {
+    return guarded(self, tt, [&] {
       ++self->augmentedRhsEvals;
       const double* y = N_VGetArrayPointer(yy);
       double* out = N_VGetArrayPointer(ydot);
@@ -580,12 +579,7 @@ struct CvodesIntegrator::Impl {
         if (columnProblem != 0) return columnProblem;
       }
       return 0;
-    } catch (const std::exception& e) {
-      self->recordException(tt, e.what());
-    } catch (...) {
-      self->recordException(tt, "unknown exception");
-    }
-    return -1;
+    });
   }
 
   // The augmented mode's linear solver (SUNLINEARSOLVER_DIRECT, so CVODE drives it like its
