@@ -27,8 +27,8 @@ enum class LinearSolverKind { Auto, Dense, Sparse };
 // together in one Newton iteration. Augmented: no forward sensitivity module; plain CVODE on
 // [x; S] as one vector, with the block-diagonal Newton matrix like CV_SIMULTANEOUS (one LU of
 // I − γJ applied to every block) and CVODES's tolerances and error norm, but vector operations
-// over one long vector instead of 1 + ns short ones. odeSD's direct sensitivities are staggered by construction (NUMERICS.md
-// §3); its BDF hand-over uses IntegratorOptions::handoverCorrector.
+// over one long vector instead of 1 + ns short ones. odeSD's direct sensitivities are staggered
+// by construction (NUMERICS.md §3); its BDF hand-over uses IntegratorOptions::handoverCorrector.
 enum class SensitivityCorrector { Staggered, Simultaneous, Augmented };
 const char* toString(SensitivityCorrector c);  // "staggered", "simultaneous", "augmented"
 std::optional<SensitivityCorrector> sensitivityCorrectorFromString(const std::string& s);

@@ -14,8 +14,8 @@ namespace sensode::sensitivity {
 namespace {
 
 // Exponential shifting (exponential()), where it is cheaper than a fresh e^{ΔtA} (θ_m: the largest
-// 1-norm for Padé degree m without squaring, matrix_exponential.cpp): |Δt − Δt_c| ≤ Δt/16 with
-// Δt‖A‖₁ ≥ 16·θ₁₃ (≥ 4 squarings saved), or |δ|‖A‖₁ ≤ θ₅ (degree ≤ 5) with Δt‖A‖₁ ≥ θ₉ (13).
+// 1-norm for Padé degree m without squaring, matrix_exponential.cpp): 0 < δ = Δt − Δt_c ≤ Δt/16
+// with Δt‖A‖₁ ≥ 16·θ₁₃ (≥ 4 squarings saved), or δ‖A‖₁ ≤ θ₅ (degree ≤ 5) with Δt‖A‖₁ ≥ θ₉ (13).
 constexpr double kMaxShift = 1.0 / 16, kMinShiftedNorm = 16 * 5.371920351148152,
                  kCheapShift = 2.539398330063230e-1, kPade13Norm = 2.097847961257068;
 
@@ -148,7 +148,7 @@ void PeanoBakerPropagator::exponentialInterval(const Eigen::MatrixXd& a,
                                                const Eigen::MatrixXd& b, double t1) {
   const double tol = options_.mergeTolerance;
   if (tol <= 0) {
-    exponential(a, b, t1 - t_);
+    exponential(a, b, t_, t1 - t_);
     return;
   }
   const double dt = t1 - t_;
@@ -205,11 +205,18 @@ void PeanoBakerPropagator::flush() {
   // constant Jacobian is then exact and its E, Φ₁ reusable.
   if (!aConstant_) aSum_ /= h;
   if (!bConstant_) bSum_ /= h;
-  exponential(aConstant_ ? aFirst_ : aSum_, bConstant_ ? bFirst_ : bSum_, h);
+  exponential(aConstant_ ? aFirst_ : aSum_, bConstant_ ? bFirst_ : bSum_, pendingStart_, h);
+}
+
+void PeanoBakerPropagator::requireFiniteS(double tStart, double tEnd) const {
+  if (s_.allFinite()) return;
+  throw IntegrationFailure("Peano-Baker sensitivities: S is not finite after the step from t = " +
+                               num(tStart) + " to t = " + num(tEnd),
+                           tEnd, tEnd - tStart);
 }
 
 void PeanoBakerPropagator::exponential(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b,
-                                       double dt) {
+                                       double tStart, double dt) {
   ++stats_.exponentialSteps;
   if (a.rows() == 0 || b.cols() == 0 || dt == 0) return;
   // E, Φ₁ depend on A and Δt only (not on B or S).
@@ -224,11 +231,13 @@ void PeanoBakerPropagator::exponential(const Eigen::MatrixXd& a, const Eigen::Ma
     // 0.2 − 0.1): E and Φ₁ of Δt_c are those of Δt to working precision (relative changes
     // |δ|‖A‖ and |δ|/Δt ≤ 2e-15). Δt_c is kept, so such differences cannot accumulate.
     ++stats_.expmShifted;
-  } else if (shiftable && ((std::abs(shift) <= kMaxShift * dt && norm >= kMinShiftedNorm) ||
-                           (std::abs(shift) * norm <= kCheapShift * dt && norm >= kPade13Norm))) {
-    // Same A, nearby Δt: e^{ΔtA} = e^{Δt_c A} e^{δA}, Φ₁(Δt) = Φ₁(Δt_c) + e^{Δt_c A} Φ₁(δ),
-    // δ = Δt − Δt_c (also for δ < 0): e^{δA} needs ≥ 4 squarings fewer than e^{ΔtA}, or Padé
-    // degree ≤ 5 where e^{ΔtA} needs 13.
+  } else if (shiftable && shift > 0 &&
+             ((shift <= kMaxShift * dt && norm >= kMinShiftedNorm) ||
+              (shift * norm <= kCheapShift * dt && norm >= kPade13Norm))) {
+    // Same A, a slightly longer Δt: e^{ΔtA} = e^{Δt_c A} e^{δA}, Φ₁(Δt) = Φ₁(Δt_c) +
+    // e^{Δt_c A} Φ₁(δ), δ = Δt − Δt_c > 0: e^{δA} needs ≥ 4 squarings fewer than e^{ΔtA}, or
+    // Padé degree ≤ 5 where e^{ΔtA} needs 13. Never δ < 0: e^{δA} then grows like e^{|δ|·|λ|} on
+    // the stiff modes (it overflows at |δ|‖A‖ ≈ 1800) instead of decaying.
     integratedExponential(a, shift, shiftE_, shiftPhi_, expWork_);
     expWork_.product.noalias() = expWork_.e * shiftPhi_;
     expWork_.phi += expWork_.product;
@@ -247,6 +256,7 @@ void PeanoBakerPropagator::exponential(const Eigen::MatrixXd& a, const Eigen::Ma
   expWork_.product.noalias() = expWork_.e * s_;
   expWork_.product.noalias() += expWork_.phi * b;
   s_.swap(expWork_.product);
+  requireFiniteS(tStart, tStart + dt);
 }
 
 void PeanoBakerPropagator::pbs(const Eigen::MatrixXd& aLeft, const Eigen::MatrixXd& bLeft,
@@ -344,9 +354,9 @@ void PeanoBakerPropagator::advance(double t1, const StateSource& states) {
       nearlyEqual(bLeft_, bRight_, options_.constantTolerance)) {
     if (options_.midpoint) {
       evaluate(tMid, xMid_, aMid_, bMid_);
-      exponential(aMid_, bMid_, dt);
+      exponential(aMid_, bMid_, t0, dt);
     } else {
-      exponential(aLeft_, bLeft_, dt);
+      exponential(aLeft_, bLeft_, t0, dt);
     }
     finish(true);
     return;
@@ -365,6 +375,7 @@ void PeanoBakerPropagator::advance(double t1, const StateSource& states) {
       pbs(aPrev, bPrev, aRight_, bRight_, h);
     }
   }
+  requireFiniteS(t0, t1);
   finish(true);
 }
 

@@ -27,9 +27,10 @@
 //   previous exponential step's (constant Jacobian, equal interval), E and Φ₁ are reused — the
 //   result is bit-identical to recomputing them. When only Δt differs (shiftExponential), by
 //   rounding (equal output intervals such as 0.3 − 0.2 and 0.2 − 0.1), E and Φ₁ are kept as
-//   they are (exact to working precision); by a little more, they are shifted where that is
-//   cheaper than a fresh exponential: e^{ΔtA} = e^{Δt_c A} e^{δA},
-//   Φ₁(Δt) = Φ₁(Δt_c) + e^{Δt_c A} Φ₁(δ) (δ = Δt − Δt_c: two products and a cheap e^{δA}).
+//   they are (exact to working precision); when Δt is a little longer, they are shifted where
+//   that is cheaper than a fresh exponential: e^{ΔtA} = e^{Δt_c A} e^{δA},
+//   Φ₁(Δt) = Φ₁(Δt_c) + e^{Δt_c A} Φ₁(δ) (δ = Δt − Δt_c > 0: two products and a cheap e^{δA};
+//   never δ < 0, where e^{δA} grows on stiff modes and amplifies rounding).
 // - Merging (mergeTolerance > 0): consecutive exponential intervals (Exp's, and PBSR's stiff
 //   ones) are folded into one exponential step over [t_a, t_b], H = t_b − t_a, with the
 //   step-length-weighted means of their A and B (Ā = Σ Δt_k A_k / H, the composite midpoint rule
@@ -78,8 +79,8 @@ struct PeanoBakerOptions {
   double mergeTolerance = 1e-4;
   // Reuse E and Φ₁ when A and Δt are bitwise identical to the previous exponential step's.
   bool reuseExponential = true;
-  // Shift them to a nearby Δt when A is bitwise identical (see above; not bit-identical to
-  // computing them afresh).
+  // Shift them to a slightly longer Δt when A is bitwise identical (see above; not
+  // bit-identical to computing them afresh).
   bool shiftExponential = true;
 
   // Message naming field, value and constraint, or nullopt when valid.
@@ -130,7 +131,10 @@ class PeanoBakerPropagator {
   void exponentialInterval(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b, double t1);
   // Applies the pending merged step, if any: S then refers to t_.
   void flush();
-  void exponential(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b, double dt);
+  // One exponential step of length dt from tStart (for messages) with (a, b).
+  void exponential(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b, double tStart, double dt);
+  // Throws IntegrationFailure naming the step when S has a non-finite entry.
+  void requireFiniteS(double tStart, double tEnd) const;
   void pbs(const Eigen::MatrixXd& aLeft, const Eigen::MatrixXd& bLeft,
            const Eigen::MatrixXd& aRight, const Eigen::MatrixXd& bRight, double h);
 
