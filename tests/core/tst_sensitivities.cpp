@@ -190,14 +190,21 @@ Eigen::MatrixXd stateS(const SensitivityResult& r, std::size_t it) {
 }
 
 // max over columns of ‖S_:j − R_:j‖₂ / ‖R_:j‖₂ (each parameter's sensitivities on their scale).
+// NaN when s has a non-finite entry (written so that a NaN is never skipped by a comparison).
 double columnRelativeError(const Eigen::MatrixXd& s, const Eigen::MatrixXd& ref) {
   double worst = 0;
   for (Eigen::Index j = 0; j < ref.cols(); ++j) {
     const double scale = ref.col(j).norm();
     const double diff = (s.col(j) - ref.col(j)).norm();
-    worst = std::max(worst, scale > 0 ? diff / scale : diff);
+    const double e = scale > 0 ? diff / scale : diff;
+    if (!(e <= worst)) worst = e;
   }
   return worst;
+}
+
+// worst = max(worst, e), except that a NaN wins (std::max would skip it).
+void keepWorst(double& worst, double e) {
+  if (!(e <= worst) && !std::isnan(worst)) worst = e;
 }
 
 // Error of `r` against `ref` over all output times, per output on the scale of its
@@ -226,14 +233,15 @@ SeriesError seriesError(const SensitivityResult& r, const SensitivityResult& ref
       for (std::size_t it = 0; it < nt; ++it) {
         scale = std::max(scale, w[ip] * std::abs(ref.at(it, iy, ip)));
         const double d = w[ip] * std::abs(r.at(it, iy, ip) - ref.at(it, iy, ip));
-        if (d > diff) {
+        if (!(d <= diff)) {  // NaN propagates
+          if (std::isnan(diff)) continue;
           diff = d;
           at = ip;
         }
       }
     }
     const double e = scale > 0 ? diff / scale : diff;
-    if (e > worst.error) {
+    if (!(e <= worst.error) && !std::isnan(worst.error)) {
       worst.error = e;
       worst.where = "d " + ref.outputIds[iy] + " / d " + ref.parameterIds[at];
     }
@@ -414,7 +422,7 @@ class TestSensitivities : public QObject {
     REQUIRE_SUCCESS(r);
     double worst = 0;
     for (std::size_t it = 1; it < times.size(); ++it) {
-      worst = std::max(worst, columnRelativeError(stateS(r, it), randomLinearExactS(d, times[it])));
+      keepWorst(worst, columnRelativeError(stateS(r, it), randomLinearExactS(d, times[it])));
     }
     qInfo("%s: worst column-relative error of S %.2e", tasks::toString(method), worst);
     SENSODE_EXPECT_CLOSE(worst, 0, tolerance, 0, "column-relative error", 0);
@@ -517,8 +525,8 @@ class TestSensitivities : public QObject {
               });
       REQUIRE_SUCCESS(r);
       for (std::size_t it = 1; it < times.size(); ++it) {
-        const double e = columnRelativeError(stateS(r, it), randomLinearExactS(d, times[it]));
-        if (!(e <= errors[shifted])) errors[shifted] = e;  // a NaN must not be skipped by max
+        keepWorst(errors[shifted],
+                  columnRelativeError(stateS(r, it), randomLinearExactS(d, times[it])));
       }
       stats[shifted] = r.stats.peanoBaker;
     }
@@ -550,8 +558,8 @@ class TestSensitivities : public QObject {
               });
       REQUIRE_SUCCESS(r);
       for (std::size_t it = 1; it < times.size(); ++it) {
-        errors[merged] = std::max(
-            errors[merged], columnRelativeError(stateS(r, it), randomLinearExactS(d, times[it])));
+        keepWorst(errors[merged],
+                  columnRelativeError(stateS(r, it), randomLinearExactS(d, times[it])));
       }
       steps[merged] = r.stats.peanoBaker.exponentialSteps;
       if (merged) {
@@ -606,8 +614,7 @@ class TestSensitivities : public QObject {
               });
       REQUIRE_SUCCESS(r);
       for (std::size_t it = 1; it < times.size(); ++it) {
-        errors[merged] =
-            std::max(errors[merged], columnRelativeError(stateS(r, it), stateS(ref, it)));
+        keepWorst(errors[merged], columnRelativeError(stateS(r, it), stateS(ref, it)));
       }
       stats[merged] = r.stats.peanoBaker;
     }
@@ -671,7 +678,7 @@ class TestSensitivities : public QObject {
     SENSODE_EXPECT_CLOSE(r.stateAt(0, 0, 2), 1.0, 0, 0, "S0 A/A0", 0);
     double worst = 0;
     for (std::size_t it = 1; it < times.size(); ++it)
-      worst = std::max(worst, columnRelativeError(stateS(r, it), conversionExactS(times[it])));
+      keepWorst(worst, columnRelativeError(stateS(r, it), conversionExactS(times[it])));
     qInfo("%s: A<->B worst column-relative error %.2e", tasks::toString(method), worst);
     SENSODE_EXPECT_CLOSE(worst, 0, tolerance, 0, "A <-> B", 0);
   }
@@ -1184,8 +1191,8 @@ class TestSensitivities : public QObject {
     double worst = 0, worstExact = 0;
     for (std::size_t it = 1; it < times.size(); ++it) {
       const Eigen::MatrixXd a = stateS(aug, it);
-      worst = std::max(worst, columnRelativeError(a, stateS(mod, it)));
-      if (exact) worstExact = std::max(worstExact, columnRelativeError(a, exact(times[it])));
+      keepWorst(worst, columnRelativeError(a, stateS(mod, it)));
+      if (exact) keepWorst(worstExact, columnRelativeError(a, exact(times[it])));
     }
     // S0 is the initial-value sensitivity in both modes (conversion: ∂A(0)/∂A0 = 1).
     const Eigen::MatrixXd s0Aug = stateS(aug, 0), s0Mod = stateS(mod, 0);
