@@ -26,6 +26,10 @@ mkdir -p "$dir"
 cd "$dir"
 tarball="sundials_${version}.orig.tar.xz"
 if [ ! -f "$tarball" ]; then
+  if ! command -v curl >/dev/null; then
+    echo "build-sundials-o2.sh: needs curl to fetch Debian's source (apt-get install curl)" >&2
+    exit 1
+  fi
   curl -sSfLO "http://deb.debian.org/debian/pool/main/s/sundials/$tarball" >&2
 fi
 rm -rf src && mkdir src && tar -xJf "$tarball" -C src --strip-components=1
