@@ -53,6 +53,8 @@ using Model = std::shared_ptr<const symbolic::CompiledModel>;
 Q_DECLARE_METATYPE(sensode::tasks::SensitivityMethod)
 Q_DECLARE_METATYPE(sensode::integrators::Method)
 
+using sensode::test::keepWorst;
+
 namespace {
 
 const std::filesystem::path kShared = SENSODE_SHARED_DIR;
@@ -200,11 +202,6 @@ double columnRelativeError(const Eigen::MatrixXd& s, const Eigen::MatrixXd& ref)
     if (!(e <= worst)) worst = e;
   }
   return worst;
-}
-
-// worst = max(worst, e), except that a NaN wins (std::max would skip it).
-void keepWorst(double& worst, double e) {
-  if (!(e <= worst) && !std::isnan(worst)) worst = e;
 }
 
 // Error of `r` against `ref` over all output times, per output on the scale of its

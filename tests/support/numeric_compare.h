@@ -29,6 +29,12 @@ inline std::string closeMessage(double actual, double expected, double atol, dou
   return buf;
 }
 
+// worst = max(worst, e) for error accumulators, except that a NaN wins and stays: std::max skips
+// a NaN in its second argument, so a non-finite result would pass as "no error".
+inline void keepWorst(double& worst, double e) {
+  if (!(e <= worst) && !std::isnan(worst)) worst = e;
+}
+
 }  // namespace sensode::test
 
 // QVERIFY2 wrapper so failures report at the caller's line.
