@@ -16,16 +16,12 @@ namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
-QString number(double v) {
-  if (std::isnan(v)) return {};
-  if (std::isinf(v)) return v > 0 ? QStringLiteral("INF") : QStringLiteral("-INF");
-  return QString::number(v, 'g', QLocale::FloatingPointShortest);
-}
-
 QString yesNo(bool b) { return b ? QStringLiteral("yes") : QStringLiteral("no"); }
 
 // The cell text for a value the file may leave unset.
-QString valueCell(double v, const QString& unsetText) { return std::isnan(v) ? unsetText : number(v); }
+QString valueCell(double v, const QString& unsetText) {
+  return std::isnan(v) ? unsetText : overviewNumber(v);
+}
 
 QString stoichTerm(const model::SpeciesReference& r, const symbolic::ExprPool& pool) {
   QString coefficient;
@@ -34,7 +30,7 @@ QString stoichTerm(const model::SpeciesReference& r, const symbolic::ExprPool& p
   } else if (!r.id.empty() && !r.constant) {
     coefficient = QStringLiteral("[%1] ").arg(q(r.id));
   } else if (!std::isnan(r.stoichiometry) && r.stoichiometry != 1.0) {
-    coefficient = number(r.stoichiometry) + QLatin1Char(' ');
+    coefficient = overviewNumber(r.stoichiometry) + QLatin1Char(' ');
   }
   return coefficient + q(r.species);
 }
@@ -68,6 +64,12 @@ QString setBy(const model::Model& m, const std::string& id) {
 
 }  // namespace
 
+QString overviewNumber(double v) {
+  if (std::isnan(v)) return {};
+  if (std::isinf(v)) return v > 0 ? QStringLiteral("INF") : QStringLiteral("-INF");
+  return QString::number(v, 'g', QLocale::FloatingPointShortest);
+}
+
 api::ModelOverview describeModel(const model::Model& m, const symbolic::OdeSystem& sys) {
   const symbolic::ExprPool& pool = *m.pool;
   api::ModelOverview o;
@@ -82,7 +84,7 @@ api::ModelOverview describeModel(const model::Model& m, const symbolic::OdeSyste
   for (const auto& c : m.compartments) {
     api::ModelTable::Row row;
     row.cells = {q(c.id), q(c.name), valueCell(c.size, setBy(m, c.id)),
-                 number(c.spatialDimensions), yesNo(c.constant)};
+                 overviewNumber(c.spatialDimensions), yesNo(c.constant)};
     if (isParam(sys, c.id, symbolic::ParamKind::CompartmentSize)) {
       row.overrideId = q(c.id);
       row.nominal = c.size;

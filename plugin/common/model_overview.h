@@ -17,6 +17,10 @@ struct OdeSystem;
 
 namespace sensode::plugin {
 
+// A value as the model browser shows it: shortest round-trip text, "INF"/"-INF", empty for NaN
+// (an SBML value that is not set).
+QString overviewNumber(double v);
+
 api::ModelOverview describeModel(const model::Model& model, const symbolic::OdeSystem& system);
 
 // Imports `path` and describes it; throws sensode::Error.

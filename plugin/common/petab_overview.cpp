@@ -3,7 +3,6 @@
 
 #include <QFile>
 #include <QFileInfo>
-#include <QLocale>
 
 #include <cmath>
 
@@ -16,14 +15,8 @@ namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
-QString number(double v) {
-  if (std::isnan(v)) return {};
-  if (std::isinf(v)) return v > 0 ? QStringLiteral("INF") : QStringLiteral("-INF");
-  return QString::number(v, 'g', QLocale::FloatingPointShortest);
-}
-
 QString valueText(const petab::Value& v) {
-  return v.isParameter() ? q(v.parameterId) : number(v.number);
+  return v.isParameter() ? q(v.parameterId) : overviewNumber(v.number);
 }
 
 }  // namespace
@@ -47,7 +40,8 @@ api::ModelOverview readPetabOverview(const QString& path) {
   for (const petab::Parameter& p : pr.parameters) {
     estimated += p.estimate ? 1 : 0;
     parameters.rows.append({{q(p.id), QString::fromLatin1(petab::toString(p.scale)),
-                             number(p.lowerBound), number(p.upperBound), number(p.nominalValue),
+                             overviewNumber(p.lowerBound), overviewNumber(p.upperBound),
+                             overviewNumber(p.nominalValue),
                              p.estimate ? QStringLiteral("yes") : QStringLiteral("no")},
                             {},
                             p.nominalValue,
