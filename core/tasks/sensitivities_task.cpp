@@ -118,12 +118,20 @@ std::vector<double> initialSensitivities(const symbolic::CompiledModel& model, d
 // Appends one output time to the result: y and dy/dp by the chain rule, x and S.
 class Recorder {
  public:
+  // `expectedTimes` only sizes the result's arrays once (growing them by doubling re-copied and
+  // page-faulted n·ns·nt values several times per run).
   Recorder(std::shared_ptr<const symbolic::CompiledModel> model, const std::vector<double>& p,
            const std::vector<OutputColumn>& columns, const std::vector<int>& params,
-           SensitivityResult& result)
+           std::size_t expectedTimes, SensitivityResult& result)
       : model_(model), p_(p), outputs_(model, rowsOf(*model, columns), params), result_(result) {
     y_.resize(columns.size());
     dydp_.resize(columns.size() * params.size());
+    const std::size_t nx = static_cast<std::size_t>(model->nx());
+    result_.times.reserve(expectedTimes);
+    result_.outputValues.reserve(expectedTimes * y_.size());
+    result_.values.reserve(expectedTimes * dydp_.size());
+    result_.states.reserve(expectedTimes * nx);
+    result_.stateSensitivities.reserve(expectedTimes * nx * params.size());
   }
 
   void record(double t, const std::vector<double>& x, const std::vector<double>& s) {
@@ -132,10 +140,14 @@ class Recorder {
     result_.outputValues.insert(result_.outputValues.end(), y_.begin(), y_.end());
     result_.values.insert(result_.values.end(), dydp_.begin(), dydp_.end());
     result_.states.insert(result_.states.end(), x.begin(), x.end());
+    // S is column-major (parameter j's column at j·nx); the result is state-major.
     const std::size_t nx = x.size();
     const std::size_t ns = outputs_.numParams();
+    const std::size_t at = result_.stateSensitivities.size();
+    result_.stateSensitivities.resize(at + nx * ns);
+    double* out = result_.stateSensitivities.data() + at;
     for (std::size_t i = 0; i < nx; ++i) {
-      for (std::size_t j = 0; j < ns; ++j) result_.stateSensitivities.push_back(s[j * nx + i]);
+      for (std::size_t j = 0; j < ns; ++j) out[i * ns + j] = s[j * nx + i];
     }
   }
 
@@ -169,7 +181,7 @@ struct Setup {
 
 // odeSD direct or CVODES forward: the integrator computes S with the states.
 void runDirect(const Setup& s, integrators::Method method, SensitivityResult& result) {
-  Recorder recorder(s.model, s.p, s.columns, s.params, result);
+  Recorder recorder(s.model, s.p, s.columns, s.params, s.problem->times.size(), result);
   std::unique_ptr<integrators::Integrator> integrator;
   std::vector<double> x = s.x0, sens = s.s0;
   try {
@@ -206,7 +218,7 @@ void runDirect(const Setup& s, integrators::Method method, SensitivityResult& re
 // (Before the hook the trajectory was integrated twice: once for the grid, once more for the
 // states.) Steps past tEnd only contribute the output times up to tEnd.
 void runPeanoBaker(const Setup& s, SensitivityMethod method, SensitivityResult& result) {
-  Recorder recorder(s.model, s.p, s.columns, s.params, result);
+  Recorder recorder(s.model, s.p, s.columns, s.params, s.problem->times.size(), result);
   const std::vector<double>& times = s.problem->times;
   std::size_t next = 0;
   while (next < times.size() && times[next] == s.t0) {
@@ -477,7 +489,9 @@ SensitivityResult runSensitivities(const SensitivityProblem& problem,
     result.termination = termination;
     result.message = std::move(message);
     result.wallSeconds = std::chrono::duration<double>(Clock::now() - start).count();
-    return result;
+    // Moved, not copied: finish ends the run, and copying a large result cost as much as a fast
+    // method's own work (Exp on the 52-species suite models).
+    return std::move(result);
   };
 
   try {

@@ -43,7 +43,9 @@ SteadyStateResult runSteadyState(const SteadyStateProblem& problem,
     result.status = status;
     result.message = std::move(message);
     result.wallSeconds = std::chrono::duration<double>(Clock::now() - start).count();
-    return result;
+    // Moved, not copied: finish ends the run, and copying a large result cost as much as a fast
+    // method's own work (Exp on the 52-species suite models).
+    return std::move(result);
   };
   try {
     if (!problem.model) throw detail::InvalidInput("steady state: no model");
