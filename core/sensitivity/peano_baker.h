@@ -159,7 +159,10 @@ class PeanoBakerPropagator {
   // Per parameter (column): max ‖B_k − B_first‖₁, max ‖B_k‖₁, ‖S(pendingStart_)‖₁.
   Eigen::ArrayXd spreadB_, bNormMax_, sNorm_;
   Eigen::ArrayXd colNorms_, colSpread_;  // scratch
-  Eigen::MatrixXd aSum_, bSum_;      // Σ Δt_k A_k, Σ Δt_k B_k
+  // Σ Δt_k A_k (B_k) over the intervals whose A_k (B_k) is not bitwise the first's (valid once
+  // one was not), and Σ Δt_k over those whose A_k (B_k) is.
+  Eigen::MatrixXd aSum_, bSum_;
+  double aFirstWeight_ = 0, bFirstWeight_ = 0;
   bool aConstant_ = true, bConstant_ = true;  // every A_k (B_k) bitwise equal to the first
 
   // E, Φ₁ of the last exponential step (in expWork_.e, expWork_.phi) were computed for these.
