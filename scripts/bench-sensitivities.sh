@@ -21,7 +21,8 @@
 # Environment: SENSODE_BENCH_BUILD_DIR (default build-bench-sens/), SENSODE_BENCH_SUNDIALS
 # (debian or o2), BENCH_ARGS (extra arguments: --samples N, --only SUBSTRING,
 # --methods odesd,cvodes,cvodes-aug,pbsr,exp,fd, --suite-top K, --rtol R,
-# --handover staggered|simultaneous|augmented, --native-timeout S).
+# --handover staggered|simultaneous|augmented, --trajectory cvodes|odesd (the state integrator
+# of pbsr/exp), --native-timeout S).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${SENSODE_BENCH_BUILD_DIR:-$root/build-bench-sens}"

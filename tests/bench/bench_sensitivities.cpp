@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The five sensitivity methods side by side in one process on the same compiled models
-// (issue 4): odeSD direct, CVODES forward, PBSR, Exp (both on the CVODES trajectory) and central
-// finite differences, plus the plain time courses of odeSD and CVODES (the sensitivity overhead).
+// (issue 4): odeSD direct, CVODES forward, PBSR, Exp (both on the CVODES trajectory;
+// --trajectory odesd for odeSD's) and central finite differences, plus the plain time courses of
+// odeSD and CVODES (the sensitivity overhead).
 //
 // Models: every PEtab model_*.xml (parameters from the problem's parameter table where the ids
 // match; output times: the problem's finite measurement times and 0, or 101 points on [0, 100]
@@ -31,6 +32,7 @@
 //   bench_sensitivities [--petab DIR] [--suite DIR] [--suite-top K] [--samples N]
 //                       [--only SUBSTRING] [--methods odesd,cvodes,cvodes-aug,pbsr,exp,fd]
 //                       [--rtol R] [--handover staggered|simultaneous|augmented]
+//                       [--trajectory cvodes|odesd]
 //                       [--native-timeout S]
 #include <algorithm>
 #include <chrono>
@@ -85,13 +87,15 @@ struct Settings {
                                             SensitivityMethod::FiniteDifferences};
   bool cvodesAugmented = true;  // the cvodes-aug row
   std::optional<SensitivityCorrector> handover;
+  std::optional<sensode::integrators::Method> trajectory;
 };
 
-// What runOnce varies besides the method: CVODES's corrector and odeSD's hand-over corrector
-// (defaults: the library's).
+// What runOnce varies besides the method: CVODES's corrector, odeSD's hand-over corrector and
+// the state integrator of PBSR/Exp (defaults: the library's).
 struct Correctors {
   SensitivityCorrector cvodes = sensode::integrators::IntegratorOptions{}.sensitivityCorrector;
   SensitivityCorrector handover = sensode::integrators::IntegratorOptions{}.handoverCorrector;
+  sensode::integrators::Method trajectory = SensitivityOptions{}.trajectory;
 };
 
 struct BenchModel {
@@ -158,6 +162,7 @@ SensitivityResult runOnce(const BenchModel& m, SensitivityMethod method, double 
   options.integrator.atol = atol;
   options.integrator.sensitivityCorrector = correctors.cvodes;
   options.integrator.handoverCorrector = correctors.handover;
+  options.trajectory = correctors.trajectory;
   return sensode::tasks::runSensitivities(problem, options);
 }
 
@@ -391,6 +396,10 @@ int run(int argc, char** argv) {
       const std::string name = value();
       s.handover = sensode::integrators::sensitivityCorrectorFromString(name);
       if (!s.handover) throw std::runtime_error("unknown corrector " + name);
+    } else if (arg == "--trajectory") {
+      const std::string name = value();
+      s.trajectory = sensode::integrators::methodFromString(name);
+      if (!s.trajectory) throw std::runtime_error("unknown integrator " + name);
     } else if (arg == "--methods") {
       s.methods.clear();
       s.cvodesAugmented = false;
@@ -407,7 +416,7 @@ int run(int argc, char** argv) {
       std::cerr << "usage: bench_sensitivities [--petab DIR] [--suite DIR] [--suite-top K] "
                    "[--samples N] [--only SUBSTRING] [--methods "
                    "odesd,cvodes,cvodes-aug,pbsr,exp,fd] [--rtol R] [--handover CORRECTOR] "
-                   "[--native-timeout S]\n";
+                   "[--trajectory cvodes|odesd] [--native-timeout S]\n";
       return 2;
     }
   }
@@ -421,7 +430,11 @@ int run(int argc, char** argv) {
             << " samples; error vs CVODES forward at rtol 1e-10, atol 1e-16. Columns: f = "
                "right-hand sides (of the state pass for pbsr/exp), J = Newton Jacobians, sens = "
                "sensitivity evaluations (CVODES fS calls, odeSD sensitivity steps, PBSR/Exp "
-               "(J, ∂f/∂p) pairs, FD perturbed right-hand sides).\n\n";
+               "(J, ∂f/∂p) pairs, FD perturbed right-hand sides)."
+            << (s.trajectory ? std::string(" PBSR/Exp on the ") +
+                                   sensode::integrators::toString(*s.trajectory) + " trajectory."
+                             : std::string())
+            << "\n\n";
 
   struct Summary {
     std::string name;
@@ -455,6 +468,7 @@ int run(int argc, char** argv) {
     std::vector<Variant> variants;
     Correctors base;
     if (s.handover) base.handover = *s.handover;
+    if (s.trajectory) base.trajectory = *s.trajectory;
     for (const SensitivityMethod method : s.methods) {
       const std::pair<double*, double*> slot =
           method == SensitivityMethod::Cvodes       ? std::pair{&sum.cvodes, &sum.errCvodes}
