@@ -538,14 +538,19 @@ class TestCvodesIntegrator : public QObject {
     problem.model = robertsonModel();
     for (int i = 0; i <= 40; ++i) problem.times.push_back(i == 0 ? 0.0 : std::pow(10.0, -6 + 0.2 * i));
     tasks::TimeCourseOptions options;
+    options.method = integrators::Method::Cvodes;
     options.integrator = tightOptions();
     CancelToken token;
     ProgressMonitor monitor;
     monitor.token = token;
     double seenEnd = 0;
+    long stepsAtCancel = -1;
     monitor.callback = [&](const ProgressInfo& info) {
       seenEnd = info.tEnd;
-      if (info.steps >= 10) token.cancel();
+      if (info.steps >= 10 && stepsAtCancel < 0) {
+        stepsAtCancel = info.steps;
+        token.cancel();
+      }
       return Decision::Continue;
     };
     const tasks::TimeCourseResult r = tasks::runTimeCourse(problem, options, monitor);
@@ -554,7 +559,10 @@ class TestCvodesIntegrator : public QObject {
     QVERIFY(!r.times.empty());
     QVERIFY(r.times.size() < problem.times.size());
     QCOMPARE(r.values.size(), r.times.size() * r.columns.size());
-    QCOMPARE(r.stats.steps, 11L);  // cancelled after step 10, seen at the check after step 11
+    // The run stops within one step of the request (it is seen at the check after the next step).
+    QVERIFY(stepsAtCancel >= 10);
+    QVERIFY2(r.stats.steps >= stepsAtCancel && r.stats.steps <= stepsAtCancel + 1,
+             qPrintable(QString("%1 steps, cancelled at %2").arg(r.stats.steps).arg(stepsAtCancel)));
     QCOMPARE(seenEnd, problem.times.back());  // the task reports the end of the whole run
   }
 

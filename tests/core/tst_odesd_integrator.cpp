@@ -691,15 +691,22 @@ class TestOdeSdIntegrator : public QObject {
     CancelToken token;
     ProgressMonitor monitor;
     monitor.token = token;
+    long stepsAtCancel = -1;
     monitor.callback = [&](const ProgressInfo& info) {
-      if (info.steps >= 10) token.cancel();
+      if (info.steps >= 10 && stepsAtCancel < 0) {
+        stepsAtCancel = info.steps;
+        token.cancel();
+      }
       return Decision::Continue;
     };
     const tasks::TimeCourseResult r = tasks::runTimeCourse(problem, options, monitor);
     QVERIFY(r.termination == tasks::Termination::UserAbort);
     QVERIFY(!r.times.empty());
     QVERIFY(r.times.size() < problem.times.size());
-    QCOMPARE(r.stats.steps, 11L);
+    // The run stops within one step of the request.
+    QVERIFY(stepsAtCancel >= 10);
+    QVERIFY2(r.stats.steps >= stepsAtCancel && r.stats.steps <= stepsAtCancel + 1,
+             qPrintable(QString("%1 steps, cancelled at %2").arg(r.stats.steps).arg(stepsAtCancel)));
   }
 
   // ---- statistics, factory, task ----
