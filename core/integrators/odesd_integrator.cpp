@@ -587,9 +587,8 @@ struct OdeSdIntegrator::Impl {
     if (sens) acceptSensitivities();
 
     // Growth caps as CVODE's η_max: 1e4 after the first step, whose h0 (§2.6) is deliberately
-    // cautious (with x0 = 0 the weights are atol: h0 = 3.7e-15 on suite case
-    // 01561, which then took 22 steps of ×5 to reach h = 1), 10 for the next 10 steps, then
-    // §2.5's 5.
+    // cautious (x0 = 0 makes the weights atol: h0 = 3.7e-15 on suite case 01561, which then took
+    // 22 steps of ×5 to reach h = 1), 10 for the next 10 steps, then §2.5's 5.
     const double maxGrowth = first ? 1e4 : own.steps <= 10 ? 10.0 : 5.0;
     double sigma = maxGrowth;
     if (err > 0) sigma = q == 5 ? std::pow(2 * err, -0.2) : 0.9 * std::pow(err, -1.0 / q);

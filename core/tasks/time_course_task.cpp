@@ -58,8 +58,8 @@ TimeCourseResult runTimeCourse(const TimeCourseProblem& problem, const TimeCours
     result.message = std::move(message);
     if (integrator) result.stats = integrator->stats();
     result.wallSeconds = std::chrono::duration<double>(Clock::now() - start).count();
-    // Moved, not copied: finish ends the run, and copying a large result cost as much as a fast
-    // method's own work (Exp on the 52-species suite models).
+    // Moved, not copied: finish ends the run, and a copy of a large result is pure waste (in
+    // runSensitivities it cost as much as Exp's own work on the 52-species suite models).
     return std::move(result);
   };
 
