@@ -75,6 +75,13 @@ JsonObject& JsonObject::add(const std::string& key, const std::string& value) {
   return *this;
 }
 
+JsonObject& JsonObject::add(const std::string& key, const std::vector<std::string>& values) {
+  std::string array = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) array += (i ? ", " : "") + jsonString(values[i]);
+  entries_.emplace_back(key, array + "]");
+  return *this;
+}
+
 std::string JsonObject::str() const {
   std::string out = "{";
   for (std::size_t i = 0; i < entries_.size(); ++i) {
@@ -104,7 +111,8 @@ void addIntegratorStats(JsonObject& json, const integrators::IntegratorStats& st
       .add("jacobian_of_second_evals", stats.jacobianOfSecondEvals)
       .add("sens_evals", stats.sensitivityRhsEvals)
       .add("handover_time", stats.handoverTime)
-      .add("handover_steps", stats.handoverSteps);
+      .add("handover_steps", stats.handoverSteps)
+      .add("fallbacks", stats.fallbacks);
 }
 
 }  // namespace sensode::cli

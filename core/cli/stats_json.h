@@ -22,6 +22,8 @@ class JsonObject {
   JsonObject& add(const std::string& key, int value) { return add(key, static_cast<long>(value)); }
   JsonObject& add(const std::string& key, bool value);
   JsonObject& add(const std::string& key, const std::string& value);
+  // A JSON array of strings.
+  JsonObject& add(const std::string& key, const std::vector<std::string>& values);
   JsonObject& add(const std::string& key, const char* value) {
     return add(key, std::string(value));
   }
@@ -42,7 +44,8 @@ std::string jsonNumber(double v);
 
 // The keys every `--stats` file has, from integrator statistics:
 // steps, rhs_evals, jac_evals, lu_factorizations, newton_iterations, newton_failures,
-// error_test_failures (and, for odeSD, second_derivative_evals, jacobian_of_second_evals).
+// error_test_failures (and, for odeSD, second_derivative_evals, jacobian_of_second_evals),
+// fallbacks (array of sentences; empty when the method ran as asked).
 void addIntegratorStats(JsonObject& json, const integrators::IntegratorStats& stats);
 
 }  // namespace sensode::cli

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <numbers>
 #include <unordered_map>
@@ -297,6 +298,9 @@ void Evaluator::addMeasurement(const Measurement& m, const std::vector<double>& 
   const Partial h = evaluate(o.formula, dTheta, derivs);
   const Partial s = evaluate(o.noise, dTheta, derivs);
   const double y = h.value, sigma = s.value;
+  const auto row = static_cast<std::size_t>(&m - pr_.measurements.data());
+  result_.simulated[row] = y;
+  result_.sigma[row] = sigma;
   const std::string where = "measurement row " + std::to_string(m.row) + " (observable '" + o.id + "')";
   if (!std::isfinite(y)) throw Error(where + ": simulated value " + num(y) + " is not finite");
   if (!(sigma > 0) || !std::isfinite(sigma))
@@ -677,6 +681,8 @@ void Evaluator::equilibrationAdjoint(const std::vector<double>& xStart,
 }
 
 ObjectiveResult Evaluator::run() {
+  result_.simulated.assign(pr_.measurements.size(), std::numeric_limits<double>::quiet_NaN());
+  result_.sigma = result_.simulated;
   for (int j : estimatedParameters(pr_)) {
     result_.parameterIds.push_back(pr_.parameters[static_cast<std::size_t>(j)].id);
   }

@@ -68,6 +68,10 @@ struct ObjectiveResult {
   std::vector<std::string> parameterIds;  // estimated parameters
   std::vector<double> parameters;         // their values on their scales
   std::vector<double> gradient;           // d objective / d parameter (scale), empty for None
+  // Per measurement (aligned with Problem::measurements): the simulated observable y and its
+  // noise σ at the measured time, as the objective used them (NaN where not evaluated) — what
+  // a modeller plots against the data and what PEtab's simulatedData tables hold.
+  std::vector<double> simulated, sigma;
   long simulations = 0;   // time courses run
   long steadyStates = 0;  // steady states solved
   std::string notes;      // how the gradient was computed, per part

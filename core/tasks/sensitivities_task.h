@@ -109,6 +109,9 @@ struct SensitivityStats {
   long sensitivityEvals = 0;
   sensitivity::PeanoBakerStats peanoBaker;  // pbsr/exp only
   long simulations = 0;                      // integrations run
+  // What the task did instead of failing (another method, another step, ...), one sentence
+  // each; integrator.fallbacks holds the integrator's own. Empty when it ran as asked.
+  std::vector<std::string> fallbacks;
   bool operator==(const SensitivityStats&) const = default;
 };
 
