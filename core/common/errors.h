@@ -59,16 +59,19 @@ class InvalidOptions : public Error {
   using Error::Error;
 };
 
-// The integrator failed: the message carries time, step size and cause.
+// The integrator failed: the message carries time, step size and cause in a modeller's words;
+// `details` (optional) the technical detail (evaluator entry, solver flag, attempts).
 class IntegrationFailure : public Error {
  public:
-  IntegrationFailure(std::string message, double t, double h)
-      : Error(std::move(message)), t_(t), h_(h) {}
+  IntegrationFailure(std::string message, double t, double h, std::string details = {})
+      : Error(std::move(message)), t_(t), h_(h), details_(std::move(details)) {}
   double t() const { return t_; }
   double stepSize() const { return h_; }
+  const std::string& details() const { return details_; }
 
  private:
   double t_, h_;
+  std::string details_;
 };
 
 // The user (or a caller's progress callback) asked to stop.

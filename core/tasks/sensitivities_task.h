@@ -137,6 +137,9 @@ struct SensitivityResult {
   double wallSeconds = 0;
   Termination termination = Termination::Success;
   std::string message;  // empty on success; otherwise one line saying what happened
+  // On failure: the technical detail behind `message` (which evaluator entry, which solver
+  // flag, what was tried), for a details pane; `message` stays in a modeller's words.
+  std::string details;
 
   double at(std::size_t it, std::size_t iy, std::size_t ip) const {
     return values[(it * outputIds.size() + iy) * parameterIds.size() + ip];

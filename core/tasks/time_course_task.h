@@ -45,6 +45,9 @@ struct TimeCourseResult {
   double wallSeconds = 0;
   Termination termination = Termination::Success;
   std::string message;  // empty on success; otherwise one line saying what happened
+  // On failure: the technical detail behind `message` (which evaluator entry, which solver
+  // flag, what was tried), for a details pane; `message` stays in a modeller's words.
+  std::string details;
   double at(std::size_t row, std::size_t col) const { return values[row * columns.size() + col]; }
 };
 
