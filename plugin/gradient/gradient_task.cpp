@@ -26,6 +26,7 @@
 #include "plugin/common/provenance.h"
 #include "plugin/common/task_icons.h"
 #include "plugin/forms/settings_reader.h"
+#include "plugin/gradient/steady_state_table.h"
 #include "plugin/models/number_format.h"
 #include "plugin/models/record_table_model.h"
 #include "plugin/runner/task_runner.h"
@@ -260,71 +261,6 @@ QList<RecordTableModel::Row> gradientRows(const Result& r) {
   return rows;
 }
 
-// One column per steady state the objective solved, one row per diagnostic: with one to a few
-// equilibrations per problem this reads top-down without scrolling sideways.
-QStringList equilibrationHeaders(const Result& r) {
-  QStringList headers{QStringLiteral("diagnostic")};
-  for (const petab::EquilibrationReport& e : r.core()->equilibrations)
-    headers << QStringLiteral("%1 (%2)").arg(q(e.conditionId), q(e.role));
-  return headers;
-}
-
-QList<RecordTableModel::Row> equilibrationRows(const Result& r) {
-  const auto& all = r.core()->equilibrations;
-  using S = steadystate::SteadyStateSolution;
-  struct Item {
-    QString label, toolTip;
-    std::function<QVariant(const S&)> value;
-  };
-  const auto text = [](const std::string& s, const char* empty) {
-    return QVariant(s.empty() ? QString::fromLatin1(empty) : q(s));
-  };
-  const QList<Item> items = {
-      {QStringLiteral("found"), {}, [](const S& s) { return QVariant(s.found ? QStringLiteral("yes") : QStringLiteral("no")); }},
-      {QStringLiteral("found by"), QStringLiteral("the first path, or the fallback after it failed"),
-       [](const S& s) { return QVariant(QString::fromLatin1(steadystate::toString(s.foundBy))); }},
-      {QStringLiteral("path"), {}, [&](const S& s) { return text(s.path, ""); }},
-      {QStringLiteral("fallback reason"), QStringLiteral("why the first path failed"),
-       [&](const S& s) { return text(s.fallbackReason, "none"); }},
-      {QStringLiteral("no steady state because"), {}, [&](const S& s) { return text(s.reason, "-"); }},
-      {QStringLiteral("Newton iterations"), {}, [](const S& s) { return QVariant(qlonglong(s.newtonIterations)); }},
-      {QStringLiteral("Newton runs"), {}, [](const S& s) { return QVariant(qlonglong(s.newtonRuns)); }},
-      {QStringLiteral("simulation steps"), {}, [](const S& s) { return QVariant(qlonglong(s.simulationSteps)); }},
-      {QStringLiteral("simulated to t"), {}, [](const S& s) { return QVariant(s.simulatedTime); }},
-      {QStringLiteral("residual ‖f_r(x*)‖_w"), QStringLiteral("weighted norm; < 1 meets the criterion"),
-       [](const S& s) { return QVariant(s.residualNorm); }},
-      {QStringLiteral("cond(J_r)"), QStringLiteral("1-norm condition estimate of the reduced Jacobian at x*"),
-       [](const S& s) { return QVariant(s.conditionEstimate); }},
-      {QStringLiteral("max Re λ(J_r)"), QStringLiteral("largest real part of the eigenvalues at x*"),
-       [](const S& s) { return s.eigenReal.empty() ? QVariant(QStringLiteral("not computed")) : QVariant(s.maxRealEigenvalue); }},
-      {QStringLiteral("stability"), {}, [](const S& s) {
-         return QVariant(s.eigenReal.empty() ? QStringLiteral("unknown")
-                         : s.stable         ? QStringLiteral("stable")
-                                            : QStringLiteral("unstable"));
-       }},
-      {QStringLiteral("negative species"), QStringLiteral("rejected unless accepted in the options"),
-       [](const S& s) { return QVariant(s.negative ? QStringLiteral("yes") : QStringLiteral("no")); }},
-      {QStringLiteral("conservation laws"), QStringLiteral("moieties eliminated before solving"),
-       [](const S& s) {
-         QStringList laws;
-         for (const std::string& l : s.conservationLaws) laws << q(l);
-         return QVariant(laws.isEmpty() ? QStringLiteral("none") : laws.join(QStringLiteral("; ")));
-       }},
-  };
-  QList<RecordTableModel::Row> rows;
-  for (const Item& item : items) {
-    RecordTableModel::Row row;
-    row.cells << item.label;
-    row.toolTips << item.toolTip;
-    for (const petab::EquilibrationReport& e : all) {
-      row.cells << item.value(e.solution);
-      row.toolTips << QString();
-    }
-    rows.append(row);
-  }
-  return rows;
-}
-
 }  // namespace
 
 const QList<FieldSpec>& fields() {
@@ -418,19 +354,42 @@ std::vector<ParameterRow> parameterRows(const petab::Problem& problem,
 }
 
 Result::Result(std::shared_ptr<const petab::ObjectiveResult> core, std::vector<ParameterRow> rows,
-               QString methodName, double wallSeconds, QJsonObject provenance)
+               std::shared_ptr<const MeasurementPoints> measurements, QString methodName,
+               double wallSeconds, QJsonObject provenance)
     : core_(std::move(core)),
       rows_(std::move(rows)),
+      measurements_(std::move(measurements)),
       methodName_(std::move(methodName)),
       wallSeconds_(wallSeconds),
       provenance_(std::move(provenance)) {}
 
 QString Result::summary() const {
-  return QStringLiteral("Gradient (%1): objective %2, %3 parameters, %4 steady states, %5 s")
+  return QStringLiteral("Gradient (%1): objective %2, %3 parameters, %4 measurements, %5 steady "
+                        "states, %6 s")
       .arg(methodName_, shortNumber(core_->objective))
       .arg(core_->gradient.size())
+      .arg(measurements_ ? measurements_->size() : 0)
       .arg(core_->steadyStates)
       .arg(wallSeconds_, 0, 'g', 3);
+}
+
+MeasurementPoints measurementPoints(const petab::Problem& problem,
+                                    const petab::ObjectiveResult& result) {
+  MeasurementPoints points;
+  points.reserve(problem.measurements.size());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const auto conditionId = [&](int c) {
+    return c >= 0 ? q(problem.conditions[static_cast<std::size_t>(c)].id) : QString();
+  };
+  for (std::size_t i = 0; i < problem.measurements.size(); ++i) {
+    const petab::Measurement& m = problem.measurements[i];
+    const petab::Observable& o = problem.observables[static_cast<std::size_t>(m.observable)];
+    points.push_back({q(o.id), conditionId(m.simulationCondition),
+                      conditionId(m.preequilibrationCondition), m.time, m.value,
+                      i < result.simulated.size() ? result.simulated[i] : nan,
+                      i < result.sigma.size() ? result.sigma[i] : nan, o.transformation});
+  }
+  return points;
 }
 
 std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
@@ -479,7 +438,7 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
   api::ModelSession used = session;
   used.format = QStringLiteral("petab");
   QJsonObject provenance = baseProvenance(QString::fromLatin1(kTaskId),
-                                          QStringLiteral("Steady-state gradient"), model, used,
+                                          QString::fromLatin1(kDisplayName), model, used,
                                           settingsJson);
   QJsonObject modelJson = provenance.value(QStringLiteral("model")).toObject();
   modelJson.insert(QStringLiteral("states"), problem.model->nx());
@@ -510,17 +469,19 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
                                 {QStringLiteral("model_load_seconds"), loadSeconds},
                                 {QStringLiteral("simulations"), static_cast<double>(core->simulations)},
                                 {QStringLiteral("steady_states"), static_cast<double>(core->steadyStates)}});
-  return std::make_shared<Result>(std::move(core), std::move(rows), methodLabel(settings.method),
-                                  wall, std::move(provenance));
+  auto measurements = std::make_shared<const MeasurementPoints>(measurementPoints(problem, *core));
+  return std::make_shared<Result>(std::move(core), std::move(rows), std::move(measurements),
+                                  methodLabel(settings.method), wall, std::move(provenance));
 }
 
 api::TaskDescription description() {
   api::TaskDescription d;
   d.id = QString::fromLatin1(kTaskId);
-  d.displayName = QStringLiteral("Steady-state gradient");
+  d.displayName = QString::fromLatin1(kDisplayName);
   d.menuPath = QStringLiteral("Tasks");
-  d.toolTip = QStringLiteral("Objective gradient of a PEtab problem with steady-state data "
-                             "(ssASA, adjoint, forward, finite differences)");
+  d.toolTip = QStringLiteral("Negative log-likelihood of a PEtab problem (time-course and "
+                             "steady-state data), its gradient (ssASA, adjoint, forward, finite "
+                             "differences) and the measurements against the simulation");
   d.icon = taskIcon(IconKind::Gradient);
   d.order = 30;
   // A PEtab problem is needed; with an SBML model open it can be chosen in the task.
@@ -532,6 +493,13 @@ api::TaskDescription description() {
     return std::make_unique<CoreTaskRunner>(&run);
   };
   d.createResultViews = [](QWidget* parent) {
+    auto* observables = new MeasurementChartView(
+        QStringLiteral("Observables"),
+        [](const std::shared_ptr<const api::TaskResult>& result) {
+          const Result* r = resultOf(result);
+          return r ? r->measurements() : nullptr;
+        },
+        parent);
     auto* chart = new BarChartView(
         QStringLiteral("Gradient"),
         [](const std::shared_ptr<const api::TaskResult>& result) {
@@ -562,11 +530,16 @@ api::TaskDescription description() {
         },
         parent);
     auto* ssModel = new RecordTableModel({QStringLiteral("diagnostic")});
+    // Numbers and long texts share each column: left-aligned, a short number stays beside its
+    // label instead of at the far edge of a column widened by the conservation laws.
+    ssModel->setUniformAlignment(Qt::AlignLeft);
     auto* steady = new TableResultView(
         QStringLiteral("Steady states"), ssModel,
         [ssModel](const std::shared_ptr<const api::TaskResult>& r) {
           const Result* result = resultOf(r);
-          if (result) ssModel->setTable(equilibrationHeaders(*result), equilibrationRows(*result));
+          if (result)
+            ssModel->setTable(equilibrationHeaders(result->core()->equilibrations),
+                              equilibrationRows(result->core()->equilibrations));
           else ssModel->setTable({QStringLiteral("diagnostic")}, {});
         },
         parent);
@@ -588,6 +561,8 @@ api::TaskDescription description() {
                     QStringLiteral("negative log-likelihood with its constant terms")};
           rows << E{QStringLiteral("parameters"), QStringLiteral("Estimated parameters"),
                     qlonglong(c.gradient.size()), {}};
+          rows << E{QStringLiteral("measurements"), QStringLiteral("Measurements"),
+                    qlonglong(r->measurements() ? r->measurements()->size() : 0), {}};
           rows << E{QStringLiteral("wall_seconds"), QStringLiteral("Wall time (s)"), r->wallSeconds(), {}};
           rows << E{QStringLiteral("simulations"), QStringLiteral("Time courses"),
                     qlonglong(c.simulations), QStringLiteral("forward and backward integrations")};
@@ -601,7 +576,7 @@ api::TaskDescription description() {
           return rows;
         },
         parent);
-    return QList<api::TaskResultView*>{chart, table, steady, stats};
+    return QList<api::TaskResultView*>{observables, chart, table, steady, stats};
   };
   return d;
 }

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: MIT
-// The Steady-state gradient task (id "ssgradient") in the GUI, over core::petab: the negative
-// log-likelihood of a PEtab problem and its gradient with respect to the estimated parameters
-// (on their PEtab scales) by the steady-state adjoint (ssASA), the standard adjoint, forward
-// sensitivities or finite differences, with the steady states the objective needed and their
-// diagnostics (path, fallback reason, conservation laws, cond(J_r), stability).
+// The PEtab objective and gradient task (id "ssgradient", kept from its first name "Steady-state
+// gradient" because scripts and saved settings use it) in the GUI, over core::petab: the negative
+// log-likelihood of any PEtab problem (time-course and steady-state data) and its gradient with
+// respect to the estimated parameters (on their PEtab scales) by the steady-state adjoint
+// (ssASA), the standard adjoint, forward sensitivities or finite differences; the measurements
+// against the simulated observables per condition; the steady states the objective needed and
+// their diagnostics (path, fallback reason, conservation laws, cond(J_r), stability).
 //
 // Settings JSON keys follow `sensode gradient`: method ("ssasa" | "adjoint" | "forward" | "fd"),
 // rtol, atol (the time courses), ss_rtol, ss_atol (the steady-state criterion), fd_step; problem
 // (path of the PEtab yaml; empty = the open PEtab problem); parameters (object id → value on the
 // linear scale, for estimated parameters; missing ids keep their nominal values).
-// Views: Gradient (bar chart), Table (parameter, scale, values, gradient), Steady states (one row
-// per equilibration with its diagnostics) and Statistics (side).
+// Views: Observables (measured ± σ and simulated, per condition), Gradient (bar chart), Table
+// (parameter, scale, values, gradient), Steady states (one column per equilibration with its
+// diagnostics) and Statistics (side).
 #pragma once
 
 #include <QJsonObject>
@@ -23,6 +26,7 @@
 #include "core/petab/objective.h"
 #include "gui/plugin_api/task_plugin.h"
 #include "plugin/forms/options_form.h"
+#include "plugin/gradient/measurement_chart_view.h"
 
 namespace sensode::plugin {
 
@@ -31,6 +35,7 @@ class RunContext;
 namespace gradient {
 
 inline constexpr const char* kTaskId = "ssgradient";
+inline constexpr const char* kDisplayName = "PEtab objective and gradient";
 
 const QList<FieldSpec>& fields();
 
@@ -56,19 +61,23 @@ struct ParameterRow {
 class Result : public api::TaskResult {
  public:
   Result(std::shared_ptr<const petab::ObjectiveResult> core, std::vector<ParameterRow> rows,
-         QString methodName, double wallSeconds, QJsonObject provenance);
+         std::shared_ptr<const MeasurementPoints> measurements, QString methodName,
+         double wallSeconds, QJsonObject provenance);
   api::TaskStatus status() const override { return api::TaskStatus::Succeeded; }
   QString message() const override { return {}; }
   QString summary() const override;
   QJsonObject provenance() const override { return provenance_; }
   const std::shared_ptr<const petab::ObjectiveResult>& core() const { return core_; }
   const std::vector<ParameterRow>& parameters() const { return rows_; }
+  // Per measurement row (the problem's order): measured, simulated and σ.
+  const std::shared_ptr<const MeasurementPoints>& measurements() const { return measurements_; }
   const QString& methodName() const { return methodName_; }
   double wallSeconds() const { return wallSeconds_; }
 
  private:
   std::shared_ptr<const petab::ObjectiveResult> core_;
   std::vector<ParameterRow> rows_;
+  std::shared_ptr<const MeasurementPoints> measurements_;
   QString methodName_;
   double wallSeconds_ = 0;
   QJsonObject provenance_;
@@ -80,6 +89,10 @@ class Result : public api::TaskResult {
 std::vector<ParameterRow> parameterRows(const petab::Problem& problem,
                                         const std::vector<std::pair<std::string, double>>& overrides,
                                         std::vector<double>* scaled);
+
+// The problem's measurements beside the objective's simulated values and σ (aligned by row).
+MeasurementPoints measurementPoints(const petab::Problem& problem,
+                                    const petab::ObjectiveResult& result);
 
 std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
                                            const QJsonObject& settings, RunContext& context);

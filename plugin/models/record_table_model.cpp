@@ -46,6 +46,7 @@ QVariant RecordTableModel::data(const QModelIndex& index, int role) const {
         return row.toolTips[index.column()];
       return isNumber ? QVariant(exactNumber(v.toDouble())) : v;
     case Qt::TextAlignmentRole:
+      if (uniformAlignment_.toInt() != 0) return QVariant(uniformAlignment_ | Qt::AlignVCenter);
       return isNumber || v.typeId() == QMetaType::LongLong || v.typeId() == QMetaType::Int
                  ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
                  : QVariant(Qt::AlignLeft | Qt::AlignVCenter);

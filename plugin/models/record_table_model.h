@@ -4,7 +4,10 @@
 // the other Sensode table models, so TableResultView sorts, copies and exports it the same way:
 // kValueRole (Qt::UserRole) holds the exact value (double, integer or text), DisplayRole a
 // short text (numbers with 8 significant digits), ToolTipRole the exact number or the cell's
-// own tool tip.
+// own tool tip. Cells are aligned by type (numbers right, text left), unless the table is
+// transposed (one row per diagnostic, numbers and long texts in one column): there one
+// alignment for every cell keeps a short number beside its label instead of at the far edge of
+// a column widened by a long text (setUniformAlignment).
 #pragma once
 
 #include <QAbstractTableModel>
@@ -29,6 +32,8 @@ class RecordTableModel : public QAbstractTableModel {
   void setTable(QStringList headers, QList<Row> rows);
   const QList<Row>& rows() const { return rows_; }
   const QStringList& headers() const { return headers_; }
+  // Every cell aligned the same way (for tables whose columns mix numbers and texts).
+  void setUniformAlignment(Qt::Alignment alignment) { uniformAlignment_ = alignment; }
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -40,6 +45,7 @@ class RecordTableModel : public QAbstractTableModel {
  private:
   QStringList headers_;
   QList<Row> rows_;
+  Qt::Alignment uniformAlignment_ = {};  // empty: by type
 };
 
 }  // namespace sensode::plugin

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
-// The Steady-state gradient task in the host window, offscreen, with the real widgets and the
-// sensode_tasks plugin (linked statically): open a PEtab problem into the browser, run the task
-// by clicking Run for each method and compare its table with petab::evaluateObjective for the
-// same settings (bit for bit), evaluate at edited parameter values, read the steady-state
-// diagnostics, export CSV/PNG/SVG with provenance, cancel a long run within 0.2 s with the
-// previous results left on screen, and run on a problem chosen while an SBML model is open.
+// The PEtab objective and gradient task (id ssgradient) in the host window, offscreen, with the
+// real widgets and the sensode_tasks plugin (linked statically): open a PEtab problem into the
+// browser, run the task by clicking Run for each method and compare its table with
+// petab::evaluateObjective for the same settings (bit for bit), evaluate at edited parameter
+// values, read the steady-state diagnostics as the view draws them, plot a time-course
+// problem's measurements against the simulation per condition, export CSV/PNG/SVG with
+// provenance, cancel a long run within 0.2 s with the previous results left on screen, and run
+// on a problem chosen while an SBML model is open.
 // With SENSODE_SCREENSHOT_DIR set, each result tab is saved there as a PNG (for the docs).
 #include <QAbstractItemModelTester>
+#include <QChart>
+#include <QXYSeries>
 #include <QCryptographicHash>
 #include <QJsonDocument>
 #include <QLineEdit>
@@ -16,10 +20,12 @@
 #include <QStandardPaths>
 #include <QSvgRenderer>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest/QtTest>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -32,6 +38,8 @@
 #include "gui/task_panel.h"
 #include "gui_test_helpers.h"
 #include "plugin/gradient/gradient_task.h"
+#include "plugin/gradient/measurement_chart_view.h"
+#include "plugin/models/number_format.h"
 #include "plugin/models/record_table_model.h"
 #include "plugin/views/bar_chart_view.h"
 #include "plugin/views/table_result_view.h"
@@ -47,6 +55,10 @@ namespace {
 const QString kBlasi =
     QStringLiteral(SENSODE_SHARED_DIR "/petab/Blasi_CellSystems2016/Blasi_CellSystems2016.yaml");
 const QString kZheng = QStringLiteral(SENSODE_SHARED_DIR "/petab/Zheng_PNAS2012/Zheng_PNAS2012.yaml");
+const QString kFujita =
+    QStringLiteral(SENSODE_SHARED_DIR "/petab/Fujita_SciSignal2010/Fujita_SciSignal2010.yaml");
+const QString kBoehm =
+    QStringLiteral(SENSODE_SHARED_DIR "/petab/Boehm_JProteomeRes2014/Boehm_JProteomeRes2014.yaml");
 const QString kRepressilator = QStringLiteral(SENSODE_RESOURCES_DIR "/models/repressilator.xml");
 
 
@@ -64,6 +76,25 @@ QString diagnostic(const plugin::RecordTableModel* m, const char* label) {
     if (m->data(m->index(r, 0), Qt::UserRole).toString() == QLatin1String(label))
       return m->data(m->index(r, 1), Qt::UserRole).toString();
   return QStringLiteral("<no row %1>").arg(QLatin1String(label));
+}
+
+// The chart's series of that name (nullptr when absent).
+QXYSeries* seriesNamed(QChart* chart, const QString& name) {
+  for (QAbstractSeries* s : chart->series())
+    if (s->name() == name) return qobject_cast<QXYSeries*>(s);
+  return nullptr;
+}
+
+// Where the view draws a cell's text (viewport coordinates): its display text, at the cell's
+// alignment, inside the cell less the item margins.
+QRect shownTextRect(const QTableView* view, const QModelIndex& index) {
+  const QString text = index.data(Qt::DisplayRole).toString();
+  const QFontMetrics fm(view->font());
+  const int margin = view->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, view) + 1;
+  const QRect cell = view->visualRect(index).adjusted(margin, 0, -margin, 0);
+  const auto alignment = Qt::Alignment(index.data(Qt::TextAlignmentRole).toInt());
+  return QStyle::alignedRect(view->layoutDirection(), alignment,
+                             QSize(fm.horizontalAdvance(text), fm.height()), cell);
 }
 
 // Saves the window with each result tab in front when SENSODE_SCREENSHOT_DIR is set.
@@ -167,6 +198,193 @@ class TestGradientTask : public QObject {
     QCOMPARE(diagnostic(steady, "stability"), QStringLiteral("stable"));
     QVERIFY(diagnostic(steady, "cond(J_r)").toDouble() == ref.equilibrations[0].solution.conditionEstimate);
     if (method == QLatin1String("ssasa")) screenshots(w, panel, QStringLiteral("ssgradient"));
+  }
+
+  // What the Steady states tab shows, read off the view as a user sees it: every numeric
+  // diagnostic has a text equal to the core's number, drawn inside the visible part of the table
+  // in the window size of the screenshots. (The numbers were once right-aligned at the far edge
+  // of a column widened by the conservation laws, off screen: blank cells to the eye.)
+  void steadyStateDiagnosticsAreShown() {
+    MainWindow w(testing::testWindowOptions());
+    w.resize(1450, 880);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.openModel(kBlasi));
+    TaskPanel* panel = w.openTask(QStringLiteral("ssgradient"));
+    panel->setupWidget()->setSettings({{"method", "ssasa"}, {"rtol", 1e-10}, {"atol", 1e-12},
+                                       {"parameters", QJsonObject{}}});
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
+    auto* view = dynamic_cast<plugin::TableResultView*>(panel->resultView(QStringLiteral("Steady states")));
+    QVERIFY(view);
+    auto* tabs = qobject_cast<QTabWidget*>(view->parentWidget()->parentWidget());
+    QVERIFY(tabs);
+    tabs->setCurrentWidget(view);
+    QCoreApplication::processEvents();
+
+    const petab::Problem p = petab::loadProblem(kBlasi.toStdString());
+    const petab::ObjectiveResult ref = petab::evaluateObjective(
+        p, petab::nominalScaledParameters(p), petab::GradientMethod::Ssasa);
+    QCOMPARE(ref.equilibrations.size(), std::size_t(1));
+    const steadystate::SteadyStateSolution& s = ref.equilibrations[0].solution;
+    const QList<std::pair<QString, QString>> expected = {
+        {QStringLiteral("Newton iterations"), QString::number(s.newtonIterations)},
+        {QStringLiteral("Newton runs"), QString::number(s.newtonRuns)},
+        {QStringLiteral("simulation steps"), QString::number(s.simulationSteps)},
+        {QStringLiteral("simulated to t"), plugin::shortNumber(s.simulatedTime)},
+        {QStringLiteral("residual ‖f_r(x*)‖_w"), plugin::shortNumber(s.residualNorm)},
+        {QStringLiteral("cond(J_r)"), plugin::shortNumber(s.conditionEstimate)},
+        {QStringLiteral("max Re λ(J_r)"), plugin::shortNumber(s.maxRealEigenvalue)},
+        {QStringLiteral("found"), QStringLiteral("yes")},
+        {QStringLiteral("stability"), QStringLiteral("stable")},
+    };
+    QTableView* table = view->tableView();
+    const QAbstractItemModel* shown = table->model();
+    const QRect visible = table->viewport()->rect();
+    for (const auto& [label, text] : expected) {
+      int row = -1;
+      for (int r = 0; r < shown->rowCount(); ++r)
+        if (shown->index(r, 0).data().toString() == label) row = r;
+      QVERIFY2(row >= 0, qPrintable(label));
+      const QModelIndex cell = shown->index(row, 1);
+      QCOMPARE(cell.data(Qt::DisplayRole).toString(), text);
+      QVERIFY2(!text.trimmed().isEmpty(), qPrintable(label));
+      const QRect drawn = shownTextRect(table, cell);
+      QVERIFY2(visible.contains(drawn),
+               qPrintable(QStringLiteral("%1: text '%2' drawn at x %3..%4, visible 0..%5")
+                              .arg(label, text).arg(drawn.left()).arg(drawn.right())
+                              .arg(visible.right())));
+    }
+    QVERIFY(s.newtonIterations > 0 || s.simulationSteps > 0);
+    QVERIFY(s.conditionEstimate >= 1);
+  }
+
+  // A time-course problem (Fujita: 6 conditions x 3 observables x 8 times) runs in the task, and
+  // the Observables tab plots, per condition, one measured and one simulated point per
+  // measurement row: the problem's values and the core's simulated values, in time order.
+  void timeCourseProblemPlotsMeasurementsAndSimulation() {
+    QTemporaryDir dir;
+    MainWindow w(testing::testWindowOptions());
+    w.resize(1450, 880);
+    w.show();
+    QVERIFY(w.openModel(kFujita));
+    TaskPanel* panel = w.openTask(QStringLiteral("ssgradient"));
+    QCOMPARE(panel->task().displayName, QStringLiteral("PEtab objective and gradient"));
+    panel->setupWidget()->setSettings({{"method", "forward"}, {"rtol", 1e-8}, {"atol", 1e-10},
+                                       {"parameters", QJsonObject{}}});
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
+
+    const petab::Problem p = petab::loadProblem(kFujita.toStdString());
+    petab::ObjectiveOptions o;
+    o.integrator.rtol = 1e-8;
+    o.integrator.atol = 1e-10;
+    const petab::ObjectiveResult ref = petab::evaluateObjective(
+        p, petab::nominalScaledParameters(p), petab::GradientMethod::Forward, o);
+    QCOMPARE(ref.simulated.size(), p.measurements.size());
+
+    auto* view = dynamic_cast<plugin::MeasurementChartView*>(panel->resultView(QStringLiteral("Observables")));
+    QVERIFY(view);
+    // The conditions the measurement table uses (its condition table defines 16), in order.
+    QStringList used;
+    for (const petab::Measurement& m : p.measurements) {
+      const QString id = QString::fromStdString(p.conditions[std::size_t(m.simulationCondition)].id);
+      if (!used.contains(id)) used << id;
+    }
+    QCOMPARE(used.size(), qsizetype(6));
+    QCOMPARE(view->experiments(), used);
+    int checkedRows = 0;
+    for (int e = 0; e < view->experiments().size(); ++e) {
+      view->setExperiment(e);
+      const QString condition = view->experiments()[e];
+      for (const petab::Observable& obs : p.observables) {
+        // The rows of this condition and observable, in time order (stable: table order).
+        std::vector<std::size_t> rows;
+        for (std::size_t i = 0; i < p.measurements.size(); ++i) {
+          const petab::Measurement& m = p.measurements[i];
+          if (QString::fromStdString(p.conditions[std::size_t(m.simulationCondition)].id) == condition &&
+              p.observables[std::size_t(m.observable)].id == obs.id)
+            rows.push_back(i);
+        }
+        std::stable_sort(rows.begin(), rows.end(), [&](std::size_t a, std::size_t b) {
+          return p.measurements[a].time < p.measurements[b].time;
+        });
+        const QString id = QString::fromStdString(obs.id);
+        QXYSeries* measured = seriesNamed(view->chart(), id + QStringLiteral(" measured"));
+        QXYSeries* simulated = seriesNamed(view->chart(), id + QStringLiteral(" simulated"));
+        QVERIFY2(measured && simulated, qPrintable(condition + ' ' + id));
+        QCOMPARE(measured->count(), int(rows.size()));
+        QCOMPARE(simulated->count(), int(rows.size()));
+        QCOMPARE(rows.size(), std::size_t(8));
+        for (int k = 0; k < int(rows.size()); ++k) {
+          const std::size_t i = rows[std::size_t(k)];
+          QVERIFY(measured->at(k).x() == p.measurements[i].time);
+          QVERIFY(measured->at(k).y() == p.measurements[i].value);
+          QVERIFY(simulated->at(k).x() == p.measurements[i].time);
+          QVERIFY2(simulated->at(k).y() == ref.simulated[i],
+                   qPrintable(QStringLiteral("%1 %2 row %3: %4 vs %5").arg(condition, id).arg(i)
+                                  .arg(simulated->at(k).y()).arg(ref.simulated[i])));
+          ++checkedRows;
+        }
+      }
+    }
+    QCOMPARE(checkedRows, int(p.measurements.size()));
+
+    // Exports: the chart as PNG/SVG and every row as CSV, each with its provenance.
+    const QString csv = dir.filePath(QStringLiteral("m.csv"));
+    const QString png = dir.filePath(QStringLiteral("m.png"));
+    const QString svg = dir.filePath(QStringLiteral("m.svg"));
+    QString why;
+    for (const auto& [format, file] : {std::pair{QStringLiteral("csv"), csv}, std::pair{QStringLiteral("png"), png},
+                                       std::pair{QStringLiteral("svg"), svg}}) {
+      QVERIFY2(panel->exportResult(view, format, file, &why), qPrintable(why));
+      const QJsonObject prov = testing::readJsonFile(TaskPanel::provenancePath(file));
+      QCOMPARE(prov.value("task").toObject().value("id").toString(), QStringLiteral("ssgradient"));
+      QCOMPARE(prov.value("run").toObject().value("objective").toDouble(), ref.objective);
+    }
+    QFile f(csv);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QStringList lines = QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.first(), QStringLiteral("observableId,preequilibrationConditionId,"
+                                           "simulationConditionId,time,measurement,simulation,sigma"));
+    QCOMPARE(lines.size(), int(p.measurements.size()) + 1);
+    for (std::size_t i = 0; i < p.measurements.size(); ++i) {
+      const QStringList cells = lines[int(i) + 1].split(',');
+      QVERIFY(cells[4].toDouble() == p.measurements[i].value);
+      QVERIFY(cells[5].toDouble() == ref.simulated[i]);
+      QVERIFY(cells[6].toDouble() == ref.sigma[i]);
+    }
+    QImage image(png);
+    QVERIFY(!image.isNull() && image.width() >= 800);
+    QSvgRenderer renderer(svg);
+    QVERIFY(renderer.isValid());
+  }
+
+  // Boehm (one condition, three observables, 16 times each): the plot for the docs, and the
+  // objective against the benchmark collection's reference log-likelihood.
+  void boehmObservablesForTheDocs() {
+    MainWindow w(testing::testWindowOptions());
+    w.resize(1450, 880);
+    w.show();
+    QVERIFY(w.openModel(kBoehm));
+    TaskPanel* panel = w.openTask(QStringLiteral("ssgradient"));
+    panel->setupWidget()->setSettings({{"method", "adjoint"}, {"rtol", 1e-10}, {"atol", 1e-12},
+                                       {"parameters", QJsonObject{}}});
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
+    auto* view = dynamic_cast<plugin::MeasurementChartView*>(panel->resultView(QStringLiteral("Observables")));
+    QVERIFY(view);
+    QCOMPARE(view->experiments(), QStringList{QStringLiteral("model1_data1")});
+    for (const char* id : {"pSTAT5A_rel", "pSTAT5B_rel", "rSTAT5A_rel"}) {
+      QXYSeries* measured = seriesNamed(view->chart(), QLatin1String(id) + QStringLiteral(" measured"));
+      QXYSeries* simulated = seriesNamed(view->chart(), QLatin1String(id) + QStringLiteral(" simulated"));
+      QVERIFY(measured && simulated);
+      QCOMPARE(measured->count(), 16);
+      QCOMPARE(simulated->count(), 16);
+    }
+    // ../shared/petab/README.md: log-likelihood -138.22199693517703 at the nominal parameters.
+    const auto* r = dynamic_cast<const plugin::gradient::Result*>(panel->shownResult().get());
+    QVERIFY(r);
+    QVERIFY2(std::abs(r->core()->objective - 138.22199693517703) < 1e-3,
+             qPrintable(QString::number(r->core()->objective, 'g', 17)));
+    screenshots(w, panel, QStringLiteral("petab-boehm"));
   }
 
   // Edited values in the set-up table reach the core; only edited ids go into the settings.

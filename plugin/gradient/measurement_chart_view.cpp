@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: MIT
+#include "plugin/gradient/measurement_chart_view.h"
+
+#include <QCategoryAxis>
+#include <QChart>
+#include <QChartView>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLegend>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QPainter>
+#include <QSaveFile>
+#include <QScatterSeries>
+#include <QValueAxis>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "plugin/models/number_format.h"
+#include "plugin/views/widget_export.h"
+
+namespace sensode::plugin {
+
+namespace {
+
+// The Tableau 10 palette (as the time-course chart), one colour per observable.
+QColor observableColour(std::size_t index) {
+  static const QRgb colours[] = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd,
+                                 0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf};
+  return QColor::fromRgb(colours[index % 10]);
+}
+
+// The measured value's ±σ interval on the linear scale (σ is on the observable's scale).
+std::pair<double, double> sigmaInterval(const MeasurementPoint& p) {
+  switch (p.transformation) {
+    case petab::Transformation::Log:
+      return {p.measured * std::exp(-p.sigma), p.measured * std::exp(p.sigma)};
+    case petab::Transformation::Log10:
+      return {p.measured * std::pow(10.0, -p.sigma), p.measured * std::pow(10.0, p.sigma)};
+    case petab::Transformation::Lin: break;
+  }
+  return {p.measured - p.sigma, p.measured + p.sigma};
+}
+
+// A chart view that draws vertical σ bars over its chart, in data coordinates of a series, so
+// they follow zoom and axis changes and are part of every rendering (screen, PNG, SVG).
+class ErrorBarChartView : public QChartView {
+ public:
+  struct Bar {
+    QAbstractSeries* series;
+    double x, low, high;
+  };
+  using QChartView::QChartView;
+  void setBars(std::vector<Bar> bars) {
+    bars_ = std::move(bars);
+    viewport()->update();
+  }
+  const std::vector<Bar>& bars() const { return bars_; }
+
+ protected:
+  void drawForeground(QPainter* painter, const QRectF& rect) override {
+    QChartView::drawForeground(painter, rect);
+    QChart* c = chart();
+    if (!c || bars_.empty()) return;
+    painter->save();
+    painter->setClipRect(c->mapRectToScene(c->plotArea()));
+    painter->setRenderHint(QPainter::Antialiasing);
+    for (const Bar& b : bars_) {
+      if (!b.series->isVisible()) continue;
+      const QPointF low = c->mapToScene(c->mapToPosition(QPointF(b.x, b.low), b.series));
+      const QPointF high = c->mapToScene(c->mapToPosition(QPointF(b.x, b.high), b.series));
+      QPen pen(static_cast<QScatterSeries*>(b.series)->color());
+      pen.setWidthF(1.2);
+      painter->setPen(pen);
+      painter->drawLine(low, high);
+      painter->drawLine(low - QPointF(3, 0), low + QPointF(3, 0));
+      painter->drawLine(high - QPointF(3, 0), high + QPointF(3, 0));
+    }
+    painter->restore();
+  }
+
+ private:
+  std::vector<Bar> bars_;
+};
+
+QString experimentLabel(const QString& preequilibration, const QString& simulation) {
+  return preequilibration.isEmpty() ? simulation
+                                    : QStringLiteral("%1 → %2").arg(preequilibration, simulation);
+}
+
+}  // namespace
+
+MeasurementChartView::MeasurementChartView(QString title, Extract extract, QWidget* parent)
+    : api::TaskResultView(parent), title_(std::move(title)), extract_(std::move(extract)) {
+  chart_ = new QChart;
+  chart_->setAnimationOptions(QChart::NoAnimation);
+  chart_->legend()->setAlignment(Qt::AlignRight);
+  chart_->setMargins(QMargins(4, 4, 4, 4));
+  view_ = new ErrorBarChartView(chart_, this);
+  view_->setObjectName(QStringLiteral("chartView"));
+  view_->setRenderHint(QPainter::Antialiasing);
+  view_->setRubberBand(QChartView::RectangleRubberBand);
+
+  experiment_ = new QComboBox(this);
+  experiment_->setObjectName(QStringLiteral("experiment"));
+  experiment_->setToolTip(tr("Simulation condition (after its pre-equilibration condition)"));
+  experiment_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  connect(experiment_, &QComboBox::currentIndexChanged, this, &MeasurementChartView::replot);
+  logY_ = new QCheckBox(tr("Logarithmic y axis"), this);
+  logY_->setObjectName(QStringLiteral("logScale"));
+  connect(logY_, &QCheckBox::toggled, this, &MeasurementChartView::replot);
+  caption_ = new QLabel(this);
+  caption_->setEnabled(false);
+  caption_->setWordWrap(true);
+
+  auto* bar = new QHBoxLayout;
+  bar->addWidget(new QLabel(tr("Condition"), this));
+  bar->addWidget(experiment_);
+  bar->addSpacing(12);
+  bar->addWidget(logY_);
+  bar->addStretch(1);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addLayout(bar);
+  layout->addWidget(view_, 1);
+  layout->addWidget(caption_);
+  replot();
+}
+
+void MeasurementChartView::showResult(const std::shared_ptr<const api::TaskResult>& result) {
+  points_ = extract_ ? extract_(result) : nullptr;
+  const QString previous = experiment_->currentText();
+  experiments_.clear();
+  if (points_) {
+    // Experiments in the order of their first measurement row (the measurement table's order).
+    std::map<std::pair<QString, QString>, std::size_t> index;
+    for (std::size_t i = 0; i < points_->size(); ++i) {
+      const MeasurementPoint& p = (*points_)[i];
+      const auto key = std::make_pair(p.preequilibrationCondition, p.simulationCondition);
+      auto [it, added] = index.emplace(key, experiments_.size());
+      if (added) experiments_.push_back({p.preequilibrationCondition, p.simulationCondition, {}});
+      experiments_[it->second].rows.push_back(i);
+    }
+  }
+  const QSignalBlocker block(experiment_);
+  experiment_->clear();
+  for (const Experiment& e : experiments_)
+    experiment_->addItem(experimentLabel(e.preequilibration, e.simulation));
+  const int keep = experiment_->findText(previous);  // the same condition after a re-run
+  experiment_->setCurrentIndex(keep >= 0 ? keep : 0);
+  replot();
+}
+
+QStringList MeasurementChartView::experiments() const {
+  QStringList labels;
+  for (const Experiment& e : experiments_) labels << experimentLabel(e.preequilibration, e.simulation);
+  return labels;
+}
+
+void MeasurementChartView::setExperiment(int index) { experiment_->setCurrentIndex(index); }
+
+void MeasurementChartView::replot() {
+  const int chosen = experiment_->currentIndex();
+  shownRows_ = chosen >= 0 && chosen < static_cast<int>(experiments_.size())
+                   ? experiments_[static_cast<std::size_t>(chosen)].rows
+                   : std::vector<std::size_t>{};
+  QStringList notes = populate(view_);
+  if (!shownRows_.empty())
+    notes.prepend(tr("%n measurement(s) in this condition.", "",
+                     static_cast<int>(shownRows_.size())));
+  caption_->setText(notes.join(QLatin1Char(' ')));
+}
+
+QStringList MeasurementChartView::populate(QChartView* target) const {
+  QChart* chart = target->chart();
+  auto* bars = static_cast<ErrorBarChartView*>(target);
+  std::vector<ErrorBarChartView::Bar> drawnBars;
+  chart->removeAllSeries();
+  for (QAbstractAxis* axis : chart->axes()) {
+    chart->removeAxis(axis);
+    delete axis;
+  }
+  QStringList notes;
+  if (!points_ || shownRows_.empty()) {
+    chart->setTitle(points_ ? tr("No measurements.") : tr("Run the task to plot the measurements here."));
+    bars->setBars({});
+    return notes;
+  }
+  chart->setTitle({});
+  const bool log = logY_->isChecked();
+  const MeasurementPoints& all = *points_;
+
+  // Observables in order of appearance; the x position of each row.
+  QStringList observables;
+  double tMin = std::numeric_limits<double>::infinity(), tMax = -tMin;
+  int steadyState = 0;
+  for (std::size_t i : shownRows_) {
+    const MeasurementPoint& p = all[i];
+    if (!observables.contains(p.observableId)) observables << p.observableId;
+    if (std::isfinite(p.time)) {
+      tMin = std::min(tMin, p.time);
+      tMax = std::max(tMax, p.time);
+    } else {
+      ++steadyState;
+    }
+  }
+  const bool onlySteadyState = !(tMin <= tMax);
+  // Steady-state rows beside time courses: one step right of the last time.
+  const double tInf = onlySteadyState ? 0 : tMax + std::max(0.08 * (tMax - tMin), 1e-3);
+  const auto xOf = [&](const MeasurementPoint& p) {
+    if (onlySteadyState) return static_cast<double>(observables.indexOf(p.observableId));
+    return std::isfinite(p.time) ? p.time : tInf;
+  };
+
+  QAbstractAxis* x = nullptr;
+  if (onlySteadyState) {
+    auto* categories = new QCategoryAxis;
+    categories->setStartValue(-0.5);
+    // Numbered slots (names do not fit under the axis; the legend pairs numbers and names).
+    for (int k = 0; k < observables.size(); ++k) categories->append(QString::number(k + 1), k + 0.5);
+    categories->setRange(-0.5, observables.size() - 0.5);  // (append() leaves it unset)
+    categories->setLabelsPosition(QCategoryAxis::AxisLabelsPositionCenter);
+    categories->setTitleText(tr("observable (steady state, t = ∞)"));
+    x = categories;
+    notes << tr("Steady-state data, one numbered slot per observable: circles measured ± σ, "
+                "squares simulated.");
+  } else {
+    auto* time = new QValueAxis;
+    time->setTitleText(tr("time"));
+    time->setLabelFormat(QStringLiteral("%g"));
+    time->setRange(tMin, steadyState ? tInf : tMax);
+    if (time->max() > time->min()) time->applyNiceNumbers();
+    else time->setRange(tMin - 1, tMax + 1);
+    x = time;
+    notes << tr("Circles: measured ± σ; lines: simulated.");
+    if (steadyState)
+      notes << tr("%n steady-state measurement(s) (t = ∞) drawn at t = %1.", "", steadyState)
+                   .arg(tInf, 0, 'g', 4);
+  }
+  QAbstractAxis* y = nullptr;
+  if (log) {
+    auto* logAxis = new QLogValueAxis;
+    logAxis->setBase(10);
+    logAxis->setLabelFormat(QStringLiteral("%g"));
+    logAxis->setMinorTickCount(-1);
+    y = logAxis;
+  } else {
+    auto* linear = new QValueAxis;
+    linear->setLabelFormat(QStringLiteral("%g"));
+    y = linear;
+  }
+  y->setTitleText(tr("observable"));
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  int skipped = 0;
+  const auto usable = [&](double v) {
+    if (!std::isfinite(v)) return false;
+    if (log && !(v > 0)) {
+      ++skipped;
+      return false;
+    }
+    return true;
+  };
+  const auto extend = [&](double v) {
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  };
+  for (int k = 0; k < observables.size(); ++k) {
+    std::vector<std::size_t> rows;
+    for (std::size_t i : shownRows_)
+      if (all[i].observableId == observables[k]) rows.push_back(i);
+    std::stable_sort(rows.begin(), rows.end(),
+                     [&](std::size_t a, std::size_t b) { return xOf(all[a]) < xOf(all[b]); });
+    const QColor colour = observableColour(static_cast<std::size_t>(k));
+    auto* measured = new QScatterSeries;
+    measured->setName(tr("%1 measured").arg(observables[k]));
+    measured->setMarkerShape(QScatterSeries::MarkerShapeCircle);
+    measured->setMarkerSize(8);
+    QXYSeries* simulated = nullptr;
+    if (onlySteadyState) {
+      auto* s = new QScatterSeries;
+      s->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
+      s->setMarkerSize(9);
+      simulated = s;
+    } else {
+      auto* line = new QLineSeries;
+      line->setPointsVisible(true);
+      simulated = line;
+    }
+    simulated->setName(tr("%1 simulated").arg(observables[k]));
+    QList<QPointF> measuredPoints, simulatedPoints;
+    std::vector<std::array<double, 3>> sigmaBars;
+    for (std::size_t i : rows) {
+      const MeasurementPoint& p = all[i];
+      const double px = xOf(p);
+      if (usable(p.measured)) {
+        measuredPoints << QPointF(px, p.measured);
+        extend(p.measured);
+        if (p.sigma > 0 && std::isfinite(p.sigma)) {
+          auto [low, high] = sigmaInterval(p);
+          if (log && !(low > 0)) low = p.measured * 1e-3;  // a bar down to "zero" on a log axis
+          sigmaBars.push_back({px, low, high});
+          extend(low);
+          extend(high);
+        }
+      }
+      if (usable(p.simulated)) {
+        simulatedPoints << QPointF(px, p.simulated);
+        extend(p.simulated);
+      }
+    }
+    measured->replace(measuredPoints);
+    simulated->replace(simulatedPoints);
+    chart->addSeries(measured);
+    chart->addSeries(simulated);
+    measured->setColor(colour);
+    measured->setBorderColor(colour.darker(130));
+    QPen pen(colour);
+    pen.setWidthF(2.0);
+    simulated->setPen(pen);
+    simulated->setColor(colour);
+    for (QXYSeries* s : {static_cast<QXYSeries*>(measured), simulated}) {
+      s->attachAxis(x);
+      s->attachAxis(y);
+    }
+    for (const auto& b : sigmaBars) drawnBars.push_back({measured, b[0], b[1], b[2]});
+    // One legend entry per observable (its colour); the caption says circles and lines.
+    const QList<QLegendMarker*> markers = chart->legend()->markers(measured);
+    if (!markers.isEmpty())
+      markers.first()->setLabel(onlySteadyState ? QStringLiteral("%1  %2").arg(k + 1).arg(observables[k])
+                                                : observables[k]);
+    for (QLegendMarker* m : chart->legend()->markers(simulated)) m->setVisible(false);
+  }
+  if (!(lo <= hi)) {
+    lo = log ? 0.1 : 0.0;
+    hi = 1.0;
+  }
+  if (log) {
+    double a = std::pow(10.0, std::floor(std::log10(lo)));
+    double b = std::pow(10.0, std::ceil(std::log10(hi)));
+    if (!(a < b)) {
+      a /= 10;
+      b *= 10;
+    }
+    y->setRange(a, b);
+  } else {
+    const double pad = hi > lo ? 0.05 * (hi - lo) : (lo == 0 ? 1.0 : 0.1 * std::abs(lo));
+    auto* linear = static_cast<QValueAxis*>(y);
+    // Non-negative data keep 0 as the floor (no axis below it for the padding's sake).
+    linear->setRange(lo >= 0 ? std::max(0.0, lo - pad) : lo - pad, hi + pad);
+    linear->applyNiceNumbers();
+  }
+  chart->legend()->setVisible(true);
+  bars->setBars(std::move(drawnBars));
+  if (skipped) notes << tr("%n non-positive value(s) not drawn on the log axis.", "", skipped);
+  return notes;
+}
+
+QList<api::ExportFormat> MeasurementChartView::exportFormats() const {
+  QList<api::ExportFormat> formats = imageExportFormats(title_);
+  formats.append({QStringLiteral("csv"), tr("Measurements and simulation as CSV..."),
+                  tr("CSV files (*.csv)"), QStringLiteral("csv")});
+  return formats;
+}
+
+QString MeasurementChartView::toCsv() const {
+  QString out = QStringLiteral(
+      "observableId,preequilibrationConditionId,simulationConditionId,time,measurement,"
+      "simulation,sigma\n");
+  if (!points_) return out;
+  for (const MeasurementPoint& p : *points_) {
+    out += QStringList{csvField(p.observableId), csvField(p.preequilibrationCondition),
+                       csvField(p.simulationCondition), exactNumber(p.time),
+                       exactNumber(p.measured), exactNumber(p.simulated), exactNumber(p.sigma)}
+               .join(QLatin1Char(','));
+    out += QLatin1Char('\n');
+  }
+  return out;
+}
+
+bool MeasurementChartView::exportTo(const QString& formatId, const QString& path,
+                                    QString* errorString) const {
+  const auto fail = [errorString](const QString& message) {
+    if (errorString) *errorString = message;
+    return false;
+  };
+  if (!points_) return fail(tr("nothing plotted yet"));
+  if (formatId == QLatin1String("csv")) {
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) return fail(file.errorString());
+    file.write(toCsv().toUtf8());
+    if (!file.commit()) return fail(file.errorString());
+    return true;
+  }
+  if (formatId != QLatin1String("png") && formatId != QLatin1String("svg"))
+    return fail(tr("unknown format '%1'").arg(formatId));
+  // A chart of its own at the on-screen size (or a default when the tab was never shown).
+  const QSize size = view_->isVisible() && view_->width() > 200
+                         ? view_->size()
+                         : QSize(kExportWidth, kExportHeight);
+  auto* chart = new QChart;
+  chart->setAnimationOptions(QChart::NoAnimation);
+  chart->legend()->setAlignment(Qt::AlignRight);
+  chart->setMargins(chart_->margins());
+  chart->setTitle(experiment_->currentText());
+  ErrorBarChartView view(chart);
+  view.setRenderHint(QPainter::Antialiasing);
+  view.setAttribute(Qt::WA_DontShowOnScreen);
+  view.resize(size);
+  populate(&view);
+  chart->setTitle(tr("Condition %1").arg(experiment_->currentText()));
+  view.show();
+  QCoreApplication::sendPostedEvents(&view);
+  QCoreApplication::sendPostedEvents(chart);
+  return exportWidgetImage(view, title_, formatId, path, errorString);
+}
+
+}  // namespace sensode::plugin
