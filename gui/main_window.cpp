@@ -405,14 +405,17 @@ void MainWindow::exportFromPanel(TaskPanel* panel, api::TaskResultView* view,
                            10000);
 }
 
-void MainWindow::reportError(const QString& title, const QString& message) {
+void MainWindow::reportError(const QString& title, const QString& message,
+                             const QString& details) {
   lastError_ = title + QStringLiteral(": ") + message;
   statusBar()->showMessage(lastError_);
   std::fprintf(stderr, "sensode-gui: %s\n", qPrintable(lastError_));
+  if (!details.isEmpty()) std::fprintf(stderr, "sensode-gui: details: %s\n", qPrintable(details));
   emit errorReported(title, message);
   if (!options_.interactive) return;
   auto* box = new QMessageBox(QMessageBox::Warning, title, message, QMessageBox::Ok, this);
   box->setObjectName(QStringLiteral("errorBox"));
+  if (!details.isEmpty()) box->setDetailedText(details);
   box->setAttribute(Qt::WA_DeleteOnClose);
   box->setTextInteractionFlags(Qt::TextSelectableByMouse);
   box->open();

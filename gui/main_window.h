@@ -70,7 +70,8 @@ class MainWindow : public QMainWindow {
  public slots:
   void showPluginsDialog();
   void showSbmlSupportDialog();
-  void reportError(const QString& title, const QString& message);
+  // `details` (optional) goes into the message box's expandable part and stderr.
+  void reportError(const QString& title, const QString& message, const QString& details = {});
 
  signals:
   void modelOpened(const QString& path);

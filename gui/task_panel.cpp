@@ -200,6 +200,7 @@ void TaskPanel::onFinished() {
   switch (result->status()) {
     case api::TaskStatus::Succeeded:
       progress_->setValue(1);
+      progressText_->setToolTip({});
       progressText_->setText(tr("Done: %1").arg(result->summary()));
       shown_ = result;
       for (api::TaskResultView* view : views_) view->showResult(result);
@@ -214,9 +215,13 @@ void TaskPanel::onFinished() {
       emit statusMessage(tr("%1 cancelled: %2").arg(task_.displayName, result->message()));
       break;
     case api::TaskStatus::Failed:
+      // The headline in the panel and the dialog; the technical detail behind it in the
+      // dialog's expandable part and the label's tool tip.
       progress_->setValue(0);
       progressText_->setText(tr("Failed: %1").arg(result->message()));
-      emit errorOccurred(tr("%1 failed").arg(task_.displayName), result->message());
+      progressText_->setToolTip(result->details());
+      emit errorOccurred(tr("%1 failed").arg(task_.displayName), result->message(),
+                         result->details());
       break;
   }
   emit runFinished(result->status(), result->message());

@@ -68,7 +68,8 @@ class TaskPanel : public QWidget {
   // Every run ends here; status Succeeded means the views now show the new result.
   void runFinished(sensode::api::TaskStatus status, const QString& message);
   void statusMessage(const QString& text);
-  void errorOccurred(const QString& title, const QString& message);
+  // `details`: the technical detail behind `message` (TaskResult::details()), may be empty.
+  void errorOccurred(const QString& title, const QString& message, const QString& details = {});
   void settingsChanged();
   // The user picked an entry of the Export menu; the main window asks for the file name.
   void exportRequested(sensode::api::TaskResultView* view, const sensode::api::ExportFormat& format);

@@ -17,7 +17,7 @@ namespace sensode::plugin {
 
 class SensodeTasksPlugin : public QObject, public api::TaskPlugin {
   Q_OBJECT
-  Q_PLUGIN_METADATA(IID "org.sensode.TaskPlugin/1" FILE "sensode_tasks.json")
+  Q_PLUGIN_METADATA(IID "org.sensode.TaskPlugin/2" FILE "sensode_tasks.json")
   Q_INTERFACES(sensode::api::TaskPlugin)
 
  public:

@@ -20,8 +20,8 @@
 //    drops results reported after QFuture::cancel(), and a cancelled run still has to say where
 //    it stopped.)
 //  - Changing anything in this header that a compiled plugin relies on (a virtual function, a
-//    struct layout) requires a new IID: "org.sensode.TaskPlugin/2". The host refuses plugins
-//    with another IID and lists them under Help ▸ Plugins with the reason.
+//    struct layout) requires a new IID (version 2 added TaskResult::details()). The host
+//    refuses plugins with another IID and lists them under Help ▸ Plugins with the reason.
 #pragma once
 
 #include <QFuture>
@@ -85,8 +85,13 @@ class TaskResult {
  public:
   virtual ~TaskResult() = default;
   virtual TaskStatus status() const = 0;
-  // Empty on success; otherwise the core's one-line message (what happened, where).
+  // Empty on success; otherwise the core's one-line message (what happened, where), in a
+  // modeller's words: the headline of a failure.
   virtual QString message() const = 0;
+  // On failure, the technical detail behind message() (which evaluator entry, which solver flag,
+  // what was tried), for the expandable part of the error report; empty when there is none.
+  // (Added in interface version 2.)
+  virtual QString details() const { return {}; }
   // One line for the status bar: "Time course: 501 points x 6 outputs, 1234 steps, 0.012 s".
   virtual QString summary() const = 0;
   // Everything needed to reproduce the run: model file and SHA-256, task settings, method,
@@ -183,5 +188,5 @@ class TaskPlugin {
 
 }  // namespace sensode::api
 
-#define SENSODE_TASK_PLUGIN_IID "org.sensode.TaskPlugin/1"
+#define SENSODE_TASK_PLUGIN_IID "org.sensode.TaskPlugin/2"
 Q_DECLARE_INTERFACE(sensode::api::TaskPlugin, SENSODE_TASK_PLUGIN_IID)

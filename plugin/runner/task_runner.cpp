@@ -7,6 +7,8 @@
 #include <cmath>
 #include <exception>
 
+#include "core/common/errors.h"
+
 namespace sensode::plugin {
 
 RunContext::RunContext(QPromise<void>& promise, CancelToken token)
@@ -64,6 +66,10 @@ QFuture<void> CoreTaskRunner::start(const api::ModelSession& session, const QJso
         std::shared_ptr<const api::TaskResult> result;
         try {
           result = work(session, settings, context);
+        } catch (const IntegrationFailure& e) {
+          result = std::make_shared<MessageResult>(api::TaskStatus::Failed,
+                                                   QString::fromStdString(e.what()), QJsonObject{},
+                                                   QString::fromStdString(e.details()));
         } catch (const std::exception& e) {
           result = std::make_shared<MessageResult>(api::TaskStatus::Failed,
                                                    QString::fromStdString(e.what()));

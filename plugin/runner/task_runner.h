@@ -69,22 +69,26 @@ class RunContext {
 // cancellation before start).
 class MessageResult : public api::TaskResult {
  public:
-  MessageResult(api::TaskStatus status, QString message, QJsonObject provenance = {})
-      : status_(status), message_(std::move(message)), provenance_(std::move(provenance)) {}
+  MessageResult(api::TaskStatus status, QString message, QJsonObject provenance = {},
+                QString details = {})
+      : status_(status), message_(std::move(message)), details_(std::move(details)),
+        provenance_(std::move(provenance)) {}
   api::TaskStatus status() const override { return status_; }
   QString message() const override { return message_; }
+  QString details() const override { return details_; }
   QString summary() const override { return message_; }
   QJsonObject provenance() const override { return provenance_; }
 
  private:
   api::TaskStatus status_;
-  QString message_;
+  QString message_, details_;
   QJsonObject provenance_;
 };
 
 class CoreTaskRunner : public api::TaskRunner {
  public:
-  // Runs on the worker thread. Exceptions become a Failed MessageResult with what().
+  // Runs on the worker thread. Exceptions become a Failed MessageResult with what() (and an
+  // IntegrationFailure's details()).
   using Work = std::function<std::shared_ptr<const api::TaskResult>(
       const api::ModelSession& session, const QJsonObject& settings, RunContext& context)>;
 

@@ -108,7 +108,7 @@ class TestPluginLoader : public QObject {
     const gui::PluginRecord* other = recordFor(loader, QStringLiteral("sensode_test_not_a_task"));
     QVERIFY(other);
     QVERIFY(!other->loaded);
-    QVERIFY2(other->error.contains(QStringLiteral("does not implement org.sensode.TaskPlugin/1")),
+    QVERIFY2(other->error.contains(QStringLiteral("does not implement org.sensode.TaskPlugin/2")),
              qPrintable(other->error));
     QVERIFY2(other->error.contains(QStringLiteral("org.example.SomethingElse/1")), qPrintable(other->error));
     QCOMPARE(loader.failureCount(), 2);

@@ -11,7 +11,7 @@
 
 class ExtraTaskPlugin : public QObject, public sensode::api::TaskPlugin {
   Q_OBJECT
-  Q_PLUGIN_METADATA(IID "org.sensode.TaskPlugin/1" FILE "extra_task_plugin.json")
+  Q_PLUGIN_METADATA(IID "org.sensode.TaskPlugin/2" FILE "extra_task_plugin.json")
   Q_INTERFACES(sensode::api::TaskPlugin)
 
  public:

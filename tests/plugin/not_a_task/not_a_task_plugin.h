@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // A valid Qt plugin that implements some other interface: the host must list it under
-// Help ▸ Plugins as a failure ("does not implement org.sensode.TaskPlugin/1").
+// Help ▸ Plugins as a failure ("does not implement org.sensode.TaskPlugin/2").
 #pragma once
 
 #include <QObject>
