@@ -3,6 +3,8 @@
 
 #include <QDateTime>
 #include <QJsonArray>
+#include <QObject>
+#include <QStringList>
 
 namespace sensode::plugin {
 
@@ -52,7 +54,28 @@ QJsonObject statsJson(const integrators::IntegratorStats& s) {
     o.insert(QStringLiteral("handover_time"), s.handoverTime);
     o.insert(QStringLiteral("handover_steps"), static_cast<double>(s.handoverSteps));
   }
+  QJsonArray fallbacks;
+  for (const std::string& f : s.fallbacks) fallbacks.append(QString::fromStdString(f));
+  o.insert(QStringLiteral("fallbacks"), fallbacks);
   return o;
+}
+
+QList<KeyValueTableModel::Entry> fallbackEntries(const std::vector<std::string>& sentences,
+                                                 const QString& keyPrefix) {
+  QList<KeyValueTableModel::Entry> rows;
+  for (std::size_t i = 0; i < sentences.size(); ++i) {
+    const QString sentence = QString::fromStdString(sentences[i]);
+    rows << KeyValueTableModel::Entry{QStringLiteral("%1_%2").arg(keyPrefix).arg(i + 1),
+                                      QObject::tr("Fallback"), sentence, sentence};
+  }
+  return rows;
+}
+
+QString fallbackNote(const std::vector<std::string>& sentences) {
+  if (sentences.empty()) return {};
+  QStringList parts;
+  for (const std::string& f : sentences) parts << QString::fromStdString(f);
+  return QObject::tr(" — fell back: %1").arg(parts.join(QStringLiteral("; ")));
 }
 
 QList<KeyValueTableModel::Entry> statsEntries(const integrators::IntegratorStats& s) {
@@ -74,6 +97,7 @@ QList<KeyValueTableModel::Entry> statsEntries(const integrators::IntegratorStats
     rows << E{QStringLiteral("handover_time"), QStringLiteral("Hand-over to CVODES at t"), s.handoverTime, QStringLiteral("odeSD handed the stiff tail to CVODES BDF")};
     rows << E{QStringLiteral("handover_steps"), QStringLiteral("CVODES steps after hand-over"), qlonglong(s.handoverSteps), {}};
   }
+  rows << fallbackEntries(s.fallbacks);
   return rows;
 }
 

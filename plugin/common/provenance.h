@@ -22,9 +22,19 @@ QJsonObject baseProvenance(const QString& taskId, const QString& taskName,
                            const LoadedModel& model, const api::ModelSession& session,
                            const QJsonObject& settings);
 
+// The counters and `fallbacks` (array of sentences, as the CLI's --stats JSON).
 QJsonObject statsJson(const integrators::IntegratorStats& stats);
 
-// Rows for the Statistics side view (counters that are zero for the method are left out).
+// Rows for the Statistics side view (counters that are zero for the method are left out), then
+// one "Fallback" row per sentence of stats.fallbacks.
 QList<KeyValueTableModel::Entry> statsEntries(const integrators::IntegratorStats& stats);
+
+// One "Fallback" row per sentence (what a default method did instead of failing), keyed
+// "<keyPrefix>_<n>", the sentence as value and tool tip (it can be longer than the column).
+QList<KeyValueTableModel::Entry> fallbackEntries(const std::vector<std::string>& sentences,
+                                                 const QString& keyPrefix = QStringLiteral("fallback"));
+
+// For a status line: " — fell back: <sentence>; <sentence>" or "" when nothing fell back.
+QString fallbackNote(const std::vector<std::string>& sentences);
 
 }  // namespace sensode::plugin

@@ -356,6 +356,15 @@ api::TaskStatus Result::status() const {
 
 QString Result::message() const { return q(core_->message); }
 
+QString Result::details() const { return q(core_->details); }
+
+std::vector<std::string> Result::fallbacks() const {
+  std::vector<std::string> all = core_->stats.fallbacks;
+  all.insert(all.end(), core_->stats.integrator.fallbacks.begin(),
+             core_->stats.integrator.fallbacks.end());
+  return all;
+}
+
 QString Result::summary() const {
   if (core_->termination != tasks::Termination::Success) return message();
   QString text = QStringLiteral("Sensitivities: %1 times x %2 outputs x %3 parameters, %4 s")
@@ -365,7 +374,7 @@ QString Result::summary() const {
                      .arg(core_->wallSeconds, 0, 'g', 3);
   if (!comparisons_.empty())
     text += QStringLiteral("; compared with %1 method(s) (see Compare)").arg(comparisons_.size());
-  return text;
+  return text + fallbackNote(fallbacks());
 }
 
 std::shared_ptr<const tasks::TimeCourseResult> parameterSlice(const tasks::SensitivityResult& r,
@@ -456,12 +465,17 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
       QStringLiteral("run"),
       QJsonObject{{QStringLiteral("termination"), QString::fromLatin1(tasks::toString(core->termination))},
                   {QStringLiteral("message"), q(core->message)},
+                  {QStringLiteral("details"), q(core->details)},
                   {QStringLiteral("wall_seconds"), core->wallSeconds},
                   {QStringLiteral("model_load_seconds"), loaded.loadSeconds},
                   {QStringLiteral("simulations"), static_cast<double>(core->stats.simulations)},
                   {QStringLiteral("guarded"), static_cast<double>(core->guardedCount)}});
   QJsonObject stats = statsJson(core->stats.integrator);
   stats.insert(QStringLiteral("sens_evals"), static_cast<double>(core->stats.sensitivityEvals));
+  QJsonArray fallbacks;  // the task's sentences, then the integrator's (as Result::fallbacks)
+  for (const std::string& f : core->stats.fallbacks) fallbacks.append(q(f));
+  for (const std::string& f : core->stats.integrator.fallbacks) fallbacks.append(q(f));
+  stats.insert(QStringLiteral("fallbacks"), fallbacks);
   provenance.insert(QStringLiteral("statistics"), stats);
   if (!comparisons.empty()) {
     QJsonArray compared;
@@ -528,6 +542,8 @@ api::TaskDescription description() {
             rows << E{QStringLiteral("guarded"), QStringLiteral("Guarded (|y| <= atol)"),
                       qlonglong(c.guardedCount), QStringLiteral("scaled values reported as 0")};
           }
+          // The task's fallbacks first (another method, another step), then the integrator's.
+          rows << fallbackEntries(c.stats.fallbacks, QStringLiteral("task_fallback"));
           for (const E& e : statsEntries(c.stats.integrator)) {
             if (e.key != QLatin1String("sens_evals")) rows << e;  // counted above, per method
           }

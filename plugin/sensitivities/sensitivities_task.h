@@ -57,7 +57,10 @@ class Result : public api::TaskResult {
          std::vector<Comparison> comparisons = {}, double guard = 0);
   api::TaskStatus status() const override;
   QString message() const override;
+  QString details() const override;
   QString summary() const override;
+  // What the run did instead of failing: the task's sentences, then the integrator's.
+  std::vector<std::string> fallbacks() const;
   QJsonObject provenance() const override { return provenance_; }
   const std::shared_ptr<const tasks::SensitivityResult>& core() const { return core_; }
   const std::vector<Comparison>& comparisons() const { return comparisons_; }

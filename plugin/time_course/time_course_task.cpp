@@ -155,13 +155,16 @@ api::TaskStatus Result::status() const {
 
 QString Result::message() const { return q(core_->message); }
 
+QString Result::details() const { return q(core_->details); }
+
 QString Result::summary() const {
   if (core_->termination != tasks::Termination::Success) return message();
-  return QStringLiteral("Time course: %1 points x %2 outputs, %3 steps, %4 s")
+  return QStringLiteral("Time course: %1 points x %2 outputs, %3 steps, %4 s%5")
       .arg(core_->times.size())
       .arg(core_->columns.size())
       .arg(core_->stats.steps)
-      .arg(core_->wallSeconds, 0, 'g', 3);
+      .arg(core_->wallSeconds, 0, 'g', 3)
+      .arg(fallbackNote(core_->stats.fallbacks));
 }
 
 std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
@@ -203,6 +206,7 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
       QStringLiteral("run"),
       QJsonObject{{QStringLiteral("termination"), QString::fromLatin1(tasks::toString(core->termination))},
                   {QStringLiteral("message"), q(core->message)},
+                  {QStringLiteral("details"), q(core->details)},
                   {QStringLiteral("wall_seconds"), core->wallSeconds},
                   {QStringLiteral("model_load_seconds"), loaded.loadSeconds},
                   {QStringLiteral("model_from_cache"), loaded.fromCache}});

@@ -50,6 +50,7 @@ class Result : public api::TaskResult {
   Result(std::shared_ptr<const tasks::TimeCourseResult> core, QJsonObject provenance);
   api::TaskStatus status() const override;
   QString message() const override;
+  QString details() const override;
   QString summary() const override;
   QJsonObject provenance() const override { return provenance_; }
   const std::shared_ptr<const tasks::TimeCourseResult>& core() const { return core_; }

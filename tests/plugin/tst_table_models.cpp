@@ -3,6 +3,7 @@
 // attached, behind a sorting proxy), their roles (exact value, display text, headers), and the
 // table view's copy and CSV text.
 #include <QAbstractItemModelTester>
+#include <QJsonArray>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QtTest/QtTest>
@@ -14,6 +15,7 @@
 #include "core/symbolic/ode_system.h"
 #include "core/tasks/sensitivities_task.h"
 #include "core/tasks/time_course_task.h"
+#include "plugin/common/provenance.h"
 #include "plugin/models/key_value_table_model.h"
 #include "plugin/models/number_format.h"
 #include "plugin/models/sensitivity_table_model.h"
@@ -23,6 +25,9 @@
 using namespace sensode;
 using sensode::plugin::KeyValueTableModel;
 using sensode::plugin::TimeSeriesTableModel;
+using sensode::plugin::fallbackNote;
+using sensode::plugin::statsEntries;
+using sensode::plugin::statsJson;
 
 namespace {
 
@@ -118,6 +123,31 @@ class TestTableModels : public QObject {
     QCOMPARE(model.data(model.index(1, 0), Qt::ToolTipRole).toString(), QStringLiteral("integrator"));
     model.setEntries({});
     QCOMPARE(model.rowCount(), 0);
+  }
+
+  // What a fallback looks like in the Statistics table, the status line and the provenance's
+  // statistics (the CLI's --stats key "fallbacks").
+  void fallbacksInStatisticsAndStatusLine() {
+    integrators::IntegratorStats stats;
+    stats.steps = 12;
+    QVERIFY(fallbackNote(stats.fallbacks).isEmpty());
+    for (const KeyValueTableModel::Entry& e : statsEntries(stats)) QVERIFY(!e.key.startsWith("fallback"));
+    QCOMPARE(statsJson(stats).value("fallbacks").toArray().size(), 0);
+    stats.fallbacks = {"odeSD handed t in [0, 0.3] to CVODES: the second derivative is not finite at t = 0",
+                       "second sentence"};
+    QList<KeyValueTableModel::Entry> rows;
+    for (const KeyValueTableModel::Entry& e : statsEntries(stats))
+      if (e.label == QLatin1String("Fallback")) rows << e;
+    QCOMPARE(rows.size(), 2);
+    QCOMPARE(rows[0].key, QStringLiteral("fallback_1"));
+    QCOMPARE(rows[0].value.toString(), QString::fromStdString(stats.fallbacks[0]));
+    QCOMPARE(rows[1].toolTip, QStringLiteral("second sentence"));
+    QCOMPARE(fallbackNote(stats.fallbacks),
+             QStringLiteral(" — fell back: ") + QString::fromStdString(stats.fallbacks[0]) +
+                 QStringLiteral("; second sentence"));
+    const QJsonArray json = statsJson(stats).value("fallbacks").toArray();
+    QCOMPARE(json.size(), 2);
+    QCOMPARE(json[1].toString(), QStringLiteral("second sentence"));
   }
 
   void sensitivityModelIsTheClisLongFormat() {
