@@ -103,7 +103,6 @@ MeasurementChartView::MeasurementChartView(QString title, Extract extract, QWidg
     : api::TaskResultView(parent), title_(std::move(title)), extract_(std::move(extract)) {
   chart_ = new QChart;
   chart_->setAnimationOptions(QChart::NoAnimation);
-  chart_->legend()->setAlignment(Qt::AlignRight);
   chart_->setMargins(QMargins(4, 4, 4, 4));
   view_ = new ErrorBarChartView(chart_, this);
   view_->setObjectName(QStringLiteral("chartView"));
@@ -361,6 +360,9 @@ QStringList MeasurementChartView::populate(QChartView* target) const {
     linear->setRange(lo >= 0 ? std::max(0.0, lo - pad) : lo - pad, hi + pad);
     linear->applyNiceNumbers();
   }
+  // Below a time plot (the plot keeps its width); beside numbered slots, whose legend pairs
+  // numbers with names that need the width.
+  chart->legend()->setAlignment(onlySteadyState ? Qt::AlignRight : Qt::AlignBottom);
   chart->legend()->setVisible(true);
   bars->setBars(std::move(drawnBars));
   if (skipped) notes << tr("%n non-positive value(s) not drawn on the log axis.", "", skipped);
@@ -411,7 +413,6 @@ bool MeasurementChartView::exportTo(const QString& formatId, const QString& path
                          : QSize(kExportWidth, kExportHeight);
   auto* chart = new QChart;
   chart->setAnimationOptions(QChart::NoAnimation);
-  chart->legend()->setAlignment(Qt::AlignRight);
   chart->setMargins(chart_->margins());
   chart->setTitle(experiment_->currentText());
   ErrorBarChartView view(chart);
