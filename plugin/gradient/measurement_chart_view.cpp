@@ -369,6 +369,13 @@ QStringList MeasurementChartView::populate(QChartView* target) const {
   return notes;
 }
 
+QList<QLineF> MeasurementChartView::sigmaBars() const {
+  QList<QLineF> lines;
+  for (const ErrorBarChartView::Bar& b : static_cast<const ErrorBarChartView*>(view_)->bars())
+    lines << QLineF(b.x, b.low, b.x, b.high);
+  return lines;
+}
+
 QList<api::ExportFormat> MeasurementChartView::exportFormats() const {
   QList<api::ExportFormat> formats = imageExportFormats(title_);
   formats.append({QStringLiteral("csv"), tr("Measurements and simulation as CSV..."),

@@ -15,6 +15,7 @@
 // the columns of a PEtab simulation table (plus measurement and sigma).
 #pragma once
 
+#include <QLineF>
 #include <QList>
 #include <QString>
 
@@ -68,6 +69,8 @@ class MeasurementChartView : public api::TaskResultView {
   const std::vector<std::size_t>& shownRows() const { return shownRows_; }
   // The whole table (all experiments) as CSV.
   QString toCsv() const;
+  // The σ bars drawn for the chosen experiment, in data coordinates: (x, low) to (x, high).
+  QList<QLineF> sigmaBars() const;
 
  private:
   struct Experiment {

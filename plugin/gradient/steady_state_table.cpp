@@ -13,12 +13,20 @@ QString q(const std::string& s) { return QString::fromStdString(s); }
 
 QStringList equilibrationHeaders(const std::vector<petab::EquilibrationReport>& all) {
   QStringList headers{QStringLiteral("diagnostic")};
+  if (all.empty()) headers << QString();
   for (const petab::EquilibrationReport& e : all)
     headers << QStringLiteral("%1 (%2)").arg(q(e.conditionId), q(e.role));
   return headers;
 }
 
 QList<RecordTableModel::Row> equilibrationRows(const std::vector<petab::EquilibrationReport>& all) {
+  if (all.empty()) {
+    // (A time-course problem: say so rather than list diagnostics without values.)
+    return {{{QStringLiteral("steady states"),
+              QStringLiteral("none: this problem has no pre-equilibration and no steady-state "
+                             "data (time = inf)")},
+             {}}};
+  }
   using S = steadystate::SteadyStateSolution;
   struct Item {
     QString label, toolTip;

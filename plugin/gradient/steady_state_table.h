@@ -15,10 +15,10 @@
 
 namespace sensode::plugin::gradient {
 
-// "diagnostic", then "<condition> (<role>)" per steady state.
+// "diagnostic", then "<condition> (<role>)" per steady state (one empty header without any).
 QStringList equilibrationHeaders(const std::vector<petab::EquilibrationReport>& all);
 // The diagnostics' rows: the label first, then one cell per steady state (numbers as doubles or
-// integers, the rest as text).
+// integers, the rest as text); without steady states, one row saying there are none.
 QList<RecordTableModel::Row> equilibrationRows(const std::vector<petab::EquilibrationReport>& all);
 
 }  // namespace sensode::plugin::gradient

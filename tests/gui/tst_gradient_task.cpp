@@ -325,6 +325,19 @@ class TestGradientTask : public QObject {
           ++checkedRows;
         }
       }
+      // One σ bar per measurement (Fujita: normal noise on the linear scale): m ± σ.
+      const QList<QLineF> bars = view->sigmaBars();
+      QCOMPARE(bars.size(), qsizetype(24));
+      for (const QLineF& bar : bars) {
+        bool matched = false;
+        for (std::size_t i = 0; i < p.measurements.size() && !matched; ++i) {
+          const petab::Measurement& m = p.measurements[i];
+          matched = QString::fromStdString(p.conditions[std::size_t(m.simulationCondition)].id) == condition &&
+                    bar.x1() == m.time && bar.y1() == m.value - ref.sigma[i] &&
+                    bar.y2() == m.value + ref.sigma[i];
+        }
+        QVERIFY2(matched, qPrintable(QStringLiteral("%1: bar at t = %2").arg(condition).arg(bar.x1())));
+      }
     }
     QCOMPARE(checkedRows, int(p.measurements.size()));
 
@@ -356,6 +369,11 @@ class TestGradientTask : public QObject {
     QVERIFY(!image.isNull() && image.width() >= 800);
     QSvgRenderer renderer(svg);
     QVERIFY(renderer.isValid());
+
+    // No steady state in this problem: the Steady states tab says so.
+    plugin::RecordTableModel* steady = recordModel(panel, QStringLiteral("Steady states"));
+    QCOMPARE(steady->rowCount(), 1);
+    QVERIFY(steady->data(steady->index(0, 1)).toString().startsWith(QStringLiteral("none")));
   }
 
   // Boehm (one condition, three observables, 16 times each): the plot for the docs, and the
@@ -537,6 +555,12 @@ class TestGradientTask : public QObject {
     plugin::RecordTableModel* steady = recordModel(panel, QStringLiteral("Steady states"));
     QVERIFY(steady->headerData(1, Qt::Horizontal).toString().contains(QStringLiteral("pre-equilibration")));
     QCOMPARE(diagnostic(steady, "found"), QStringLiteral("yes"));
+    // Pre-equilibrated experiments are named by both conditions.
+    auto* observables = dynamic_cast<plugin::MeasurementChartView*>(panel->resultView(QStringLiteral("Observables")));
+    QVERIFY(observables);
+    QVERIFY(!observables->experiments().isEmpty());
+    for (const QString& e : observables->experiments())
+      QVERIFY2(e.startsWith(QStringLiteral("preequilibration → ")), qPrintable(e));
     screenshots(w, panel, QStringLiteral("ssgradient-zheng"));
   }
 };
