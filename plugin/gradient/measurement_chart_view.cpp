@@ -108,6 +108,8 @@ MeasurementChartView::MeasurementChartView(QString title, Extract extract, QWidg
   view_->setObjectName(QStringLiteral("chartView"));
   view_->setRenderHint(QPainter::Antialiasing);
   view_->setRubberBand(QChartView::RectangleRubberBand);
+  view_->setToolTip(tr("Click a legend entry to hide or show its observable; drag to zoom, "
+                       "right-click to zoom out."));
 
   experiment_ = new QComboBox(this);
   experiment_->setObjectName(QStringLiteral("experiment"));
@@ -173,6 +175,25 @@ void MeasurementChartView::replot() {
                    ? experiments_[static_cast<std::size_t>(chosen)].rows
                    : std::vector<std::size_t>{};
   QStringList notes = populate(view_);
+  // A legend entry hides or shows its observable (measured and simulated series, which
+  // populate() adds in pairs); hidden entries stay in the legend, dimmed, to be clicked back.
+  const QList<QAbstractSeries*> series = chart_->series();
+  for (qsizetype k = 0; k + 1 < series.size(); k += 2) {
+    QAbstractSeries* measured = series[k];
+    QAbstractSeries* simulated = series[k + 1];
+    for (QLegendMarker* marker : chart_->legend()->markers(measured)) {
+      connect(marker, &QLegendMarker::clicked, this, [this, marker, measured, simulated] {
+        const bool show = !measured->isVisible();
+        measured->setVisible(show);
+        simulated->setVisible(show);
+        marker->setVisible(true);
+        QColor label = chart_->legend()->labelColor();
+        label.setAlphaF(show ? 1.0 : 0.35);
+        marker->setLabelBrush(label);
+        view_->viewport()->update();  // the σ bars of hidden series go too
+      });
+    }
+  }
   if (!shownRows_.empty())
     notes.prepend(tr("%n measurement(s) in this condition.", "",
                      static_cast<int>(shownRows_.size())));
@@ -360,9 +381,11 @@ QStringList MeasurementChartView::populate(QChartView* target) const {
     linear->setRange(lo >= 0 ? std::max(0.0, lo - pad) : lo - pad, hi + pad);
     linear->applyNiceNumbers();
   }
-  // Below a time plot (the plot keeps its width); beside numbered slots, whose legend pairs
-  // numbers with names that need the width.
-  chart->legend()->setAlignment(onlySteadyState ? Qt::AlignRight : Qt::AlignBottom);
+  // Below a time plot with a few observables (the plot keeps its width); beside numbered slots,
+  // whose legend pairs numbers with names, and beside many observables, whose names need the
+  // width.
+  chart->legend()->setAlignment(onlySteadyState || observables.size() > 6 ? Qt::AlignRight
+                                                                          : Qt::AlignBottom);
   chart->legend()->setVisible(true);
   bars->setBars(std::move(drawnBars));
   if (skipped) notes << tr("%n non-positive value(s) not drawn on the log axis.", "", skipped);

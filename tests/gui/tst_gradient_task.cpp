@@ -10,6 +10,8 @@
 // With SENSODE_SCREENSHOT_DIR set, each result tab is saved there as a PNG (for the docs).
 #include <QAbstractItemModelTester>
 #include <QChart>
+#include <QLegend>
+#include <QLegendMarker>
 #include <QXYSeries>
 #include <QCryptographicHash>
 #include <QJsonDocument>
@@ -340,6 +342,19 @@ class TestGradientTask : public QObject {
       }
     }
     QCOMPARE(checkedRows, int(p.measurements.size()));
+
+    // A legend entry hides and shows one observable: its measured and simulated series.
+    const QString first = QString::fromStdString(p.observables.front().id);
+    QXYSeries* measured = seriesNamed(view->chart(), first + QStringLiteral(" measured"));
+    QXYSeries* simulated = seriesNamed(view->chart(), first + QStringLiteral(" simulated"));
+    const QList<QLegendMarker*> markers = view->chart()->legend()->markers(measured);
+    QCOMPARE(markers.size(), 1);
+    QCOMPARE(markers.first()->label(), first);
+    QVERIFY(!view->chart()->legend()->markers(simulated).first()->isVisible());
+    emit markers.first()->clicked();
+    QVERIFY(!measured->isVisible() && !simulated->isVisible());
+    emit markers.first()->clicked();
+    QVERIFY(measured->isVisible() && simulated->isVisible());
 
     // Exports: the chart as PNG/SVG and every row as CSV, each with its provenance.
     const QString csv = dir.filePath(QStringLiteral("m.csv"));
