@@ -305,30 +305,43 @@ void Evaluator::addMeasurement(const Measurement& m, const std::vector<double>& 
   if (!std::isfinite(y)) throw Error(where + ": simulated value " + num(y) + " is not finite");
   if (!(sigma > 0) || !std::isfinite(sigma))
     throw Error(where + ": noise " + num(sigma) + " is not a positive number");
-  double r = 0, ay = 0, extra = 0;
-  constexpr double kTwoPi = 2 * std::numbers::pi;
+  // z: the residual on the transformed scale before dividing by σ, dz/dy, and the Jacobian term
+  // of the transformation (log m, log(m ln 10)) that makes the density one of m.
+  double z = 0, dz = 0, extra = 0;
   switch (o.transformation) {
     case Transformation::Lin:
-      r = (m.value - y) / sigma;
-      ay = -r / sigma;
+      z = m.value - y;
+      dz = -1;
       break;
     case Transformation::Log:
       if (!(y > 0)) throw Error(where + ": simulated value " + num(y) + " <= 0 under log");
-      r = (std::log(m.value) - std::log(y)) / sigma;
-      ay = -r / (sigma * y);
+      z = std::log(m.value) - std::log(y);
+      dz = -1 / y;
       extra = std::log(m.value);
       break;
     case Transformation::Log10:
       if (!(y > 0)) throw Error(where + ": simulated value " + num(y) + " <= 0 under log10");
-      r = (std::log10(m.value) - std::log10(y)) / sigma;
-      ay = -r / (sigma * y * std::numbers::ln10);
+      z = std::log10(m.value) - std::log10(y);
+      dz = -1 / (y * std::numbers::ln10);
       extra = std::log(m.value * std::numbers::ln10);
       break;
   }
-  result_.objective += 0.5 * std::log(kTwoPi * sigma * sigma) + 0.5 * r * r + extra;
+  const double r = z / sigma;
+  double ay = 0, as = 0;  // ∂term/∂y, ∂term/∂σ
+  if (o.distribution == NoiseDistribution::Normal) {
+    // ½ log(2πσ²) + ½ r²
+    result_.objective += 0.5 * std::log(2 * std::numbers::pi * sigma * sigma) + 0.5 * r * r + extra;
+    ay = r / sigma * dz;
+    as = 1.0 / sigma - r * r / sigma;
+  } else {
+    // Laplace with scale σ: log(2σ) + |z|/σ (no derivative at z = 0; 0 is used there).
+    const double sgn = z > 0 ? 1.0 : z < 0 ? -1.0 : 0.0;
+    result_.objective += std::log(2 * sigma) + std::abs(r) + extra;
+    ay = sgn / sigma * dz;
+    as = 1.0 / sigma - std::abs(r) / sigma;
+  }
   result_.halfWeightedSquares += 0.5 * r * r;
   if (!derivs) return;
-  const double as = 1.0 / sigma - r * r / sigma;
   if (dxdq) {
     grad_ += ay * (h.dx * *dxdq + h.dq) + as * (s.dx * *dxdq + s.dq);
   } else {
@@ -704,6 +717,23 @@ ObjectiveResult Evaluator::run() {
   return result_;
 }
 
+// The objective priors of the estimated parameters: value into objective and priorTerm, analytic
+// derivative into the gradient (when there is one).
+void addPriors(const Problem& problem, const std::vector<double>& scaled, ObjectiveResult& r) {
+  const std::vector<int> est = estimatedParameters(problem);
+  bool any = false;
+  for (std::size_t i = 0; i < est.size(); ++i) {
+    const Parameter& p = problem.parameters[static_cast<std::size_t>(est[i])];
+    if (p.prior.type == PriorType::None) continue;
+    const PriorValue v = evaluatePrior(p.prior, p.scale, scaled[i]);
+    r.priorTerm += v.value;
+    if (!r.gradient.empty()) r.gradient[i] += v.derivative;
+    any = true;
+  }
+  r.objective += r.priorTerm;
+  if (any) r.notes += std::string(r.notes.empty() ? "" : "; ") + "parameter priors: analytic";
+}
+
 }  // namespace
 
 ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<double>& scaled,
@@ -715,6 +745,7 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
     Evaluator e(problem, cm, scaled, method, options, monitor, 0, 1);
     ObjectiveResult r = e.run();
     r.parameters = scaled;
+    addPriors(problem, scaled, r);
     return r;
   }
   const double units = 2.0 * static_cast<double>(scaled.size()) + 1;
@@ -735,6 +766,7 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
     r.steadyStates += rp.steadyStates + rm.steadyStates;
   }
   r.notes = "central finite differences, step " + num(options.fdStep) + " on the parameter scale";
+  addPriors(problem, scaled, r);
   return r;
 }
 
