@@ -309,7 +309,12 @@ void Evaluator::addMeasurement(const Measurement& m, const std::vector<double>& 
   const auto row = static_cast<std::size_t>(&m - pr_.measurements.data());
   result_.simulated[row] = y;
   result_.sigma[row] = sigma;
-  const std::string where = "measurement row " + std::to_string(m.row) + " (observable '" + o.id + "')";
+  // With several measurement files the row alone is ambiguous: name the file too.
+  const std::string file = static_cast<std::size_t>(m.file) < pr_.measurementFiles.size()
+                               ? pr_.measurementFiles[static_cast<std::size_t>(m.file)].filename().string() + ": "
+                               : std::string();
+  const std::string where =
+      file + "measurement row " + std::to_string(m.row) + " (observable '" + o.id + "')";
   if (!std::isfinite(y)) throw Error(where + ": simulated value " + num(y) + " is not finite");
   if (!(sigma > 0) || !std::isfinite(sigma))
     throw Error(where + ": noise " + num(sigma) + " is not a positive number");

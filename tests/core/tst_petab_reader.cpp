@@ -389,6 +389,22 @@ class TestPetabReader : public QObject {
     }
   }
 
+  // An objective error names the measurement file too (there are two here).
+  void objectiveErrorNamesFileAndRow() {
+    const petab::Problem p = petab::loadProblem(kDecay / "problem.yaml");
+    std::vector<double> q = petab::nominalScaledParameters(p);
+    q[3] = -INFINITY;  // b_l = 0: the Laplace rows have no noise; condA (first) has row 6
+    try {
+      petab::evaluateObjective(p, q, petab::GradientMethod::None);
+      QFAIL("zero noise accepted");
+    } catch (const sensode::Error& e) {
+      const std::string m = e.what();
+      QVERIFY2(m.rfind("measurements laplace.tsv: measurement row 6 (observable 'obs_lin'): noise 0 "
+                       "is not a positive number", 0) == 0,
+               m.c_str());
+    }
+  }
+
   // A species the simulation condition sets after pre-equilibration starts from that value; a
   // NaN cell keeps the pre-equilibrated value (PEtab v1). Objective and every gradient method
   // against the closed form (the reset value b1 is estimated, so its derivative flows through
