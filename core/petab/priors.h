@@ -15,8 +15,9 @@
 //
 // For the first five, v is the linear value x = fromScale(q) of the parameter q on its scale,
 // and the term is −log p(x(q)) without the Jacobian |dx/dq| of the change of variables: the
-// density is the one PEtab names, evaluated at the parameter (as pyPESTO's PEtab importer
-// does), not a density of q. The derivative is then −(d log p/dx)·(dx/dq). Laplace priors have
+// density is the one PEtab names, evaluated at the parameter (as pyPESTO's
+// pypesto/objective/priors.py does; logLaplace, which pyPESTO lacks, follows its logNormal),
+// not a density of q. The derivative is then −(d log p/dx)·(dx/dq). Laplace priors have
 // no derivative at v = μ; 0 is used there.
 #pragma once
 
