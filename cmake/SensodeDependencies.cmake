@@ -26,6 +26,10 @@ target_link_libraries(sensode_sundials INTERFACE
   ${SUNDIALS_SUNMATRIXSPARSE_LIB} ${SUNDIALS_SUNMATRIXDENSE_LIB} ${SUNDIALS_NVECSERIAL_LIB}
   ${KLU_LIB})
 
+# PEtab problem files (core/petab/yaml_file.cpp). Debian's libyaml-cpp-dev 0.7 exports the
+# target `yaml-cpp`.
+find_package(yaml-cpp 0.6 REQUIRED)
+
 if(SENSODE_BUILD_GUI OR SENSODE_BUILD_TESTS)
   find_package(Qt6 REQUIRED COMPONENTS Core Gui Widgets Test Charts Svg)
 endif()

@@ -9,6 +9,7 @@ packages=(
   libeigen3-dev         # dense and sparse linear algebra
   libsundials-dev       # CVODES
   libsuitesparse-dev    # KLU, for SUNDIALS' sparse direct solver
+  libyaml-cpp-dev       # PEtab problem files
   qt6-base-dev          # Qt Widgets, Qt Test
   qt6-charts-dev
   qt6-svg-dev           # Debian 12's name for the Qt 6 SVG module's dev files

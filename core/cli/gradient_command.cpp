@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: MIT
-// sensode gradient PROBLEM.yaml [--method ssasa|adjoint|forward|fd] [--params FILE.tsv]
-//                  [--out FILE.csv] [--stats FILE.json]
+// sensode gradient PROBLEM.yaml [--method ssasa|adjoint|forward|fd|none] [--params FILE.tsv]
+//                  [--out FILE.csv] [--stats FILE.json] [--simulations FILE.tsv]
 //
 // The PEtab objective (negative log-likelihood, core/petab/objective.h) and its gradient with
 // respect to the estimated parameters on their PEtab scales.
 //   --params  TSV with header `parameterId<TAB>value`: values of estimated parameters ON THEIR
 //             SCALE (as the CSV's value column); parameters not listed keep their nominal value.
 //   CSV       `parameterId,value,gradient`, one row per estimated parameter (value on its scale).
-//   JSON      method, wall_seconds, objective, half_weighted_squares, n_parameters,
+//   --simulations  the PEtab simulation table: the measurement table's columns with the
+//             simulated observable in column `simulation` (as the collection's simulatedData).
+//   JSON      method, wall_seconds, objective, objective_without_priors, prior_term,
+//             half_weighted_squares, n_parameters,
 //             simulations, steady_states, notes, plus the contract's integrator keys (zero:
 //             the runs are many; counts are in simulations/steady_states).
 // Methods (objective.h): ssasa = backward adjoint over the time course + the steady-state
 // adjoint linear solves (Eqs. 15, 17); adjoint = backward integration through the equilibrations
-// too; forward = forward sensitivities; fd = central differences.
+// too; forward = forward sensitivities; fd = central differences; none = the objective only.
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -35,10 +38,12 @@ namespace fs = std::filesystem;
 
 const std::vector<OptionSpec>& gradientOptions() {
   static const std::vector<OptionSpec> specs = {
-      {"--method", "ssasa|adjoint|forward|fd", "gradient method (default forward)"},
+      {"--method", "ssasa|adjoint|forward|fd|none",
+       "gradient method (default forward; none: objective only)"},
       {"--params", "FILE.tsv", "parameterId<TAB>value rows, values on the parameter scale"},
       {"--out", "FILE.csv", "write parameterId,value,gradient"},
       {"--stats", "FILE.json", "write the objective and statistics as one JSON object"},
+      {"--simulations", "FILE.tsv", "write the simulated observable per measurement row"},
       {"--help", "", "show this help"},
   };
   return specs;
@@ -76,6 +81,32 @@ std::vector<double> readParams(const fs::path& file, const petab::Problem& probl
   return q;
 }
 
+// The PEtab simulation table: one row per measurement, in the measurement table's order.
+void writeSimulations(const std::string& file, const petab::Problem& problem,
+                      const petab::ObjectiveResult& r) {
+  std::ofstream out(file);
+  if (!out) throw Error(file + ": cannot open for writing");
+  out << "observableId\tpreequilibrationConditionId\tsimulationConditionId\tsimulation\ttime"
+         "\tobservableParameters\tnoiseParameters\n";
+  const auto list = [](const std::vector<petab::Value>& values) {
+    std::string s;
+    for (const petab::Value& v : values)
+      s += (s.empty() ? "" : ";") + (v.isParameter() ? v.parameterId : formatNumber(v.number));
+    return s;
+  };
+  for (std::size_t i = 0; i < problem.measurements.size(); ++i) {
+    const petab::Measurement& m = problem.measurements[i];
+    out << problem.observables[static_cast<std::size_t>(m.observable)].id << "\t"
+        << (m.preequilibrationCondition >= 0
+                ? problem.conditions[static_cast<std::size_t>(m.preequilibrationCondition)].id
+                : "")
+        << "\t" << problem.conditions[static_cast<std::size_t>(m.simulationCondition)].id << "\t"
+        << formatNumber(r.simulated[i]) << "\t" << formatNumber(m.time) << "\t"
+        << list(m.observableParameters) << "\t" << list(m.noiseParameters) << "\n";
+  }
+  if (!out) throw Error(file + ": write failed");
+}
+
 }  // namespace
 
 int runGradient(std::span<const std::string> args) {
@@ -89,12 +120,14 @@ int runGradient(std::span<const std::string> args) {
   petab::GradientMethod method = petab::GradientMethod::Forward;
   if (const auto m = a.string("--method")) {
     const auto parsed = petab::gradientMethodFromString(*m);
-    if (!parsed || *parsed == petab::GradientMethod::None)
-      throw UsageError("gradient: --method: '" + *m + "' is not one of ssasa, adjoint, forward, fd");
+    if (!parsed)
+      throw UsageError("gradient: --method: '" + *m +
+                       "' is not one of ssasa, adjoint, forward, fd, none");
     method = *parsed;
   }
-  const auto outFile = a.string("--out"), statsFile = a.string("--stats");
-  checkFiles(yaml, {outFile, statsFile});
+  const auto outFile = a.string("--out"), statsFile = a.string("--stats"),
+             simFile = a.string("--simulations");
+  checkFiles(yaml, {outFile, statsFile, simFile});
   const auto start = std::chrono::steady_clock::now();
   const petab::Problem problem = petab::loadProblem(fs::absolute(yaml));
   std::vector<double> q = petab::nominalScaledParameters(problem);
@@ -102,6 +135,8 @@ int runGradient(std::span<const std::string> args) {
   const petab::ObjectiveResult r = petab::evaluateObjective(problem, q, method);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
+  if (simFile) writeSimulations(*simFile, problem, r);
+  if (outFile && r.gradient.empty()) throw UsageError("gradient: --out needs a gradient (--method none computes none)");
   if (outFile) {
     std::ofstream out(*outFile);
     if (!out) throw Error(*outFile + ": cannot open for writing");
@@ -116,6 +151,8 @@ int runGradient(std::span<const std::string> args) {
     json.add("method", petab::toString(method)).add("wall_seconds", wall);
     addIntegratorStats(json, {});
     json.add("objective", r.objective)
+        .add("objective_without_priors", r.objective - r.priorTerm)
+        .add("prior_term", r.priorTerm)
         .add("half_weighted_squares", r.halfWeightedSquares)
         .add("n_parameters", static_cast<long>(r.parameterIds.size()))
         .add("simulations", r.simulations)
@@ -127,6 +164,9 @@ int runGradient(std::span<const std::string> args) {
   std::cout << "objective " << formatNumber(r.objective) << "  (" << r.parameterIds.size()
             << " estimated parameters, gradient by " << petab::toString(method) << ": " << r.notes
             << ")\n";
+  if (r.priorTerm != 0)
+    std::cout << "objective without priors " << formatNumber(r.objective - r.priorTerm)
+              << "  (prior term " << formatNumber(r.priorTerm) << ")\n";
   return 0;
 }
 

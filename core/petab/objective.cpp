@@ -162,6 +162,14 @@ class Evaluator {
                       double t, const Eigen::MatrixXd& dTheta, const Eigen::MatrixXd* dxdq,
                       Eigen::RowVectorXd* gState, Eigen::RowVectorXd* gExplicit);
   void experiment(int pre, int sim, const std::vector<std::size_t>& measurements);
+  // Forward sensitivities when the simulation condition reinitializes `reset` states after the
+  // pre-equilibration: their rows of ∂x0/∂θ become those of the initial values under thetaS,
+  // mapped to q by dS. A column k serves both phases only when it maps the same way (dFlow = dS)
+  // or its pre-equilibration part vanishes; otherwise PetabError.
+  void reinitializeSensitivities(const std::vector<int>& reset, const std::vector<double>& thetaS,
+                                 const Eigen::MatrixXd& dS, Eigen::MatrixXd& s0,
+                                 Eigen::MatrixXd& dFlow, const std::string& preId,
+                                 const std::string& simId) const;
   // ssASA at a steady state: g·dx*/dθ = −μᵀF_θ + g_D·dT/dθ with J_rᵀμ = (g_I − g_D Γ_I)ᵀ and
   // dT/dθ = Γ ∂x₀/∂θ(θ) (1 × np). One transposed solve, independent of np (Eqs. 15 and 17).
   // With totalsWeight, the totals are not functions of ∂x₀/∂θ (post-equilibration after a
@@ -301,34 +309,52 @@ void Evaluator::addMeasurement(const Measurement& m, const std::vector<double>& 
   const auto row = static_cast<std::size_t>(&m - pr_.measurements.data());
   result_.simulated[row] = y;
   result_.sigma[row] = sigma;
-  const std::string where = "measurement row " + std::to_string(m.row) + " (observable '" + o.id + "')";
+  // With several measurement files the row alone is ambiguous: name the file too.
+  const std::string file = static_cast<std::size_t>(m.file) < pr_.measurementFiles.size()
+                               ? pr_.measurementFiles[static_cast<std::size_t>(m.file)].filename().string() + ": "
+                               : std::string();
+  const std::string where =
+      file + "measurement row " + std::to_string(m.row) + " (observable '" + o.id + "')";
   if (!std::isfinite(y)) throw Error(where + ": simulated value " + num(y) + " is not finite");
   if (!(sigma > 0) || !std::isfinite(sigma))
     throw Error(where + ": noise " + num(sigma) + " is not a positive number");
-  double r = 0, ay = 0, extra = 0;
-  constexpr double kTwoPi = 2 * std::numbers::pi;
+  // z: the residual on the transformed scale before dividing by σ, dz/dy, and the Jacobian term
+  // of the transformation (log m, log(m ln 10)) that makes the density one of m.
+  double z = 0, dz = 0, extra = 0;
   switch (o.transformation) {
     case Transformation::Lin:
-      r = (m.value - y) / sigma;
-      ay = -r / sigma;
+      z = m.value - y;
+      dz = -1;
       break;
     case Transformation::Log:
       if (!(y > 0)) throw Error(where + ": simulated value " + num(y) + " <= 0 under log");
-      r = (std::log(m.value) - std::log(y)) / sigma;
-      ay = -r / (sigma * y);
+      z = std::log(m.value) - std::log(y);
+      dz = -1 / y;
       extra = std::log(m.value);
       break;
     case Transformation::Log10:
       if (!(y > 0)) throw Error(where + ": simulated value " + num(y) + " <= 0 under log10");
-      r = (std::log10(m.value) - std::log10(y)) / sigma;
-      ay = -r / (sigma * y * std::numbers::ln10);
+      z = std::log10(m.value) - std::log10(y);
+      dz = -1 / (y * std::numbers::ln10);
       extra = std::log(m.value * std::numbers::ln10);
       break;
   }
-  result_.objective += 0.5 * std::log(kTwoPi * sigma * sigma) + 0.5 * r * r + extra;
+  const double r = z / sigma;
+  double ay = 0, as = 0;  // ∂term/∂y, ∂term/∂σ
+  if (o.distribution == NoiseDistribution::Normal) {
+    // ½ log(2πσ²) + ½ r²
+    result_.objective += 0.5 * std::log(2 * std::numbers::pi * sigma * sigma) + 0.5 * r * r + extra;
+    ay = r / sigma * dz;
+    as = 1.0 / sigma - r * r / sigma;
+  } else {
+    // Laplace with scale σ: log(2σ) + |z|/σ (no derivative at z = 0; 0 is used there).
+    const double sgn = z > 0 ? 1.0 : z < 0 ? -1.0 : 0.0;
+    result_.objective += std::log(2 * sigma) + std::abs(r) + extra;
+    ay = sgn / sigma * dz;
+    as = 1.0 / sigma - std::abs(r) / sigma;
+  }
   result_.halfWeightedSquares += 0.5 * r * r;
   if (!derivs) return;
-  const double as = 1.0 / sigma - r * r / sigma;
   if (dxdq) {
     grad_ += ay * (h.dx * *dxdq + h.dq) + as * (s.dx * *dxdq + s.dq);
   } else {
@@ -352,6 +378,18 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
   // ssASA: ∂J/∂x_e* collected from the time course (λ(t0)) and the post-equilibration totals,
   // pushed through the pre-equilibration steady state by one transposed solve (Eq. 17).
   Eigen::RowVectorXd gPre = Eigen::RowVectorXd::Zero(model_.nx());
+  std::vector<int> reset;  // states the simulation condition reinitializes after pre-equilibration
+  // A weight on x0 after pre-equilibration: the reset states' part acts through their initial
+  // values under the simulation condition, the rest through x_e* (gPre).
+  const auto weightOnX0 = [&](const Eigen::RowVectorXd& w) {
+    Eigen::RowVectorXd wPre = w, wReset = Eigen::RowVectorXd::Zero(w.size());
+    for (int i : reset) {
+      wReset(i) = w(i);
+      wPre(i) = 0;
+    }
+    gPre += wPre;
+    if (!reset.empty()) grad_ += wReset * cm_.initialSensitivity(thetaS) * dS;
+  };
   steadystate::SteadyStateOptions ssOptions = o_.steadyState;
   ssOptions.sensitivities = forward();
   if (pre >= 0) {
@@ -364,11 +402,17 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
     if (!sol.found)
       throw Error("pre-equilibration condition '" + preId + "': no steady state: " + sol.reason);
     x0 = sol.state;
+    // Species the simulation condition sets start from that value instead of x_e* (PEtab:
+    // empty and NaN cells, dropped by loadProblem, keep the pre-equilibrated value).
     for (const auto& [k, v] : pr_.conditions[static_cast<std::size_t>(sim)].overrides)
       if (sys_.params[static_cast<std::size_t>(k)].kind == symbolic::ParamKind::SpeciesInitial)
-        throw PetabError("condition '" + simId + "' sets the initial value of '" +
-                         sys_.params[static_cast<std::size_t>(k)].id +
-                         "' after pre-equilibration: not supported");
+        if (const int i = sys_.findState(sys_.params[static_cast<std::size_t>(k)].id); i >= 0)
+          reset.push_back(i);
+    if (!reset.empty()) {
+      std::vector<double> xSim(static_cast<std::size_t>(nx));
+      model_.initialState(0.0, thetaS.data(), xSim.data());
+      for (int i : reset) x0[static_cast<std::size_t>(i)] = xSim[static_cast<std::size_t>(i)];
+    }
     if (forward()) {
       if (sol.sensitivities.size() == 0)
         throw Error("pre-equilibration condition '" + preId + "': " + sol.sensitivityMessage);
@@ -389,6 +433,7 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
                            "not supported for that");
         }
       }
+      if (!reset.empty()) reinitializeSensitivities(reset, thetaS, dS, s0Model, dFlow, preId, simId);
     }
   } else {
     model_.initialState(0.0, thetaS.data(), x0.data());
@@ -430,7 +475,7 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
       const Eigen::Map<const Eigen::RowVectorXd> l0(lambda0.data(), nx);
       grad_ += q * dS + explicitPart;
       if (pre >= 0) {
-        gPre += l0;
+        weightOnX0(l0);
       } else {
         grad_ += l0 * cm_.initialSensitivity(thetaS) * dS;
       }
@@ -501,12 +546,13 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
           grad_ += steadyStateAdjoint(g, sol, thetaS, what, pre >= 0 ? &rT : nullptr) * dS +
                    explicitPart;
           if (pre >= 0) {
-            // r_T·dT/dq with dT = Γ·dx_e*: a weight on x_e* for the pre-equilibration adjoint.
+            // r_T·dT/dq with dT = Γ·dx0: a weight on x0 (x_e* and the reset states).
             const auto& species = cm_.analysis().species;
+            Eigen::RowVectorXd w = Eigen::RowVectorXd::Zero(nx);
             for (int r = 0; r < cm_.nc(); ++r)
               for (std::size_t c = 0; c < species.size(); ++c)
-                gPre(species[c]) +=
-                    rT(r) * cm_.analysis().laws.gamma(r, static_cast<Eigen::Index>(c));
+                w(species[c]) += rT(r) * cm_.analysis().laws.gamma(r, static_cast<Eigen::Index>(c));
+            weightOnX0(w);
           }
           note("steady-state data: ssASA (one transposed J_r solve per steady state, Eq. 15)");
         } catch (const SingularJacobian& e) {
@@ -518,7 +564,7 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
         Eigen::RowVectorXd l0, qd;
         equilibrationAdjoint(x0, thetaS, sol, g, what, l0, qd);
         grad_ += qd * dS + explicitPart;
-        if (pre >= 0) gPre += l0;
+        if (pre >= 0) weightOnX0(l0);
         else grad_ += l0 * cm_.initialSensitivity(thetaS) * dS;
         note("steady-state data: backward integration through the equilibration");
       }
@@ -547,6 +593,40 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
       grad_ += qd * dP + l0 * cm_.initialSensitivity(thetaP) * dP;
       note("pre-equilibration: backward integration through the equilibration");
     }
+  }
+}
+
+void Evaluator::reinitializeSensitivities(const std::vector<int>& reset,
+                                          const std::vector<double>& thetaS,
+                                          const Eigen::MatrixXd& dS, Eigen::MatrixXd& s0,
+                                          Eigen::MatrixXd& dFlow, const std::string& preId,
+                                          const std::string& simId) const {
+  const Eigen::MatrixXd init = cm_.initialSensitivity(thetaS);
+  std::vector<bool> isReset(static_cast<std::size_t>(model_.nx()), false);
+  for (int i : reset) isReset[static_cast<std::size_t>(i)] = true;
+  for (int k = 0; k < model_.np(); ++k) {
+    bool resetDepends = false;
+    for (int i : reset) resetDepends = resetDepends || init(i, k) != 0;
+    if (resetDepends && !(dFlow.row(k) - dS.row(k)).isZero(0.0)) {
+      // Only parameters outside the dynamics get here (the caller checked the others), so the
+      // column's sensitivities are homogeneous: it can take dS if x_e* owes it nothing.
+      bool prePart = !dFlow.row(k).isZero(0.0);
+      if (prePart) {
+        prePart = false;
+        for (int j = 0; j < model_.nx(); ++j)
+          prePart = prePart || (!isReset[static_cast<std::size_t>(j)] && s0(j, k) != 0);
+      }
+      if (prePart)
+        throw PetabError("conditions '" + preId + "' and '" + simId + "' map estimated "
+                         "parameters to '" + sys_.params[static_cast<std::size_t>(k)].id +
+                         "' differently, and both the pre-equilibrated state and the states the "
+                         "simulation condition reinitializes depend on it: forward sensitivities "
+                         "do not support that (the adjoint methods do)");
+      for (int j = 0; j < model_.nx(); ++j)
+        if (!isReset[static_cast<std::size_t>(j)]) s0(j, k) = 0;
+      dFlow.row(k) = dS.row(k);
+    }
+    for (int i : reset) s0(i, k) = init(i, k);
   }
 }
 
@@ -704,6 +784,23 @@ ObjectiveResult Evaluator::run() {
   return result_;
 }
 
+// The objective priors of the estimated parameters: value into objective and priorTerm, analytic
+// derivative into the gradient (when there is one).
+void addPriors(const Problem& problem, const std::vector<double>& scaled, ObjectiveResult& r) {
+  const std::vector<int> est = estimatedParameters(problem);
+  bool any = false;
+  for (std::size_t i = 0; i < est.size(); ++i) {
+    const Parameter& p = problem.parameters[static_cast<std::size_t>(est[i])];
+    if (p.prior.type == PriorType::None) continue;
+    const PriorValue v = evaluatePrior(p.prior, p.scale, scaled[i]);
+    r.priorTerm += v.value;
+    if (!r.gradient.empty()) r.gradient[i] += v.derivative;
+    any = true;
+  }
+  r.objective += r.priorTerm;
+  if (any) r.notes += std::string(r.notes.empty() ? "" : "; ") + "parameter priors: analytic";
+}
+
 }  // namespace
 
 ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<double>& scaled,
@@ -715,6 +812,7 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
     Evaluator e(problem, cm, scaled, method, options, monitor, 0, 1);
     ObjectiveResult r = e.run();
     r.parameters = scaled;
+    addPriors(problem, scaled, r);
     return r;
   }
   const double units = 2.0 * static_cast<double>(scaled.size()) + 1;
@@ -735,6 +833,7 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
     r.steadyStates += rp.steadyStates + rm.steadyStates;
   }
   r.notes = "central finite differences, step " + num(options.fdStep) + " on the parameter scale";
+  addPriors(problem, scaled, r);
   return r;
 }
 

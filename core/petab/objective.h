@@ -5,6 +5,10 @@
 //   normal noise, lin:   ½ log(2πσ²) + ½ ((m − y)/σ)²
 //   log:                 ½ log(2πσ²) + ½ ((log m − log y)/σ)² + log m
 //   log10:               ½ log(2πσ²) + ½ ((log10 m − log10 y)/σ)² + log(m ln 10)
+//   Laplace noise:       log(2σ) + |z|/σ + the same log term, z = m − y, log m − log y or
+//                        log10 m − log10 y (σ is the Laplace scale)
+// plus, for estimated parameters with an objective prior, −log prior (core/petab/priors.h),
+// whose gradient is always analytic (also under finite differences).
 //
 // Per experiment (pre-equilibration condition, simulation condition): pre-equilibration to the
 // steady state x_e* under the first condition (core/steadystate), then the time course from x₀
@@ -63,7 +67,8 @@ struct EquilibrationReport {
 };
 
 struct ObjectiveResult {
-  double objective = 0;          // negative log-likelihood (with the constant terms)
+  double objective = 0;  // negative log-likelihood (with the constant terms) + priorTerm
+  double priorTerm = 0;  // Σ −log prior of the estimated parameters (0 without priors)
   double halfWeightedSquares = 0;  // ½ Σ r² (the §8.5 convention without log terms)
   std::vector<std::string> parameterIds;  // estimated parameters
   std::vector<double> parameters;         // their values on their scales

@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "core/model/sbml_importer.h"
+#include "core/petab/tables.h"
+#include "core/petab/yaml_file.h"
 #include "core/symbolic/ode_system.h"
 
 namespace sensode::petab {
@@ -46,6 +48,14 @@ double fromScale(Scale s, double v) {
   return v;
 }
 
+const char* toString(NoiseDistribution d) {
+  switch (d) {
+    case NoiseDistribution::Normal: return "normal";
+    case NoiseDistribution::Laplace: return "laplace";
+  }
+  return "unknown";
+}
+
 const char* toString(Transformation t) {
   switch (t) {
     case Transformation::Lin: return "lin";
@@ -71,366 +81,12 @@ int Problem::findObservable(const std::string& id) const {
   return -1;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Formula parser
 
 namespace {
 
-class FormulaParser {
- public:
-  FormulaParser(const std::string& text, ExprPool& pool,
-                const std::function<Expr(const std::string&)>& resolve, const std::string& where)
-      : s_(text), pool_(pool), resolve_(resolve), where_(where) {}
-
-  Expr parse() {
-    const Expr e = expression();
-    skip();
-    if (pos_ != s_.size()) fail("unexpected '" + std::string(1, s_[pos_]) + "'");
-    return e;
-  }
-
- private:
-  [[noreturn]] void fail(const std::string& why) const {
-    throw PetabError(where_ + ": cannot parse formula '" + s_ + "' at position " +
-                     std::to_string(pos_ + 1) + ": " + why);
-  }
-  void skip() {
-    while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
-  }
-  bool accept(const char* token) {
-    skip();
-    const std::size_t n = std::char_traits<char>::length(token);
-    if (s_.compare(pos_, n, token) == 0) {
-      pos_ += n;
-      return true;
-    }
-    return false;
-  }
-  Expr expression() {
-    Expr e = term();
-    for (;;) {
-      if (accept("+")) e = pool_.add(e, term());
-      else if (accept("-")) e = pool_.sub(e, term());
-      else return e;
-    }
-  }
-  Expr term() {
-    Expr e = unary();
-    for (;;) {
-      skip();
-      if (s_.compare(pos_, 2, "**") == 0) return e;  // handled in power()
-      if (accept("*")) e = pool_.mul(e, unary());
-      else if (accept("/")) e = pool_.div(e, unary());
-      else return e;
-    }
-  }
-  Expr unary() {
-    if (accept("-")) return pool_.neg(unary());
-    if (accept("+")) return unary();
-    return power();
-  }
-  Expr power() {
-    const Expr base = primary();
-    if (accept("^") || accept("**")) return pool_.pow(base, unary());  // right-associative
-    return base;
-  }
-  Expr primary() {
-    skip();
-    if (pos_ >= s_.size()) fail("unexpected end");
-    const char c = s_[pos_];
-    if (c == '(') {
-      ++pos_;
-      const Expr e = expression();
-      if (!accept(")")) fail("missing ')'");
-      return e;
-    }
-    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') return number();
-    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
-      std::size_t end = pos_;
-      while (end < s_.size() &&
-             (std::isalnum(static_cast<unsigned char>(s_[end])) || s_[end] == '_'))
-        ++end;
-      const std::string id = s_.substr(pos_, end - pos_);
-      pos_ = end;
-      if (accept("(")) return call(id);
-      if (id == "inf" || id == "INF") return pool_.constant(INFINITY);
-      return resolve_(id);
-    }
-    fail("unexpected '" + std::string(1, c) + "'");
-  }
-  Expr number() {
-    const char* begin = s_.c_str() + pos_;
-    char* end = nullptr;
-    const double v = std::strtod(begin, &end);
-    if (end == begin) fail("bad number");
-    pos_ += static_cast<std::size_t>(end - begin);
-    return pool_.constant(v);
-  }
-  Expr call(const std::string& name) {
-    std::vector<Expr> args;
-    if (!accept(")")) {
-      do args.push_back(expression());
-      while (accept(","));
-      if (!accept(")")) fail("missing ')' after the arguments of " + name);
-    }
-    const auto want = [&](std::size_t n) {
-      if (args.size() != n)
-        fail(name + " takes " + std::to_string(n) + " argument(s), got " +
-             std::to_string(args.size()));
-    };
-    static const std::map<std::string, Op> unaryOps = {
-        {"exp", Op::Exp},   {"ln", Op::Log},     {"abs", Op::Abs},   {"sin", Op::Sin},
-        {"cos", Op::Cos},   {"tan", Op::Tan},    {"sinh", Op::Sinh}, {"cosh", Op::Cosh},
-        {"tanh", Op::Tanh}, {"floor", Op::Floor}, {"ceil", Op::Ceil}};
-    if (auto it = unaryOps.find(name); it != unaryOps.end()) {
-      want(1);
-      return pool_.unary(it->second, args[0]);
-    }
-    if (name == "log") {
-      if (args.size() == 1) return pool_.unary(Op::Log, args[0]);
-      want(2);
-      return pool_.logBase(args[1], args[0]);
-    }
-    if (name == "log10") {
-      want(1);
-      return pool_.log10(args[0]);
-    }
-    if (name == "log2") {
-      want(1);
-      return pool_.logBase(pool_.constant(2), args[0]);
-    }
-    if (name == "sqrt") {
-      want(1);
-      return pool_.sqrt(args[0]);
-    }
-    if (name == "pow") {
-      want(2);
-      return pool_.pow(args[0], args[1]);
-    }
-    fail("unsupported function '" + name + "'");
-  }
-
-  const std::string& s_;
-  ExprPool& pool_;
-  const std::function<Expr(const std::string&)>& resolve_;
-  const std::string& where_;
-  std::size_t pos_ = 0;
-};
-
-// ---------------------------------------------------------------------------------------------
-// TSV tables
-
-struct Table {
-  fs::path file;
-  std::string name;  // "parameters"
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;
-  std::vector<int> lines;  // file line of each row
-
-  int column(const std::string& c) const {
-    for (std::size_t i = 0; i < header.size(); ++i)
-      if (header[i] == c) return static_cast<int>(i);
-    return -1;
-  }
-  std::string where(std::size_t row, const std::string& col) const {
-    return file.filename().string() + ": " + name + " table, row " +
-           std::to_string(lines[row]) + ", column " + col;
-  }
-  [[noreturn]] void fail(std::size_t row, const std::string& col, const std::string& why) const {
-    throw PetabError(where(row, col) + ": " + why);
-  }
-  void require(const std::vector<std::string>& cols) const {
-    for (const auto& c : cols)
-      if (column(c) < 0)
-        throw PetabError(file.filename().string() + ": " + name + " table: required column '" +
-                         c + "' is missing");
-  }
-  std::string cell(std::size_t row, const std::string& col) const {
-    const int c = column(col);
-    if (c < 0 || static_cast<std::size_t>(c) >= rows[row].size()) return {};
-    return rows[row][static_cast<std::size_t>(c)];
-  }
-};
-
-std::string trim(std::string s) {
-  const auto notSpace = [](unsigned char ch) { return !std::isspace(ch); };
-  s.erase(s.begin(), std::find_if(s.begin(), s.end(), notSpace));
-  s.erase(std::find_if(s.rbegin(), s.rend(), notSpace).base(), s.end());
-  return s;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : s) {
-    if (c == sep) {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
-
-Table readTable(const fs::path& file, const std::string& name) {
-  std::ifstream in(file);
-  if (!in) throw PetabError(file.string() + ": cannot open the " + name + " table");
-  Table t;
-  t.file = file;
-  t.name = name;
-  std::string line;
-  int lineNo = 0;
-  while (std::getline(in, line)) {
-    ++lineNo;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (trim(line).empty()) continue;
-    std::vector<std::string> cells = split(line, '\t');
-    for (auto& c : cells) c = trim(c);
-    if (t.header.empty()) {
-      t.header = cells;
-      continue;
-    }
-    cells.resize(std::max(cells.size(), t.header.size()));
-    t.rows.push_back(cells);
-    t.lines.push_back(lineNo);
-  }
-  if (t.header.empty()) throw PetabError(file.string() + ": the " + name + " table is empty");
-  return t;
-}
-
-std::optional<double> number(const std::string& s) {
-  std::string l = s;
-  std::transform(l.begin(), l.end(), l.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (l == "inf" || l == "+inf" || l == "infinity") return INFINITY;
-  if (l == "-inf") return -INFINITY;
-  if (l == "nan") return NAN;
-  if (s.empty()) return std::nullopt;
-  const char* b = s.c_str();
-  char* e = nullptr;
-  const double v = std::strtod(b, &e);
-  if (e == b || *e != '\0') return std::nullopt;
-  return v;
-}
-
-bool isIdentifier(const std::string& s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isalnum(c) || c == '_'; });
-}
-
-// ---------------------------------------------------------------------------------------------
-// The yaml subset
-
-struct Yaml {
-  std::string formatVersion;
-  std::vector<std::string> parameterFiles;
-  struct ProblemFiles {
-    std::map<std::string, std::vector<std::string>> lists;
-  };
-  std::vector<ProblemFiles> problems;
-};
-
-std::string unquote(std::string s) {
-  s = trim(s);
-  if (s.size() >= 2 && ((s.front() == '"' && s.back() == '"') || (s.front() == '\'' && s.back() == '\'')))
-    return s.substr(1, s.size() - 2);
-  return s;
-}
-
-std::vector<std::string> inlineList(const std::string& v) {
-  std::vector<std::string> out;
-  const std::string s = trim(v);
-  if (s.size() >= 2 && s.front() == '[' && s.back() == ']') {
-    for (auto& item : split(s.substr(1, s.size() - 2), ','))
-      if (!trim(item).empty()) out.push_back(unquote(item));
-  } else if (!s.empty()) {
-    out.push_back(unquote(s));
-  }
-  return out;
-}
-
-Yaml readYaml(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) throw PetabError(file.string() + ": cannot open");
-  Yaml y;
-  std::string line, topKey, problemKey;
-  int lineNo = 0;
-  const auto fail = [&](const std::string& why) {
-    throw PetabError(file.filename().string() + ": line " + std::to_string(lineNo) + ": " + why);
-  };
-  while (std::getline(in, line)) {
-    ++lineNo;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
-    if (trim(line).empty()) continue;
-    const std::size_t indent = line.find_first_not_of(' ');
-    std::string content = line.substr(indent);
-    if (indent == 0 && content.rfind("- ", 0) != 0) {
-      const auto colon = content.find(':');
-      if (colon == std::string::npos) fail("expected 'key: value'");
-      topKey = trim(content.substr(0, colon));
-      const std::string value = trim(content.substr(colon + 1));
-      if (topKey == "format_version") {
-        y.formatVersion = unquote(value);
-      } else if (topKey == "parameter_file") {
-        y.parameterFiles = inlineList(value);
-      } else if (topKey == "problems") {
-        if (!value.empty()) fail("'problems' must be a list of problems");
-      } else if (topKey == "description" || topKey == "extensions") {
-        // ignored
-      } else {
-        fail("unknown key '" + topKey + "'");
-      }
-      continue;
-    }
-    if (topKey == "parameter_file") {
-      if (content.rfind("- ", 0) != 0) fail("expected '- FILE' under parameter_file");
-      y.parameterFiles.push_back(unquote(content.substr(2)));
-      continue;
-    }
-    if (topKey != "problems") continue;  // nested content of ignored keys
-    if (content.rfind("- ", 0) == 0 && indent == 0) {
-      y.problems.emplace_back();
-      content = trim(content.substr(2));
-      problemKey.clear();
-      if (content.empty()) continue;
-    } else if (y.problems.empty()) {
-      fail("expected '- ' starting a problem");
-    }
-    if (content.rfind("- ", 0) == 0) {
-      if (problemKey.empty()) fail("list item outside a key");
-      y.problems.back().lists[problemKey].push_back(unquote(content.substr(2)));
-      continue;
-    }
-    const auto colon = content.find(':');
-    if (colon == std::string::npos) fail("expected 'key:' inside a problem");
-    problemKey = trim(content.substr(0, colon));
-    for (const auto& v : inlineList(content.substr(colon + 1)))
-      y.problems.back().lists[problemKey].push_back(v);
-    y.problems.back().lists[problemKey];  // present even when empty
-  }
-  return y;
-}
-
-// The single file of `key` in the problem, resolved against the yaml's folder.
-std::vector<fs::path> problemFiles(const Yaml::ProblemFiles& p, const std::string& key,
-                                   const fs::path& yamlFile, bool required) {
-  std::vector<fs::path> out;
-  const auto it = p.lists.find(key);
-  if (it == p.lists.end() || it->second.empty()) {
-    if (required)
-      throw PetabError(yamlFile.filename().string() + ": the problem lists no " + key);
-    return out;
-  }
-  for (const auto& f : it->second) out.push_back(yamlFile.parent_path() / f);
-  return out;
-}
-
 Value parseValue(const Table& t, std::size_t row, const std::string& col, const std::string& text) {
   Value v;
-  if (const auto n = number(text)) {
+  if (const auto n = parseNumber(text)) {
     v.number = *n;
   } else if (isIdentifier(text)) {
     v.parameterId = text;
@@ -448,14 +104,38 @@ std::vector<Value> parseValueList(const Table& t, std::size_t row, const std::st
   return out;
 }
 
-}  // namespace
-
-Expr parseFormula(const std::string& text, ExprPool& pool,
-                  const std::function<Expr(const std::string&)>& resolve,
-                  const std::string& where) {
-  FormulaParser parser(text, pool, resolve, where);
-  return parser.parse();
+// objectivePriorType and objectivePriorParameters of a parameter row (no prior when the type
+// is empty).
+Prior readPrior(const Table& t, std::size_t r) {
+  Prior prior;
+  const std::string type = t.cell(r, "objectivePriorType");
+  const std::string params = t.cell(r, "objectivePriorParameters");
+  if (type.empty()) {
+    if (!params.empty())
+      t.fail(r, "objectivePriorParameters", "parameters '" + params + "' without an objectivePriorType");
+    return prior;
+  }
+  const auto parsed = priorTypeFromString(type);
+  if (!parsed)
+    t.fail(r, "objectivePriorType",
+           "'" + type + "' is not one of uniform, normal, laplace, logNormal, logLaplace, "
+                        "parameterScaleUniform, parameterScaleNormal, parameterScaleLaplace");
+  prior.type = *parsed;
+  const std::vector<std::string> parts = split(params, ';');
+  if (params.empty() || parts.size() != 2)
+    t.fail(r, "objectivePriorParameters",
+           "'" + params + "': a " + type + " prior takes two parameters separated by ';'");
+  const auto a = parseNumber(trim(parts[0])), b = parseNumber(trim(parts[1]));
+  if (!a || !b)
+    t.fail(r, "objectivePriorParameters", "'" + params + "' are not two numbers");
+  prior.a = *a;
+  prior.b = *b;
+  if (const auto why = validatePrior(prior))
+    t.fail(r, "objectivePriorParameters", "'" + params + "': " + *why);
+  return prior;
 }
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Loading
@@ -464,27 +144,30 @@ Problem loadProblem(const fs::path& yamlFile) {
   Problem pr;
   pr.yamlFile = yamlFile;
   const std::string yname = yamlFile.filename().string();
-  const Yaml y = readYaml(yamlFile);
+  const YamlFile y = readYamlFile(yamlFile);
   if (y.formatVersion != "1" && y.formatVersion != "1.0.0")
     throw PetabError(yname + ": format_version '" + y.formatVersion +
                      "' is not supported (PEtab v1 only)");
-  if (y.parameterFiles.size() != 1)
-    throw PetabError(yname + ": expected exactly one parameter_file, found " +
-                     std::to_string(y.parameterFiles.size()));
+  if (y.parameterFiles.empty()) throw PetabError(yname + ": key 'parameter_file' names no file");
   if (y.problems.size() != 1)
-    throw PetabError(yname + ": expected exactly one problem, found " +
-                     std::to_string(y.problems.size()));
-  const auto& files = y.problems[0];
-  for (const auto& [key, list] : files.lists) {
-    if (key != "sbml_files" && key != "condition_files" && key != "measurement_files" &&
-        key != "observable_files" && key != "visualization_files")
-      throw PetabError(yname + ": problem key '" + key + "' is not supported");
-  }
-  const auto sbml = problemFiles(files, "sbml_files", yamlFile, true);
-  if (sbml.size() != 1)
-    throw PetabError(yname + ": sbml_files lists " + std::to_string(sbml.size()) +
-                     " models; Sensode supports exactly one");
-  pr.sbmlFile = sbml[0];
+    throw PetabError(yname + ": key 'problems' lists " + std::to_string(y.problems.size()) +
+                     " problems; Sensode supports exactly one");
+  const YamlProblem& files = y.problems[0];
+  const auto requireFiles = [&](const std::vector<fs::path>& list, const char* key) {
+    if (list.empty()) throw PetabError(yname + ": key 'problems/" + key + "' names no file");
+  };
+  requireFiles(files.sbmlFiles, "sbml_files");
+  requireFiles(files.conditionFiles, "condition_files");
+  requireFiles(files.measurementFiles, "measurement_files");
+  requireFiles(files.observableFiles, "observable_files");
+  if (files.sbmlFiles.size() != 1)
+    throw PetabError(yname + ": key 'problems/sbml_files' lists " +
+                     std::to_string(files.sbmlFiles.size()) + " models; Sensode supports exactly one");
+  pr.sbmlFile = files.sbmlFiles[0];
+  pr.parameterFiles = y.parameterFiles;
+  pr.conditionFiles = files.conditionFiles;
+  pr.observableFiles = files.observableFiles;
+  pr.measurementFiles = files.measurementFiles;
 
   // Model.
   const model::Model m = model::importSbmlFile(fs::absolute(pr.sbmlFile));
@@ -492,9 +175,9 @@ Problem loadProblem(const fs::path& yamlFile) {
   const symbolic::OdeSystem& sys = compiled->system();
   ExprPool& pool = *sys.pool;
 
-  // Parameters.
-  {
-    const Table t = readTable(yamlFile.parent_path() / y.parameterFiles[0], "parameters");
+  // Parameters (several files are one table split up).
+  for (const fs::path& file : pr.parameterFiles) {
+    const Table t = readTable(file, "parameters");
     t.require({"parameterId", "parameterScale", "nominalValue", "estimate"});
     for (std::size_t r = 0; r < t.rows.size(); ++r) {
       Parameter p;
@@ -511,13 +194,13 @@ Problem loadProblem(const fs::path& yamlFile) {
       if (est == "1") p.estimate = true;
       else if (est == "0") p.estimate = false;
       else t.fail(r, "estimate", "'" + est + "' is not 0 or 1");
-      const auto nominal = number(t.cell(r, "nominalValue"));
+      const auto nominal = parseNumber(t.cell(r, "nominalValue"));
       if (!nominal || !std::isfinite(*nominal))
         t.fail(r, "nominalValue", "'" + t.cell(r, "nominalValue") + "' is not a finite number");
       p.nominalValue = *nominal;
       if (p.estimate) {
         t.require({"lowerBound", "upperBound"});
-        const auto lo = number(t.cell(r, "lowerBound")), hi = number(t.cell(r, "upperBound"));
+        const auto lo = parseNumber(t.cell(r, "lowerBound")), hi = parseNumber(t.cell(r, "upperBound"));
         if (!lo) t.fail(r, "lowerBound", "'" + t.cell(r, "lowerBound") + "' is not a number");
         if (!hi) t.fail(r, "upperBound", "'" + t.cell(r, "upperBound") + "' is not a number");
         if (!(*lo <= *hi)) t.fail(r, "lowerBound", "lowerBound > upperBound");
@@ -526,19 +209,19 @@ Problem loadProblem(const fs::path& yamlFile) {
         p.lowerBound = *lo;
         p.upperBound = *hi;
       }
-      if (p.scale != Scale::Lin && !(p.nominalValue > 0))
-        t.fail(r, "nominalValue", "nominal value <= 0 on " + std::string(toString(p.scale)) +
-                                      " scale");
-      for (const char* prior : {"objectivePriorType", "objectivePriorParameters"}) {
-        if (!t.cell(r, prior).empty())
-          t.fail(r, prior, "objective priors are not supported (value '" + t.cell(r, prior) + "')");
-      }
+      // Only estimation works on the scale: a fixed parameter is its linear nominal value. An
+      // estimated one on log scale may start at 0 (−inf on its scale, Lang's kDpApc_1), not
+      // below.
+      if (p.estimate && p.scale != Scale::Lin && !(p.nominalValue >= 0))
+        t.fail(r, "nominalValue", "nominal value < 0 of an estimated parameter on " +
+                                      std::string(toString(p.scale)) + " scale");
+      p.prior = readPrior(t, r);
       pr.parameters.push_back(p);
     }
   }
 
   // Conditions.
-  for (const fs::path& file : problemFiles(files, "condition_files", yamlFile, true)) {
+  for (const fs::path& file : pr.conditionFiles) {
     const Table t = readTable(file, "conditions");
     t.require({"conditionId"});
     for (std::size_t r = 0; r < t.rows.size(); ++r) {
@@ -577,7 +260,7 @@ Problem loadProblem(const fs::path& yamlFile) {
     pr.extraSymbols.emplace_back(id, e);
     return e;
   };
-  for (const fs::path& file : problemFiles(files, "observable_files", yamlFile, true)) {
+  for (const fs::path& file : pr.observableFiles) {
     const Table t = readTable(file, "observables");
     t.require({"observableId", "observableFormula", "noiseFormula"});
     for (std::size_t r = 0; r < t.rows.size(); ++r) {
@@ -591,10 +274,9 @@ Problem loadProblem(const fs::path& yamlFile) {
       else if (tr == "log10") o.transformation = Transformation::Log10;
       else t.fail(r, "observableTransformation", "'" + tr + "' is not one of lin, log, log10");
       const std::string nd = t.cell(r, "noiseDistribution");
-      if (!nd.empty() && nd != "normal")
-        t.fail(r, "noiseDistribution",
-               "'" + nd + "' noise is not supported (only normal, with the transformation "
-                          "giving log-normal)");
+      if (nd.empty() || nd == "normal") o.distribution = NoiseDistribution::Normal;
+      else if (nd == "laplace") o.distribution = NoiseDistribution::Laplace;
+      else t.fail(r, "noiseDistribution", "'" + nd + "' is not one of normal, laplace");
       const auto resolver = [&](const std::string& column) {
         return [&, column](const std::string& id) -> Expr {
           for (const char* kind : {"observableParameter", "noiseParameter"}) {
@@ -642,12 +324,13 @@ Problem loadProblem(const fs::path& yamlFile) {
   }
 
   // Measurements.
-  for (const fs::path& file : problemFiles(files, "measurement_files", yamlFile, true)) {
-    const Table t = readTable(file, "measurements");
+  for (std::size_t f = 0; f < pr.measurementFiles.size(); ++f) {
+    const Table t = readTable(pr.measurementFiles[f], "measurements");
     t.require({"observableId", "simulationConditionId", "measurement", "time"});
     for (std::size_t r = 0; r < t.rows.size(); ++r) {
       Measurement ms;
       ms.row = t.lines[r];
+      ms.file = static_cast<int>(f);
       const std::string oid = t.cell(r, "observableId");
       ms.observable = pr.findObservable(oid);
       if (ms.observable < 0) t.fail(r, "observableId", "unknown observable '" + oid + "'");
@@ -661,11 +344,11 @@ Problem loadProblem(const fs::path& yamlFile) {
         if (ms.preequilibrationCondition < 0)
           t.fail(r, "preequilibrationConditionId", "unknown condition '" + pc + "'");
       }
-      const auto v = number(t.cell(r, "measurement"));
+      const auto v = parseNumber(t.cell(r, "measurement"));
       if (!v || !std::isfinite(*v))
         t.fail(r, "measurement", "'" + t.cell(r, "measurement") + "' is not a finite number");
       ms.value = *v;
-      const auto time = number(t.cell(r, "time"));
+      const auto time = parseNumber(t.cell(r, "time"));
       if (!time || std::isnan(*time) || *time < 0)
         t.fail(r, "time", "'" + t.cell(r, "time") + "' is not a time >= 0 or inf");
       ms.time = *time;

@@ -1,21 +1,22 @@
 // SPDX-License-Identifier: MIT
 // PEtab v1 problems (https://petab.readthedocs.io/en/latest/v1/documentation_data_format.html):
-// the yaml file (a small subset parsed by hand: format_version 1, parameter_file, one problem
-// with one sbml file and its condition, measurement and observable files), the parameter table
-// (lin/log/log10 scales, estimate flag, bounds, nominal values), conditions (overrides of
-// parameters, species initial values and compartment sizes by number or parameter id; empty or
-// NaN keeps the model's value), observables (formulas with observableParameter placeholders,
-// noise formulas with noiseParameter placeholders; lin/log/log10 transformations, normal noise)
-// and measurements (time = inf for steady-state data, preequilibrationConditionId).
+// the yaml file (core/petab/yaml_file.h: format_version 1, parameter files, one problem with
+// one SBML model and any number of condition, measurement and observable files), the parameter
+// table (lin/log/log10 scales, estimate flag, bounds, nominal values on linear scale, objective
+// priors: core/petab/priors.h), conditions (overrides of parameters, species initial values and
+// compartment sizes by number or parameter id; empty or NaN keeps the model's value),
+// observables (formulas with observableParameter placeholders, noise formulas with
+// noiseParameter placeholders, core/petab/formula.h; lin/log/log10 transformations, normal and
+// Laplace noise) and measurements (time = inf for steady-state data,
+// preequilibrationConditionId). Tables are read by core/petab/tables.h (BOM, CRLF, quotes).
 //
-// Formulas are parsed by a small recursive-descent parser into the model's ExprPool:
-// + - * / ^ (also **), unary minus, numbers, identifiers and the functions exp, log (1 argument:
-// natural; 2 arguments: log(x, base)), ln, log10, log2, sqrt, abs, pow, sin, cos, tan, sinh,
-// cosh, tanh. Identifiers resolve to model quantities (species in SBML semantics, parameters,
-// compartments), placeholders, PEtab-only parameters (symbol "@petab:<id>") and `time`.
+// The scale of a parameter is the scale estimation works on: a parameter with estimate = 0 is
+// used at its nominal value on linear scale whatever its scale says (the specification: the
+// nominal value "must be provided in linear space, independent of parameterScale"), so a fixed
+// log10 parameter may have the nominal value 0.
 //
-// Anything outside this subset (objective priors, Laplace noise, several models, unknown
-// identifiers, ...) is refused with a PetabError naming the file, table, row and column.
+// Anything outside this (several models, unknown identifiers, ...) is refused with a PetabError
+// naming the file, table, row and column.
 #pragma once
 
 #include <filesystem>
@@ -27,6 +28,8 @@
 #include <vector>
 
 #include "core/common/errors.h"
+#include "core/petab/formula.h"
+#include "core/petab/priors.h"
 #include "core/symbolic/compiled_model.h"
 #include "core/symbolic/expression.h"
 
@@ -51,6 +54,7 @@ struct Parameter {
   double upperBound = std::numeric_limits<double>::infinity();   // linear scale
   double nominalValue = 0;                                       // linear scale
   bool estimate = false;
+  Prior prior;  // objectivePriorType/objectivePriorParameters (type None: no prior)
 };
 
 // A number or the id of a parameter (condition and measurement tables).
@@ -70,11 +74,17 @@ struct Condition {
 enum class Transformation { Lin, Log, Log10 };
 const char* toString(Transformation t);
 
+// The noise model of the transformed observable: normal (σ its standard deviation) or Laplace
+// (σ its scale b, density exp(−|m − y|/b)/(2b)).
+enum class NoiseDistribution { Normal, Laplace };
+const char* toString(NoiseDistribution d);
+
 struct Observable {
   std::string id, name;
   std::string formulaText, noiseText;
   symbolic::Expr formula = 0, noise = 0;  // in the model's ExprPool
   Transformation transformation = Transformation::Lin;
+  NoiseDistribution distribution = NoiseDistribution::Normal;
   int numObservableParameters = 0;  // placeholders observableParameter1_<id> ... (highest n)
   int numNoiseParameters = 0;       // placeholders noiseParameter1_<id> ...
 };
@@ -86,11 +96,14 @@ struct Measurement {
   double value = 0;
   double time = 0;  // +inf: at the steady state
   std::vector<Value> observableParameters, noiseParameters;
-  int row = 0;  // line number in the measurement file
+  int row = 0;   // line number in its measurement file
+  int file = 0;  // index into Problem::measurementFiles
 };
 
 struct Problem {
   std::filesystem::path yamlFile, sbmlFile;
+  std::vector<std::filesystem::path> parameterFiles, conditionFiles, observableFiles,
+      measurementFiles;
   std::shared_ptr<const symbolic::CompiledModel> model;
   std::vector<Parameter> parameters;
   std::vector<Condition> conditions;
@@ -106,12 +119,5 @@ struct Problem {
 
 // Reads the problem and compiles its model. Throws PetabError (or SbmlError for the model).
 Problem loadProblem(const std::filesystem::path& yamlFile);
-
-// Parses a formula into `pool`; `resolve` maps an identifier to an expression or throws
-// PetabError. Throws PetabError with `where` ("observables table, row 3, column
-// observableFormula") on a syntax error.
-symbolic::Expr parseFormula(const std::string& text, symbolic::ExprPool& pool,
-                            const std::function<symbolic::Expr(const std::string&)>& resolve,
-                            const std::string& where);
 
 }  // namespace sensode::petab
