@@ -11,6 +11,7 @@
 #include "core/common/errors.h"
 #include "core/integrators/cvodes_integrator.h"
 #include "core/integrators/odesd_coefficients.h"
+#include "core/integrators/odesd_failure.h"
 #include "core/integrators/sparse_lu.h"
 
 namespace sensode::integrators {
@@ -32,26 +33,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // warns).
 double minStepSize(double t) { return 16 * kEps * std::max(std::abs(t), 1e-300); }
 
-// Why the last attempt failed (for messages after repeated failures).
-struct Cause {
-  enum class Kind {
-    None,
-    Diverged,        // ‖δ_m‖ > 2‖δ_{m−1}‖
-    TooSlow,         // not converged in maxNewtonIterations
-    NonFiniteF,      // f(y) not finite (row = state)
-    NonFiniteA,      // ẍ(y) not finite
-    NonFiniteJ,      // J entry (row, col)
-    NonFiniteJJ,     // J_J entry (row, col)
-    Singular,        // W singular or not finite
-  };
-  Kind kind = Kind::None;
-  int row = -1, col = -1;
-  double t = 0;
-  bool nonFinite() const {
-    return kind == Kind::NonFiniteF || kind == Kind::NonFiniteA || kind == Kind::NonFiniteJ ||
-           kind == Kind::NonFiniteJJ;
-  }
-};
+using odesd::Cause;
 
 struct NewtonResult {
   bool converged = false;
@@ -123,7 +105,15 @@ struct OdeSdIntegrator::Impl {
   // ---- hand-over ----
   std::unique_ptr<CvodesIntegrator> bdf;
   IntegratorStats own;     // odeSD's counters
-  IntegratorStats merged;  // own + CVODES's after a hand-over
+  IntegratorStats bridged; // the bridges' CVODES counters, summed
+  IntegratorStats merged;  // own + bridged + CVODES's after a hand-over
+  mutable std::string lastFailure;  // the last fail()'s cause in a modeller's words
+  int bridges = 0;         // bridges so far (see bridge())
+  long patchedNewtonMatrices = 0;  // Newton matrices with non-finite J_J entries set to 0
+  Cause firstPatch;                // where the first of them was
+  long stepsAtBridge = -1; // own.steps when the last bridge ended
+  // The failure after which CVODES took over (empty: none, or the stiff-tail hand-over of §4.3).
+  std::string takeoverFailure, takeoverDetails;
 
   // =====================================================================================
   // helpers
@@ -136,32 +126,34 @@ struct OdeSdIntegrator::Impl {
     return "#" + std::to_string(i);
   }
 
-  std::string describe(const Cause& why) const {
-    switch (why.kind) {
-      case Cause::Kind::Diverged: return "Newton iteration diverged";
-      case Cause::Kind::TooSlow:
-        return "Newton iteration did not converge in " + std::to_string(sd.maxNewtonIterations) +
-               " iterations";
-      case Cause::Kind::NonFiniteF:
-        return "non-finite value in f for state " + stateName(why.row) + " at t = " + num(why.t);
-      case Cause::Kind::NonFiniteA:
-        return "non-finite value in the second derivative of state " + stateName(why.row) +
-               " at t = " + num(why.t);
-      case Cause::Kind::NonFiniteJ:
-        return "non-finite value in the Jacobian entry d f[" + stateName(why.row) + "] / d " +
-               stateName(why.col) + " at t = " + num(why.t);
-      case Cause::Kind::NonFiniteJJ:
-        return "non-finite value in the second-derivative Jacobian entry d a[" +
-               stateName(why.row) + "] / d " + stateName(why.col) + " at t = " + num(why.t);
-      case Cause::Kind::Singular: return "singular Newton matrix";
-      case Cause::Kind::None: break;
+  std::string paramName(int k) const {
+    const auto& params = model->system().params;
+    if (k >= 0 && k < static_cast<int>(params.size())) {
+      return "'" + params[static_cast<size_t>(k)].id + "'";
     }
-    return "unknown cause";
+    return "#" + std::to_string(k);
   }
 
-  [[noreturn]] void fail(const std::string& what, double tt, double hh) const {
+  odesd::Names names() const {
+    return {[this](int i) { return stateName(i); }, [this](int k) { return paramName(k); }};
+  }
+
+  // The cause in a modeller's words, and the technical detail behind it.
+  std::string plain(const Cause& why) const {
+    return odesd::plainCause(why, names(), sd.maxNewtonIterations);
+  }
+  std::string technical(const Cause& why) const {
+    return odesd::technicalCause(why, names(), sd.maxNewtonIterations);
+  }
+
+  // Throws IntegrationFailure "odeSD failed at t = … (step size …): <what>" with `details`; what
+  // (without the prefix) is kept for the fallback sentence of a bridge (lastFailure).
+  [[noreturn]] void fail(const std::string& what, double tt, double hh,
+                         const std::string& details = {}) const {
+    lastFailure = what;
     throw IntegrationFailure(
-        "odeSD failed at t = " + num(tt) + " (step size " + num(hh, 3) + "): " + what, tt, hh);
+        "odeSD failed at t = " + num(tt) + " (step size " + num(hh, 3) + "): " + what, tt, hh,
+        details);
   }
 
   // w_i = rtol·max(|u_i|, |v_i|) + atol
@@ -210,7 +202,13 @@ struct OdeSdIntegrator::Impl {
   }
 
   // (J, J_J) at (tt, xx) into (jvals, jjvals); false (cause recorded) when not finite.
-  bool evalJacobians(double tt, const double* xx, double* jvals, double* jjvals) {
+  // `newtonMatrixOnly`: the pair only builds a Newton matrix W (the rule's solution and error
+  // estimate use f and ẍ, W only sets how fast Newton converges), so non-finite J_J entries
+  // where J is finite — J_J = (∂J/∂x)·f + J², and ∂J/∂x is infinite for x^n, n < 2, at x = 0,
+  // often times f = 0 when such a state stays at 0 — are replaced by 0 and counted
+  // (patchedNewtonMatrices), instead of failing every attempt at that point.
+  bool evalJacobians(double tt, const double* xx, double* jvals, double* jjvals,
+                     bool newtonMatrixOnly = false) {
     model->jacobianPair(tt, xx, p.data(), jvals, jjvals);
     ++own.jacEvals;
     ++own.jacobianOfSecondEvals;
@@ -221,9 +219,16 @@ struct OdeSdIntegrator::Impl {
       return false;
     }
     if (int k = firstNonFinite(jjvals, jjp.nnz()); k >= 0) {
-      cause = {Cause::Kind::NonFiniteJJ, jjp.rowIdx[static_cast<size_t>(k)], columnOf(jjp, k),
-               tt};
-      return false;
+      const Cause why{Cause::Kind::NonFiniteJJ, jjp.rowIdx[static_cast<size_t>(k)],
+                      columnOf(jjp, k), tt};
+      if (!newtonMatrixOnly) {
+        cause = why;
+        return false;
+      }
+      if (patchedNewtonMatrices++ == 0) firstPatch = why;
+      for (int i = k; i < jjp.nnz(); ++i) {
+        if (!std::isfinite(jjvals[i])) jjvals[i] = 0;
+      }
     }
     return true;
   }
@@ -313,7 +318,7 @@ struct OdeSdIntegrator::Impl {
   void start(double tout) {
     if (!evalFA(rightOf(t), x.data(), f.data(), a.data())) {
       cause.t = t;  // report t0, not the ulp after it
-      fail(describe(cause) + " (at the initial state)", t, 0);
+      fail(plain(cause), t, 0, technical(cause) + " (at the start of the integration)");
     }
     if (sens) startSensitivities();
     // §2.6: h0 = min(0.01/‖f0‖, sqrt(0.01/‖a0‖), 0.01 (T − t0)), weights from x0.
@@ -429,15 +434,15 @@ struct OdeSdIntegrator::Impl {
         ++newtonFails;
         failedRecently = true;
         jacobiansAtFrontier = false;
-        if (fixed) fail(describe(cause) + " (fixed step size)", t, hs);
+        if (fixed) fail(plain(cause), t, hs, technical(cause) + " (fixed step size)");
         if (newtonFails >= sd.maxNewtonFailures) {
-          fail(cause.nonFinite()
-                   ? describe(cause) + " (" + std::to_string(newtonFails) +
-                         " failed attempts in a row)"
-                   : "Newton iteration failed to converge " + std::to_string(newtonFails) +
-                         " times in a row (step size too small); last failure: " +
-                         describe(cause),
-               t, hs);
+          const std::string attempts = std::to_string(newtonFails) + " attempts in a row";
+          fail(cause.nonFinite() ? plain(cause)
+                                 : "the implicit step equations could not be solved in " +
+                                       attempts + ", each with a quarter of the step before",
+               t, hs,
+               "Newton failure on " + attempts + " (h/4 after each); last failure: " +
+                   technical(cause));
         }
         hNext = hs / 4;
         continue;
@@ -460,9 +465,15 @@ struct OdeSdIntegrator::Impl {
         jacobiansAtFrontier = false;
         luAtFrontier = false;
         if (errorFails >= sd.maxErrorTestFailures) {
-          fail("error test failed " + std::to_string(errorFails) +
-                   " times in a row (step size too small; error estimate " + num(err, 3) + ")",
-               t, hs);
+          if (cause.nonFinite()) {
+            fail(plain(cause), t, hs,
+                 technical(cause) + " (" + std::to_string(errorFails) + " rejected attempts)");
+          }
+          fail("the local error stayed above the tolerance on " + std::to_string(errorFails) +
+                   " smaller and smaller steps",
+               t, hs,
+               "error test failed " + std::to_string(errorFails) +
+                   " times in a row (last error estimate ‖ε‖ = " + num(err, 3) + ")");
         }
         const double factor = std::isfinite(err) ? 0.9 * std::pow(err, -1.0 / q) : 0.2;
         hNext = hs * std::max(0.2, factor);
@@ -483,15 +494,15 @@ struct OdeSdIntegrator::Impl {
       landing = true;
     }
     if (!(hs > minStepSize(t)) || t + hs == t) {
-      std::string why;
       if (cause.nonFinite()) {
-        why = describe(cause) + " (the step size was cut until t + h = t)";
+        fail(plain(cause), t, hs, technical(cause) + " (the step size was cut until t + h = t)");
       } else if (cause.kind != Cause::Kind::None) {
-        why = "step size too small (t + h = t); last failure: " + describe(cause);
-      } else {
-        why = "step size too small: t + h = t (the solution may be blowing up)";
+        fail("the step size became too small to move t (t + h = t): the solution may be "
+             "blowing up",
+             t, hs, "last failure: " + technical(cause));
       }
-      fail(why, t, hs);
+      fail("the step size became too small to move t (t + h = t): the solution may be blowing up",
+           t, hs, "accepted steps shrank until t + h = t");
     }
     return hs;
   }
@@ -507,7 +518,7 @@ struct OdeSdIntegrator::Impl {
     const double* jvals = reuseJac ? jv1.data() : jv.data();
     const double* jjvals = reuseJac ? jjv1.data() : jjv.data();
     if (!reuseJac && !evalJacobians(landing ? stopTime : t + hs, xPred.data(), jv.data(),
-                                    jjv.data())) {
+                                    jjv.data(), true)) {
       return Setup::Failed;
     }
     normJ1 = norm1(jvals);
@@ -521,7 +532,9 @@ struct OdeSdIntegrator::Impl {
       landing = false;
       predict(hs);
       if (!reuseJac) {
-        if (!evalJacobians(t + hs, xPred.data(), jv.data(), jjv.data())) return Setup::Failed;
+        if (!evalJacobians(t + hs, xPred.data(), jv.data(), jjv.data(), true)) {
+          return Setup::Failed;
+        }
         normJ1 = norm1(jv.data());
       }
     } else {
@@ -639,12 +652,20 @@ struct OdeSdIntegrator::Impl {
   }
 
   // Selected columns of f_p and a_p at (tt, xx) as dense n × ns blocks.
-  void evalParamDerivatives(double tt, const double* xx) {
+  // False (cause recorded) when a selected entry is not finite.
+  bool evalParamDerivatives(double tt, const double* xx) {
     model->paramJacobian(tt, xx, p.data(), fpv.data());
     model->secondParamJacobian(tt, xx, p.data(), apv.data());
     ++own.sensitivityRhsEvals;
     scatterColumns(model->paramJacobianPattern(), fpv.data(), FP.data());
     scatterColumns(model->secondParamJacobianPattern(), apv.data(), AP.data());
+    for (const std::vector<double>* v : {&FP, &AP}) {
+      if (const int k = firstNonFinite(v->data(), n * ns); k >= 0) {
+        cause = {Cause::Kind::NonFiniteParam, k % n, paramIdx[static_cast<size_t>(k / n)], tt};
+        return false;
+      }
+    }
+    return true;
   }
 
   void scatterColumns(const symbolic::SparsePattern& pat, const double* vals, double* out) const {
@@ -681,15 +702,18 @@ struct OdeSdIntegrator::Impl {
   void startSensitivities() {
     // Ṡ0 = J0 S0 + f_p,0, S̈0 = J_J,0 S0 + a_p,0.
     // Right-hand limits at t0, like f0 and a0 (see rightOf).
-    if (!evalJacobians(rightOf(t), x.data(), jv1.data(), jjv1.data())) {
+    if (!evalJacobians(rightOf(t), x.data(), jv1.data(), jjv1.data()) ||
+        !evalParamDerivatives(rightOf(t), x.data())) {
       cause.t = t;
-      fail(describe(cause) + " (at the initial state)", t, 0);
+      fail(plain(cause), t, 0, technical(cause) + " (at the start of the integration)");
     }
-    evalParamDerivatives(rightOf(t), x.data());
     sparseTimes(model->jacobianPattern(), jv1.data(), S.data(), FP.data(), Sd.data());
     sparseTimes(model->jacobianOfSecondPattern(), jjv1.data(), S.data(), AP.data(), Sdd.data());
-    if (firstNonFinite(Sd.data(), n * ns) >= 0 || firstNonFinite(Sdd.data(), n * ns) >= 0) {
-      fail("non-finite sensitivity derivatives at the initial state", t, 0);
+    for (const std::vector<double>* v : {&Sd, &Sdd}) {
+      if (const int k = firstNonFinite(v->data(), n * ns); k >= 0) {
+        cause = {Cause::Kind::NonFiniteSens, k % n, paramIdx[static_cast<size_t>(k / n)], t};
+        fail(plain(cause), t, 0, technical(cause) + " (at the start of the integration)");
+      }
     }
     jacobiansAtFrontier = true;  // J(x0) can serve as the first Newton Jacobian
     luAtFrontier = false;
@@ -698,7 +722,7 @@ struct OdeSdIntegrator::Impl {
   // After x_{n+1} = y converged: S1, Ṡ1, S̈1 and the sensitivities' error norm.
   double sensitivityStep(double tNew, double hs, int q) {
     if (!evalJacobians(tNew, y.data(), jv1.data(), jjv1.data())) return kInf;
-    evalParamDerivatives(tNew, y.data());
+    if (!evalParamDerivatives(tNew, y.data())) return kInf;
     if (!factorW(hs, jv1.data(), jjv1.data())) return kInf;
     const auto len = static_cast<size_t>(n) * static_cast<size_t>(ns);
     const double c1 = hs / 2, c2 = hs * hs / 12;
@@ -727,7 +751,17 @@ struct OdeSdIntegrator::Impl {
         DS[i] = S1[i] - (S[i] + hs * Sd[i] + h2 * Sdd[i]);
       }
     }
-    if (nonFinite != 0 || !std::isfinite(nonFinite)) return kInf;
+    if (nonFinite != 0 || !std::isfinite(nonFinite)) {
+      cause = {Cause::Kind::NonFiniteSens, -1, -1, tNew};
+      for (size_t i = 0; i < len; ++i) {
+        if (!std::isfinite(S1[i] + Sd1[i] + Sdd1[i])) {
+          cause.row = static_cast<int>(i % static_cast<size_t>(n));
+          cause.col = paramIdx[i / static_cast<size_t>(n)];
+          break;
+        }
+      }
+      return kInf;
+    }
     // Without S in the error test ε_S is not needed: skip its solve and norm.
     if (!sensErrorControl) return 0;
     lu.solve(DS.data(), ns);
@@ -812,7 +846,7 @@ struct OdeSdIntegrator::Impl {
         for (int i = 0; i < n; ++i) out[i] = xm1[i] + th * (x[i] - xm1[i]);
       }
       if (attempt == 2) {
-        if (!evalJacobians(tq, out, jv.data(), jjv.data())) break;
+        if (!evalJacobians(tq, out, jv.data(), jjv.data(), true)) break;
         factored = false;
       }
       if (!factored && !(factored = factorW(hs, jv.data(), jjv.data()))) continue;
@@ -824,7 +858,7 @@ struct OdeSdIntegrator::Impl {
     }
     if (sens && outS != nullptr) {
       if (!evalJacobians(tq, out, jv.data(), jjv.data())) return false;
-      evalParamDerivatives(tq, out);
+      if (!evalParamDerivatives(tq, out)) return false;
       if (!factorW(hs, jv.data(), jjv.data())) return false;
       const auto len = static_cast<size_t>(n) * static_cast<size_t>(ns);
       for (size_t k = 0; k < len; ++k) {
@@ -833,6 +867,120 @@ struct OdeSdIntegrator::Impl {
       lu.solve(outS, ns);
     }
     return true;
+  }
+
+  // =====================================================================================
+  // bridges: CVODES BDF over a stretch odeSD cannot step through, then odeSD again
+
+  // Thrown by the bridge's step callback to end the bridge at a CVODES step end t.
+  struct BridgeEnd {
+    double t;
+  };
+
+  // True when odeSD can start from (tt, xx): f, ẍ, J, J_J (and with sensitivities f_p, a_p)
+  // are finite there. Uses the Newton work arrays (a restart re-evaluates everything).
+  bool derivativesFiniteAt(double tt, const double* xx) {
+    return evalFA(tt, xx, fy.data(), ay.data()) &&
+           evalJacobians(tt, xx, jv.data(), jjv.data()) &&
+           (!sens || evalParamDerivatives(tt, xx));
+  }
+
+  // Restarts odeSD at (tt, xx, ss) as at t0: no history, a fresh initial step (§2.6).
+  void restartAt(double tt, const std::vector<double>& xx, const std::vector<double>& ss) {
+    t = tPrev = tt;
+    x = xx;
+    if (sens) S = ss;
+    history = 0;
+    zLast = 0;
+    hNext = 0;
+    failedRecently = false;
+    cappedInARow = 0;
+    jacobiansAtFrontier = false;
+    luAtFrontier = false;
+    started = false;
+    cause = {};
+  }
+
+  enum class Bridged { Resumed, HandedOver };
+
+  // odeSD failed from the frontier (t, x, S) with `failure` (the step, or the start's
+  // derivatives). Second-derivative methods need ẍ = J·f and J_J = ∂(J·f)/∂x, which can be
+  // infinite where f and J are not (x^n, 1 < n < 2, at x = 0) — a property of the method, not
+  // of the model — and the rule can fail where BDF does not (§4). So CVODES BDF (which needs f
+  // and J only) integrates from the frontier, never past tout, until odeSD's derivatives are
+  // finite again at one of its step ends after at least sd.bridgeMinSteps steps; odeSD restarts
+  // there. Each bridge is one sentence in IntegratorStats::fallbacks. When the bridge reaches
+  // tout with the derivatives still not finite, or after sd.maxBridges bridges, CVODES keeps the
+  // rest of the integration (the hand-over of §4.3). When CVODES fails too, the failure names
+  // both attempts.
+  Bridged bridge(double tout, const IntegrationFailure& failure, const ProgressMonitor& monitor) {
+    const double tFrom = t;
+    const std::string reason = lastFailure;
+    // Failing again before one odeSD step since the last bridge: no ping-pong.
+    if (bridges >= sd.maxBridges || own.steps == stepsAtBridge) {
+      handOver();
+      takeoverFailure = failure.what();
+      takeoverDetails = failure.details();
+      own.fallbacks.push_back("odeSD handed the rest of the run from t = " + num(tFrom) +
+                              " to CVODES BDF: " + reason +
+                              (own.steps == stepsAtBridge
+                                   ? " (again right after the last hand-over)"
+                                   : " (after " + std::to_string(bridges) + " hand-overs)"));
+      return Bridged::HandedOver;
+    }
+    CvodesIntegrator cv;
+    IntegratorOptions o = options;
+    o.initialStepSize = 0;
+    o.sensitivityCorrector = options.handoverCorrector;
+    cv.initialize(model, o, t, x, p);
+    if (sens) cv.enableSensitivities(paramIdx, S, sensErrorControl);
+    cv.setStopTime(tout);
+    long steps = 0;
+    std::vector<double> probe(static_cast<size_t>(n));
+    cv.setStepCallback([&](double ta, double tb, StepDenseOutput& dense) {
+      if (stepCallback) stepCallback(ta, tb, dense);
+      if (++steps < sd.bridgeMinSteps || tb >= tout) return;
+      dense.state(tb, probe.data());
+      if (derivativesFiniteAt(tb, probe.data())) throw BridgeEnd{tb};
+    });
+    double tEnd = tout;
+    std::vector<double> xb, sb;
+    try {
+      try {
+        cv.advanceTo(tout, xb, monitor);
+      } catch (const BridgeEnd& end) {
+        tEnd = end.t;
+        cv.advanceTo(tEnd, xb, monitor);  // CVODES stands at tEnd: no step, its exact values
+      }
+    } catch (const IntegrationFailure& e) {
+      add(bridged, cv.stats());
+      throw IntegrationFailure(
+          std::string(failure.what()) + "; CVODES BDF, tried from t = " + num(tFrom) +
+              " instead, failed too: " + e.what(),
+          e.t(), e.stepSize(),
+          failure.details() + (e.details().empty() ? "" : "; CVODES: " + e.details()));
+    }
+    add(bridged, cv.stats());
+    if (sens) cv.sensitivities(sb);
+    ++bridges;
+    const std::string sentence = "odeSD handed t in [" + num(tFrom) + ", " + num(tEnd) +
+                                 "] to CVODES BDF (" + std::to_string(cv.stats().steps) +
+                                 " steps): " + reason;
+    restartAt(tEnd, xb, sb);
+    stepsAtBridge = own.steps;
+    if (tEnd >= tout && !derivativesFiniteAt(tEnd, xb.data())) {
+      // Still not finite at the end of the interval: no point in coming back.
+      handOver();
+      takeoverFailure = failure.what();
+      takeoverDetails = failure.details();
+      own.fallbacks.push_back(sentence + "; CVODES keeps the rest of the run (" + plain(cause) +
+                              ")");
+      cause = {};
+      return Bridged::HandedOver;
+    }
+    own.fallbacks.push_back(sentence + "; odeSD resumed at t = " + num(tEnd));
+    cause = {};
+    return Bridged::Resumed;
   }
 
   // =====================================================================================
@@ -861,8 +1009,44 @@ struct OdeSdIntegrator::Impl {
     mergeStats();
   }
 
+  static void add(IntegratorStats& into, const IntegratorStats& b) {
+    into.steps += b.steps;
+    into.rhsEvals += b.rhsEvals;
+    into.jacEvals += b.jacEvals;
+    into.luFactorizations += b.luFactorizations;
+    into.newtonIterations += b.newtonIterations;
+    into.newtonFailures += b.newtonFailures;
+    into.errorTestFailures += b.errorTestFailures;
+    into.sensitivityRhsEvals += b.sensitivityRhsEvals;
+    into.sensitivityErrorTestFailures += b.sensitivityErrorTestFailures;
+  }
+
+  // CVODES after a hand-over; its failure after a failure-driven takeover says why it took over.
+  void advanceTakenOver(double tout, std::vector<double>& xResult, const ProgressMonitor& monitor) {
+    try {
+      bdf->advanceTo(tout, xResult, monitor);
+    } catch (const IntegrationFailure& e) {
+      if (takeoverFailure.empty()) throw;
+      throw IntegrationFailure(
+          takeoverFailure + "; CVODES BDF, which took over from t = " + num(own.handoverTime) +
+              ", failed too: " + e.what(),
+          e.t(), e.stepSize(),
+          takeoverDetails + (e.details().empty() ? "" : "; CVODES: " + e.details()));
+    }
+  }
+
   void mergeStats() {
     merged = own;
+    add(merged, bridged);
+    merged.fallbackSteps = bridged.steps;
+    if (patchedNewtonMatrices > 0) {
+      merged.fallbacks.insert(
+          merged.fallbacks.begin(),
+          "odeSD built " + std::to_string(patchedNewtonMatrices) +
+              " Newton matrices without the second-derivative terms that are not finite (first: " +
+              plain(firstPatch) +
+              "); they only steer the iteration, the solution uses f and its time derivative");
+    }
     if (!bdf) return;
     const IntegratorStats& b = bdf->stats();
     merged.steps += b.steps;
@@ -920,10 +1104,12 @@ void OdeSdIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel> 
   if (auto problem = options.validate()) throw InvalidOptions(*problem);
   if (!(sd.newtonTolerance > 0) || !(sd.maxNewtonIterations >= 1) || !(sd.zMax > 0) ||
       sd.handoverAfter < 0 || !(sd.maxNewtonFailures >= 1) || !(sd.maxErrorTestFailures >= 1) ||
+      sd.maxBridges < 0 || !(sd.bridgeMinSteps >= 1) ||
       !(sd.fixedStepSize >= 0) || !std::isfinite(sd.fixedStepSize)) {
     throw InvalidOptions(
         "OdeSdOptions: newtonTolerance > 0, maxNewtonIterations >= 1, zMax > 0, handoverAfter >= "
-        "0, maxNewtonFailures >= 1, maxErrorTestFailures >= 1 and a finite fixedStepSize >= 0 "
+        "0, maxNewtonFailures >= 1, maxErrorTestFailures >= 1, maxBridges >= 0, "
+        "bridgeMinSteps >= 1 and a finite fixedStepSize >= 0 "
         "are required");
   }
   if (!std::isfinite(t0)) throw InvalidOptions("OdeSdIntegrator: t0 = " + num(t0) + " is not finite");
@@ -1023,7 +1209,7 @@ void OdeSdIntegrator::advanceTo(double tout, std::vector<double>& xResult,
   }
   if (d.bdf) {
     try {
-      d.bdf->advanceTo(tout, xResult, monitor);
+      d.advanceTakenOver(tout, xResult, monitor);
     } catch (...) {
       d.mergeStats();
       throw;
@@ -1035,7 +1221,6 @@ void OdeSdIntegrator::advanceTo(double tout, std::vector<double>& xResult,
   }
 
   try {
-    if (!d.started) d.start(tout);
     long stepsHere = 0;
     monitor.check({d.t, tout, d.own.steps});
     while (d.t < tout) {
@@ -1043,9 +1228,20 @@ void OdeSdIntegrator::advanceTo(double tout, std::vector<double>& xResult,
         d.fail("too much work: " + std::to_string(stepsHere) + " steps before t = " + num(tout),
                d.t, d.hNext);
       }
-      if (d.step() == Impl::StepResult::Handover) {
-        d.handOver();
-        d.bdf->advanceTo(tout, xResult, monitor);
+      bool handedOver = false;
+      try {
+        if (!d.started) d.start(tout);
+        if (d.step() == Impl::StepResult::Handover) {
+          d.handOver();
+          handedOver = true;
+        }
+      } catch (const IntegrationFailure& e) {
+        if (d.sd.fixedStepSize > 0 || d.sd.maxBridges == 0) throw;
+        handedOver = d.bridge(tout, e, monitor) == Impl::Bridged::HandedOver;
+        if (!handedOver) continue;
+      }
+      if (handedOver) {
+        d.advanceTakenOver(tout, xResult, monitor);
         d.mergeStats();
         d.tOut = tout;
         d.xOut = xResult;
