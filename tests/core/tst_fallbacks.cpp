@@ -5,6 +5,12 @@
 // odeSD → CVODES, and every fallback is a sentence in the statistics. References: closed-form
 // solutions of x' = 1 − x^n (implicit t(x), inverted by bisection), their closed-form or
 // quadrature sensitivities, and CVODES at tight tolerance.
+#include <QtCore/QFile>
+#include <QtCore/QJsonArray>
+#include <QtCore/QJsonDocument>
+#include <QtCore/QJsonObject>
+#include <QtCore/QProcess>
+#include <QtCore/QTemporaryDir>
 #include <QtTest/QtTest>
 
 #include <cmath>
@@ -319,6 +325,42 @@ class TestFallbacks : public QObject {
     for (std::size_t j = 0; j < ny; ++j) {
       SENSODE_EXPECT_CLOSE(s.values[end + j], ref.values[end + j], 1e-6, 1e-2, "x(100)", j);
     }
+  }
+
+  // ---- the CLI: "fallback" lines in the summary, `fallbacks` in the --stats JSON ----
+
+  void cliReportsFallbacks_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("expected");
+    const QString crauste = QString::fromStdString(
+        (kShared / "petab/Crauste_CellSystems2017/model_Crauste_CellSystems2017.xml").string());
+    const QString fung = QString::fromStdString((kShared / "biomodels/BIOMD0000000067.xml").string());
+    QTest::newRow("simulate Crauste") << QStringList{"simulate", crauste, "--t-end", "100"}
+                                      << QString("computed again from t = 0 with CVODES BDF");
+    // BIOMD0000000067: ∂f/∂n of (AcP/Kg)^n is 0·ln 0 at AcP(0) = 0.
+    QTest::newRow("sensitivities BIOMD0000000067")
+        << QStringList{"sensitivities", fung, "--t-end", "100", "--points", "11"}
+        << QString("computed by central finite differences instead");
+  }
+  void cliReportsFallbacks() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, expected);
+    if (!QFile::exists(args[1])) QSKIP("shared model not found");
+    QTemporaryDir dir;
+    const QString json = dir.filePath("stats.json");
+    QProcess p;
+    p.start(SENSODE_CLI_PATH, args + QStringList{"--stats", json});
+    QVERIFY(p.waitForFinished(120000));
+    const QString out = QString::fromUtf8(p.readAllStandardOutput());
+    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    QVERIFY2(out.contains("\nfallback     ") && out.contains(expected), qPrintable(out));
+    QFile f(json);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject stats = QJsonDocument::fromJson(f.readAll()).object();
+    QCOMPARE(stats["termination"].toString(), QString("success"));
+    const QJsonArray fallbacks = stats["fallbacks"].toArray();
+    QCOMPARE(fallbacks.size(), 1);
+    QVERIFY2(fallbacks[0].toString().contains(expected), qPrintable(fallbacks[0].toString()));
   }
 
   // A real blow-up (x' = x², x(0) = 1, x = 1/(1 − t)) fails under every method: the message
