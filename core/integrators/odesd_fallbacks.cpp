@@ -1,18 +1,25 @@
 // SPDX-License-Identifier: MIT
-// odeSD: what odeSD does instead of failing: bridges with CVODES BDF over points it cannot step from
-// (non-finite higher derivatives, failed steps) and the hand-over of stiff tails (§4.3); and the
-// statistics that merge odeSD's counters with CVODES's.
+// odeSD: what odeSD does instead of failing: bridges with CVODES BDF over points it cannot step
+// from (non-finite higher derivatives, failed steps) and the hand-over of stiff tails (§4.3); and
+// the statistics that merge odeSD's counters with CVODES's.
 #include "core/integrators/odesd_impl.h"
 
 namespace sensode::integrators {
 
 bool OdeSdIntegrator::Impl::derivativesFiniteAt(double tt, const double* xx) {
-  return evalFA(tt, xx, fy.data(), ay.data()) &&
-         evalJacobians(tt, xx, jv.data(), jjv.data()) &&
-         (!sens || evalParamDerivatives(tt, xx));
+  if (!evalFA(tt, xx, fy.data(), ay.data())) return false;
+  if (sens) return evalJacobians(tt, xx, jv.data(), jjv.data()) && evalParamDerivatives(tt, xx);
+  // Without sensitivities J_J only builds Newton matrices, which do without its non-finite
+  // entries (evalJacobians): J must be finite (a state that stays at 0 under a Hill term keeps
+  // J_J non-finite for good, and must not keep CVODES bridging).
+  model->jacobianPair(tt, xx, p.data(), jv.data(), jjv.data());
+  ++own.jacEvals;
+  ++own.jacobianOfSecondEvals;
+  return firstNonFinite(jv.data(), model->jacobianPattern().nnz()) < 0;
 }
 
-void OdeSdIntegrator::Impl::restartAt(double tt, const std::vector<double>& xx, const std::vector<double>& ss) {
+void OdeSdIntegrator::Impl::restartAt(double tt, const std::vector<double>& xx,
+                                      const std::vector<double>& ss) {
   t = tPrev = tt;
   x = xx;
   if (sens) S = ss;
@@ -27,7 +34,9 @@ void OdeSdIntegrator::Impl::restartAt(double tt, const std::vector<double>& xx, 
   cause = {};
 }
 
-OdeSdIntegrator::Impl::Bridged OdeSdIntegrator::Impl::bridge(double tout, const IntegrationFailure& failure, const ProgressMonitor& monitor) {
+OdeSdIntegrator::Impl::Bridged OdeSdIntegrator::Impl::bridge(double tout,
+                                                             const IntegrationFailure& failure,
+                                                             const ProgressMonitor& monitor) {
   const double tFrom = t;
   const std::string reason = lastFailure;
   // Failing again before one odeSD step since the last bridge: no ping-pong.
@@ -132,7 +141,8 @@ void OdeSdIntegrator::Impl::add(IntegratorStats& into, const IntegratorStats& b)
   into.sensitivityErrorTestFailures += b.sensitivityErrorTestFailures;
 }
 
-void OdeSdIntegrator::Impl::advanceTakenOver(double tout, std::vector<double>& xResult, const ProgressMonitor& monitor) {
+void OdeSdIntegrator::Impl::advanceTakenOver(double tout, std::vector<double>& xResult,
+                                             const ProgressMonitor& monitor) {
   try {
     bdf->advanceTo(tout, xResult, monitor);
   } catch (const IntegrationFailure& e) {

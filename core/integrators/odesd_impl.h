@@ -307,7 +307,8 @@ struct OdeSdIntegrator::Impl {
           wOfDiag[static_cast<size_t>(j)] = pos;
           diag = true;
         }
-        if (kj < ej && jp.rowIdx[static_cast<size_t>(kj)] == row) wOfJ[static_cast<size_t>(kj++)] = pos;
+        if (kj < ej && jp.rowIdx[static_cast<size_t>(kj)] == row)
+          wOfJ[static_cast<size_t>(kj++)] = pos;
         if (kk < ek && jjp.rowIdx[static_cast<size_t>(kk)] == row) {
           wOfJJ[static_cast<size_t>(kk++)] = pos;
         }
@@ -422,7 +423,7 @@ struct OdeSdIntegrator::Impl {
     double t;
   };
 
-  // True when odeSD can start from (tt, xx): f, ẍ, J, J_J (and with sensitivities f_p, a_p)
+  // True when odeSD can start from (tt, xx): f, ẍ, J (and with sensitivities J_J, f_p, a_p)
   // are finite there. Uses the Newton work arrays (a restart re-evaluates everything).
   bool derivativesFiniteAt(double tt, const double* xx);
 

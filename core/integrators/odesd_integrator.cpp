@@ -56,7 +56,8 @@ void OdeSdIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel> 
         "bridgeMinSteps >= 1 and a finite fixedStepSize >= 0 "
         "are required");
   }
-  if (!std::isfinite(t0)) throw InvalidOptions("OdeSdIntegrator: t0 = " + num(t0) + " is not finite");
+  if (!std::isfinite(t0))
+    throw InvalidOptions("OdeSdIntegrator: t0 = " + num(t0) + " is not finite");
   const int nx = model->nx();
   if (static_cast<int>(x0.size()) != nx || static_cast<int>(p.size()) != model->np()) {
     throw Error("OdeSdIntegrator::initialize: x0 has " + std::to_string(x0.size()) +

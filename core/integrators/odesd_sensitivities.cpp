@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// odeSD: staggered direct sensitivities (§3): S, Ṡ = J S + f_p, S̈ = J_J S + a_p after each converged
-// step, with their error estimate.
+// odeSD: staggered direct sensitivities (§3): S, Ṡ = J S + f_p, S̈ = J_J S + a_p after each
+// converged step, with their error estimate.
 #include "core/integrators/odesd_impl.h"
 
 namespace sensode::integrators {
@@ -32,7 +32,8 @@ bool OdeSdIntegrator::Impl::evalParamDerivatives(double tt, const double* xx) {
   return true;
 }
 
-void OdeSdIntegrator::Impl::scatterColumns(const symbolic::SparsePattern& pat, const double* vals, double* out) const {
+void OdeSdIntegrator::Impl::scatterColumns(const symbolic::SparsePattern& pat, const double* vals,
+                                           double* out) const {
   std::fill(out, out + static_cast<size_t>(n) * static_cast<size_t>(ns), 0.0);
   for (int j = 0; j < ns; ++j) {
     const int col = paramIdx[static_cast<size_t>(j)];
@@ -44,8 +45,8 @@ void OdeSdIntegrator::Impl::scatterColumns(const symbolic::SparsePattern& pat, c
   }
 }
 
-void OdeSdIntegrator::Impl::sparseTimes(const symbolic::SparsePattern& pat, const double* mvals, const double* X,
-                 const double* B, double* out) const {
+void OdeSdIntegrator::Impl::sparseTimes(const symbolic::SparsePattern& pat, const double* mvals,
+                                        const double* X, const double* B, double* out) const {
   const auto len = static_cast<size_t>(n) * static_cast<size_t>(ns);
   std::copy(B, B + len, out);
   for (int s = 0; s < ns; ++s) {

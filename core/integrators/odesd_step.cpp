@@ -50,7 +50,8 @@ void OdeSdIntegrator::Impl::predict(double hs) {
   if (firstNonFinite(xp, n) >= 0) std::copy(x.begin(), x.end(), xPred.begin());
 }
 
-NewtonResult OdeSdIntegrator::Impl::newton(double tNew, double hs, double* yy, double kappa, int maxIter) {
+NewtonResult OdeSdIntegrator::Impl::newton(double tNew, double hs, double* yy, double kappa,
+                                           int maxIter) {
   NewtonResult r;
   double dOld = 0, rho = 1;
   const double c1 = hs / 2, c2 = hs * hs / 12;
@@ -185,7 +186,8 @@ double OdeSdIntegrator::Impl::stepSize(bool& landing) const {
   return hs;
 }
 
-OdeSdIntegrator::Impl::Setup OdeSdIntegrator::Impl::setUpNewton(double& hs, bool& landing, bool reuseJac) {
+OdeSdIntegrator::Impl::Setup OdeSdIntegrator::Impl::setUpNewton(double& hs, bool& landing,
+                                                                bool reuseJac) {
   const bool fixed = sd.fixedStepSize > 0;
   predict(hs);
   const double* jvals = reuseJac ? jv1.data() : jv.data();
@@ -247,8 +249,8 @@ double OdeSdIntegrator::Impl::errorEstimate(double hs, int& q) {
   return wnorm(dvec.data(), w.data(), n);
 }
 
-void OdeSdIntegrator::Impl::accept(double tStep, double hs, bool landing, int q, double err, double errStates,
-            const NewtonResult& nr) {
+void OdeSdIntegrator::Impl::accept(double tStep, double hs, bool landing, int q, double err,
+                                   double errStates, const NewtonResult& nr) {
   std::swap(xm2, xm1);
   std::swap(xm1, x);
   std::swap(fm1, f);
