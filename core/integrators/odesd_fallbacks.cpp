@@ -61,7 +61,7 @@ OdeSdIntegrator::Impl::Bridged OdeSdIntegrator::Impl::bridge(double tout,
   long steps = 0;
   std::vector<double> probe(static_cast<size_t>(n));
   cv.setStepCallback([&](double ta, double tb, StepDenseOutput& dense) {
-    if (stepCallback) stepCallback(ta, tb, dense);
+    notifyStep(ta, tb, dense);
     if (++steps < sd.bridgeMinSteps || tb >= tout) return;
     dense.state(tb, probe.data());
     if (derivativesFiniteAt(tb, probe.data())) throw BridgeEnd{tb};
@@ -115,7 +115,7 @@ void OdeSdIntegrator::Impl::handOver() {
   // the forward module's per-vector operations made the tail up to 89 % of odeSD's time.
   o.sensitivityCorrector = options.handoverCorrector;
   bdf->initialize(model, o, t, x, p);
-  bdf->setStepCallback(stepCallback);
+  bdf->setStepCallback(cvodesCallback());
   own.handoverTime = t;
   if (sens) {
     try {

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <limits>
 #include <memory>
 #include <string>
@@ -72,6 +73,25 @@ struct OdeSdIntegrator::Impl {
   double stopTime = kInf;
   std::function<void(const OdeSdStepInfo&)> observer;
   StepCallback stepCallback;
+  // What the caller's step callback threw, carried past odeSD's own failure handling (a bridge
+  // must not start, nor a CVODES failure be reported, for the caller's exception) and rethrown
+  // as it was by advanceTo.
+  struct CallbackFailure {
+    std::exception_ptr error;
+  };
+  void notifyStep(double ta, double tb, StepDenseOutput& dense) {
+    if (!stepCallback) return;
+    try {
+      stepCallback(ta, tb, dense);
+    } catch (...) {
+      throw CallbackFailure{std::current_exception()};
+    }
+  }
+  // The step callback for CVODES (bridges, hand-over): notifyStep.
+  StepCallback cvodesCallback() {
+    if (!stepCallback) return {};
+    return [this](double ta, double tb, StepDenseOutput& dense) { notifyStep(ta, tb, dense); };
+  }
   // dense() on the last accepted step, states only, for the step callback.
   struct Dense final : StepDenseOutput {
     Impl* impl = nullptr;

@@ -30,7 +30,7 @@ void OdeSdIntegrator::setStepObserver(std::function<void(const OdeSdStepInfo&)> 
 
 void OdeSdIntegrator::setStepCallback(StepCallback callback) {
   impl_->stepCallback = std::move(callback);
-  if (impl_->bdf) impl_->bdf->setStepCallback(impl_->stepCallback);
+  if (impl_->bdf) impl_->bdf->setStepCallback(impl_->cvodesCallback());
 }
 
 void OdeSdIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel> model,
@@ -155,6 +155,9 @@ void OdeSdIntegrator::advanceTo(double tout, std::vector<double>& xResult,
   if (d.bdf) {
     try {
       d.advanceTakenOver(tout, xResult, monitor);
+    } catch (const Impl::CallbackFailure& c) {
+      d.mergeStats();
+      std::rethrow_exception(c.error);
     } catch (...) {
       d.mergeStats();
       throw;
@@ -196,6 +199,9 @@ void OdeSdIntegrator::advanceTo(double tout, std::vector<double>& xResult,
       monitor.check({d.t, tout, d.own.steps});
     }
     d.dense(tout, d.xOut.data(), d.sens ? d.sOut.data() : nullptr);
+  } catch (const Impl::CallbackFailure& c) {
+    d.mergeStats();
+    std::rethrow_exception(c.error);  // the caller's own exception, untouched
   } catch (...) {
     d.mergeStats();
     throw;

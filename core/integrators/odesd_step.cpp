@@ -301,7 +301,7 @@ void OdeSdIntegrator::Impl::accept(double tStep, double hs, bool landing, int q,
   if (stepCallback) {
     Dense view;
     view.impl = this;
-    stepCallback(tPrev, t, view);
+    notifyStep(tPrev, t, view);
   }
 }
 

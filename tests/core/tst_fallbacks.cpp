@@ -167,6 +167,36 @@ class TestFallbacks : public QObject {
     if (idle) QCOMPARE(last[1], 0.0);
   }
 
+  // The caller's step callback (PBSR/Exp use it) is called for the bridge's CVODES steps too;
+  // what it throws reaches the caller untouched, never taken for a failure of odeSD or CVODES.
+  void stepCallbackExceptionsPassUntouched_data() {
+    QTest::addColumn<int>("throwAt");
+    QTest::newRow("in the bridge") << 1;
+    QTest::newRow("after the bridge (odeSD's steps)") << 20;
+  }
+  void stepCallbackExceptionsPassUntouched() {
+    QFETCH(int, throwAt);
+    const Model model = hillModel(0.5);
+    OdeSdIntegrator odesd;
+    std::vector<double> x{0.0};
+    odesd.initialize(model, IntegratorOptions{}, 0.0, x, model->nominalParameters());
+    int calls = 0;
+    double last = 0;
+    odesd.setStepCallback([&](double ta, double tb, integrators::StepDenseOutput&) {
+      QVERIFY(ta == last && tb > ta);  // contiguous steps: the bridge's, then odeSD's
+      last = tb;
+      if (++calls == throwAt) throw IntegrationFailure("the caller's own failure", tb, 0);
+    });
+    try {
+      odesd.advanceTo(1.0, x, {});
+      QFAIL("expected the callback's exception");
+    } catch (const IntegrationFailure& f) {
+      QCOMPARE(std::string(f.what()), std::string("the caller's own failure"));
+    }
+    QCOMPARE(calls, throwAt);
+    QVERIFY(!odesd.handedOver());
+  }
+
   // n = 0.5 at a state idling at 0: J = ∂f/∂z itself is infinite there and z' = z^0.5/(1 +
   // z^0.5) − z is not Lipschitz at 0 (z ≡ 0 and a solution leaving 0 both solve it); CVODES needs
   // J at z = 0 too. Every method fails, and the message says what each tried.
