@@ -15,7 +15,12 @@ bool OdeSdIntegrator::Impl::derivativesFiniteAt(double tt, const double* xx) {
   model->jacobianPair(tt, xx, p.data(), jv.data(), jjv.data());
   ++own.jacEvals;
   ++own.jacobianOfSecondEvals;
-  return firstNonFinite(jv.data(), model->jacobianPattern().nnz()) < 0;
+  const auto& jp = model->jacobianPattern();
+  if (const int k = firstNonFinite(jv.data(), jp.nnz()); k >= 0) {
+    cause = {Cause::Kind::NonFiniteJ, jp.rowIdx[static_cast<size_t>(k)], columnOf(jp, k), tt};
+    return false;
+  }
+  return true;
 }
 
 void OdeSdIntegrator::Impl::restartAt(double tt, const std::vector<double>& xx,
