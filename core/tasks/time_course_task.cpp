@@ -90,9 +90,9 @@ void integrate(const TimeCourseProblem& problem, const TimeCourseOptions& option
 
 // The default method never fails where another succeeds: when odeSD (the default) fails, the
 // time course is computed again from t0 with CVODES BDF, and the result says so in
-// stats.fallbacks (odeSD's own bridges over single points stay there too, NUMERICS.md and
-// OdeSdOptions::maxBridges). Only when CVODES fails as well is the run a failure; the message
-// then names both attempts.
+// stats.fallbacks (where a successful odeSD run lists its own bridges with CVODES over points it
+// cannot step from, OdeSdOptions::maxBridges). Only when CVODES fails as well is the run a
+// failure; the message then names both attempts.
 TimeCourseResult runTimeCourse(const TimeCourseProblem& problem, const TimeCourseOptions& options,
                                const ProgressMonitor& monitor) {
   using Clock = std::chrono::steady_clock;
