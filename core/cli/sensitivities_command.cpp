@@ -186,7 +186,11 @@ JsonObject statsObject(const symbolic::CompiledModel& compiled, const Settings& 
   const tasks::SensitivityOptions& o = s.options;
   JsonObject json;
   json.add("method", tasks::toString(o.method)).add("wall_seconds", r.wallSeconds);
-  addIntegratorStats(json, r.stats.integrator);
+  // "fallbacks": the task's (another sensitivity method) after the integrator's own.
+  integrators::IntegratorStats integrator = r.stats.integrator;
+  integrator.fallbacks.insert(integrator.fallbacks.end(), r.stats.fallbacks.begin(),
+                              r.stats.fallbacks.end());
+  addIntegratorStats(json, integrator);
   json.add("sens_evals", r.stats.sensitivityEvals)
       .add("sensitivity_rhs_evals", r.stats.integrator.sensitivityRhsEvals)
       .add("sensitivity_error_test_failures", r.stats.integrator.sensitivityErrorTestFailures)
@@ -242,6 +246,9 @@ void printSummary(const std::string& modelId, const symbolic::CompiledModel& com
     << shortNumber(s.options.integrator.atol) << ")\n";
   o << "steps        " << r.stats.integrator.steps << "\n";
   o << "sens evals   " << r.stats.sensitivityEvals << "\n";
+  // What the run did instead of failing: the integrator's bridges, then other methods.
+  for (const std::string& f : r.stats.integrator.fallbacks) o << "fallback     " << f << "\n";
+  for (const std::string& f : r.stats.fallbacks) o << "fallback     " << f << "\n";
   if (r.guardedCount > 0)
     o << "guarded      " << r.guardedCount << " (time, output) pairs with |y| <= atol: scaled 0\n";
   o << "wall time    " << shortNumber(r.wallSeconds) << " s  (load and compile "

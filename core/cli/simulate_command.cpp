@@ -120,6 +120,8 @@ void printSummary(const std::string& modelId, const symbolic::CompiledModel& com
   if (r.stats.handoverTime >= 0)
     o << "hand-over    to CVODES BDF at t = " << shortNumber(r.stats.handoverTime) << " ("
       << r.stats.handoverSteps << " BDF steps)\n";
+  // What the run did instead of failing (another integrator over part or all of it).
+  for (const std::string& f : r.stats.fallbacks) o << "fallback     " << f << "\n";
   const std::string laws = conservationLaws(compiled);
   if (!laws.empty()) o << "moieties     " << laws << "\n";
   if (!r.times.empty() && !r.columns.empty()) {

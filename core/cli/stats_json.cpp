@@ -112,6 +112,7 @@ void addIntegratorStats(JsonObject& json, const integrators::IntegratorStats& st
       .add("sens_evals", stats.sensitivityRhsEvals)
       .add("handover_time", stats.handoverTime)
       .add("handover_steps", stats.handoverSteps)
+      .add("fallback_steps", stats.fallbackSteps)
       .add("fallbacks", stats.fallbacks);
 }
 

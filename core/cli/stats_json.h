@@ -45,6 +45,7 @@ std::string jsonNumber(double v);
 // The keys every `--stats` file has, from integrator statistics:
 // steps, rhs_evals, jac_evals, lu_factorizations, newton_iterations, newton_failures,
 // error_test_failures (and, for odeSD, second_derivative_evals, jacobian_of_second_evals),
+// handover_time, handover_steps, fallback_steps (odeSD: CVODES steps in its bridges),
 // fallbacks (array of sentences; empty when the method ran as asked).
 void addIntegratorStats(JsonObject& json, const integrators::IntegratorStats& stats);
 

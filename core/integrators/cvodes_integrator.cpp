@@ -454,10 +454,40 @@ struct CvodesIntegrator::Impl {
     return {};
   }
 
+  // The same cause in a modeller's words (IntegrationFailure::what(); describe() goes to
+  // details()).
+  static std::string plain(const CallbackRecord& record, const Impl& self) {
+    const std::string at = " at t = " + num(record.t);
+    switch (record.kind) {
+      case CallbackRecord::Kind::NonFiniteRhs:
+        return "the rate of change of " + self.stateName(record.row) + " is not a finite number" +
+               at;
+      case CallbackRecord::Kind::NonFiniteJacobian:
+        return "the rate of change of " + self.stateName(record.row) +
+               " has no finite derivative with respect to " + self.stateName(record.col) + at;
+      case CallbackRecord::Kind::NonFiniteParamJacobian:
+        return "the rate of change of " + self.stateName(record.row) +
+               " has no finite derivative with respect to the parameter " +
+               self.paramName(record.col) + at;
+      case CallbackRecord::Kind::NonFiniteSensitivityRhs:
+        return "the sensitivity of " + self.stateName(record.row) + " to " +
+               self.paramName(record.col) + " changes at a rate that is not finite" + at;
+      case CallbackRecord::Kind::Exception:
+        return "the model could not be evaluated" + at + ": " + record.what;
+      case CallbackRecord::Kind::None:
+        break;
+    }
+    return {};
+  }
+
   // "; last recovered error: ..." when CVODES recovered from callback problems in this call.
   std::string recoveredNote() const {
     if (recovered.kind == CallbackRecord::Kind::None) return {};
-    return "; last recovered error: " + describe(recovered, *this);
+    return "; last recovered error: " + plain(recovered, *this);
+  }
+  std::string recoveredDetails() const {
+    if (recovered.kind == CallbackRecord::Kind::None) return {};
+    return "last recovered error: " + describe(recovered, *this);
   }
 
   // Time and step size where CVODES stands now (for failure messages).
@@ -471,22 +501,22 @@ struct CvodesIntegrator::Impl {
     return {tn, h};
   }
 
-  [[noreturn]] void throwFailure(const std::string& cause) const {
+  // "CVODES failed at t = … (step size …): <cause in plain words>", the technical detail (the
+  // callback's evaluator entry, CVODES's flag and message) in details().
+  [[noreturn]] void throwFailure(const std::string& cause, const std::string& details = {}) const {
     const auto [tn, h] = where();
     throw IntegrationFailure(
-        "CVODES failed at t = " + num(tn) + " (step size " + num(h, 3) + "): " + cause, tn, h);
+        "CVODES failed at t = " + num(tn) + " (step size " + num(h, 3) + "): " + cause, tn, h,
+        details);
   }
 
   [[noreturn]] void throwCvodeFailure(int flag) const {
-    std::string cause;
+    std::string details = std::string(sundials::cvodeFlagName(flag));
+    if (!cvodeMessage.empty()) details += ": " + cvodeMessage;
     if (record.kind != CallbackRecord::Kind::None) {
-      cause = describe(record, *this) + " (" + sundials::cvodeFlagName(flag) + ")";
-    } else {
-      cause = std::string(describeFlag(flag)) + " (" + sundials::cvodeFlagName(flag);
-      if (!cvodeMessage.empty()) cause += ": " + cvodeMessage;
-      cause += ")";
+      throwFailure(plain(record, *this), describe(record, *this) + " (" + details + ")");
     }
-    throwFailure(cause);
+    throwFailure(describeFlag(flag), details);
   }
 
   // ---- C trampolines: never throw; 0 ok, > 0 recoverable, < 0 fatal ----
@@ -932,7 +962,8 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
     while (tn < tout) {
       if (stepsHere >= d.options.maxSteps) {
         d.throwFailure("too much work: " + std::to_string(stepsHere) + " steps before t = " +
-                       num(tout) + d.recoveredNote());
+                           num(tout) + d.recoveredNote(),
+                       d.recoveredDetails());
       }
       d.record = {};
       d.cvodeMessage.clear();
@@ -957,10 +988,11 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
         const std::string stall =
             "t + h = t for " + std::to_string(stalledSteps) + " consecutive steps";
         d.throwFailure(d.recovered.kind != CallbackRecord::Kind::None
-                           ? Impl::describe(d.recovered, d) + "; CVODES cut the step size until " +
+                           ? Impl::plain(d.recovered, d) + "; CVODES cut the step size until " +
                                  stall
                            : "step size too small: " + stall +
-                                 " (the solution may be blowing up)");
+                                 " (the solution may be blowing up)",
+                       d.recoveredDetails());
       }
       monitor.check({tn, tout, stepsBefore + stepsHere});
     }
@@ -988,6 +1020,16 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
   }
   d.t = tout;
   x = d.xLast;
+}
+
+void CvodesIntegrator::setStopTime(double tStop) {
+  Impl& d = *impl_;
+  if (!d.initialized) throw Error("CvodesIntegrator::setStopTime called before initialize");
+  if (!(tStop >= d.t)) {
+    throw InvalidOptions("CvodesIntegrator: stop time " + num(tStop, 17) +
+                         " is before the current time " + num(d.t, 17));
+  }
+  if (d.mem) sundials::checkCvode(CVodeSetStopTime(d.mem.get(), tStop), "CVodeSetStopTime");
 }
 
 void CvodesIntegrator::setStepCallback(StepCallback callback) {

@@ -49,6 +49,10 @@ class CvodesIntegrator final : public Integrator {
   const IntegratorStats& stats() const override;
   Method method() const override { return Method::Cvodes; }
 
+  // Steps never pass tStop and land exactly on it (CVodeSetStopTime); after initialize(). The
+  // integration cannot continue past tStop (odeSD's bridges use it to stop at an output time).
+  void setStopTime(double tStop);
+
   // True when initialize() chose the sparse (KLU) linear solver.
   bool usesSparseSolver() const;
 

@@ -67,6 +67,7 @@ struct IntegratorStats {
   long sensitivityErrorTestFailures = 0;
   long handoverSteps = 0;           // odeSD: steps CVODES took after a stiff-tail hand-over
   double handoverTime = -1;         // odeSD: time of the hand-over to CVODES BDF (-1 = none)
+  long fallbackSteps = 0;           // odeSD: steps CVODES took in its bridges (OdeSdOptions)
   // What the run did instead of failing, one sentence each in a modeller's words (e.g. "odeSD
   // handed t in [0, 0.3] to CVODES: the second derivative is not finite at t = 0"). Empty when
   // the requested method ran as asked. Shown in the CLI statistics and the GUI.

@@ -42,10 +42,23 @@
 // jacobianOfSecondEvals the (J, J_J) pair evaluations, luFactorizations LUs of W (Newton, dense
 // output sub-steps and sensitivities).
 //
-// Failures throw IntegrationFailure with time, step size and cause: Newton failing
-// maxNewtonFailures times in a row, the error test failing maxErrorTestFailures times in a row,
-// non-finite values (naming the state), too much work (IntegratorOptions::maxSteps per
-// advanceTo), the step size underflowing t. The ProgressMonitor is checked every step.
+// Points odeSD cannot step from (issue 16). Second-derivative methods need ẍ = J·f and
+// J_J = ∂(J·f)/∂x, which can be infinite where f and J are finite (x^n, n < 2, at x = 0):
+//   - J_J only builds the Newton matrix W (the rule and its error estimate use f and ẍ): its
+//     non-finite entries are set to 0 there, counted, and reported in one fallback sentence;
+//   - any other failure of a step or of the start (ẍ, J, J_J for the sensitivities, ∂f/∂p not
+//     finite; Newton or error-test failures; step-size underflow) is bridged: CVODES BDF
+//     integrates from the last accepted point until odeSD's derivatives are finite again at one
+//     of its step ends (or to the output time), odeSD restarts there (OdeSdOptions::maxBridges,
+//     IntegratorStats::fallbackSteps), and each bridge is a sentence in
+//     IntegratorStats::fallbacks; a failure right after a bridge, or past maxBridges, hands the
+//     rest of the run to CVODES.
+// Failures throw IntegrationFailure with time, step size and the cause in a modeller's words
+// (what(); the evaluator entry or iteration test in details()): when a bridge or the takeover
+// fails too, the message names both attempts. Causes: Newton failing maxNewtonFailures times in
+// a row, the error test failing maxErrorTestFailures times in a row, non-finite values (naming
+// the state), too much work (IntegratorOptions::maxSteps per advanceTo), the step size
+// underflowing t. The ProgressMonitor is checked every step.
 #pragma once
 
 #include <functional>
@@ -69,6 +82,13 @@ struct OdeSdOptions {
   double denseSwitch = 1;        // quintic Hermite dense output when the step's z < this
   int maxNewtonFailures = 10;    // consecutive Newton failures in one step before giving up
   int maxErrorTestFailures = 10; // consecutive error test failures in one step before giving up
+  // Bridges over points odeSD cannot step from (non-finite ẍ or J_J where f and J are finite,
+  // or any other failed step): CVODES BDF integrates from the last accepted point until odeSD's
+  // derivatives are finite again at a CVODES step end after at least bridgeMinSteps steps (or to
+  // the output time), then odeSD restarts. After maxBridges bridges the next failure hands the
+  // rest of the run to CVODES. 0 = never: odeSD's failure is thrown.
+  int maxBridges = 5;
+  long bridgeMinSteps = 10;
 
   // Which sparse LU factorises W when the sparse solver is used (IntegratorOptions::linearSolver).
   enum class SparseBackend { Klu, EigenSparseLu };

@@ -152,8 +152,11 @@ struct SensitivityResult {
   }
 };
 
-// Runs the task. Errors become result.termination/message; the times computed before a failure
-// are kept.
+// Runs the task. Errors become result.termination/message (details: the technical cause); the
+// times computed before a failure are kept. method odesd (the default) falls back to CVODES
+// forward sensitivities (the configured corrector, then the augmented system), then to finite
+// differences, each fallback a sentence in stats.fallbacks; only when all fail is the result a
+// failure.
 SensitivityResult runSensitivities(const SensitivityProblem& problem,
                                    const SensitivityOptions& options,
                                    const ProgressMonitor& monitor = {});

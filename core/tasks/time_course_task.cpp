@@ -46,17 +46,63 @@ std::vector<double> resolveParameters(
   return p;
 }
 
+namespace {
+
+// One integration of the time course with `method`: fills result.times/values (partial on
+// failure) and result.stats; throws what the integrator throws.
+void integrate(const TimeCourseProblem& problem, const TimeCourseOptions& options,
+               integrators::Method method, const std::vector<OutputColumn>& columns,
+               const std::vector<double>& p, const ProgressMonitor& runMonitor,
+               TimeCourseResult& result) {
+  const symbolic::CompiledModel& model = *problem.model;
+  result.times.clear();
+  result.values.clear();
+  result.stats = {};
+  std::unique_ptr<integrators::Integrator> integrator;
+  try {
+    std::vector<double> x = detail::initialState(model, problem.t0, p);
+    if (problem.times.back() > problem.t0) {
+      integrator = integrators::makeIntegrator(method);
+      integrator->initialize(problem.model, options.integrator, problem.t0, x, p);
+    }
+    const std::size_t nOut = model.system().outputs.size();
+    std::vector<double> y(3 * nOut);
+    result.times.reserve(problem.times.size());
+    result.values.reserve(problem.times.size() * columns.size());
+    double tCurrent = problem.t0;
+    for (double t : problem.times) {
+      if (t > tCurrent) {
+        integrator->advanceTo(t, x, runMonitor);
+        tCurrent = t;
+      }
+      model.outputs(t, x.data(), p.data(), y.data());
+      result.times.push_back(t);
+      for (const OutputColumn& c : columns) result.values.push_back(y[c.row(nOut)]);
+    }
+  } catch (...) {
+    if (integrator) result.stats = integrator->stats();
+    throw;
+  }
+  if (integrator) result.stats = integrator->stats();
+}
+
+}  // namespace
+
+// The default method never fails where another succeeds: when odeSD (the default) fails, the
+// time course is computed again from t0 with CVODES BDF, and the result says so in
+// stats.fallbacks (where a successful odeSD run lists its own bridges with CVODES over points it
+// cannot step from, OdeSdOptions::maxBridges). Only when CVODES fails as well is the run a
+// failure; the message then names both attempts.
 TimeCourseResult runTimeCourse(const TimeCourseProblem& problem, const TimeCourseOptions& options,
                                const ProgressMonitor& monitor) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   TimeCourseResult result;
-  std::unique_ptr<integrators::Integrator> integrator;
 
-  auto finish = [&](Termination termination, std::string message) {
+  auto finish = [&](Termination termination, std::string message, std::string details = {}) {
     result.termination = termination;
     result.message = std::move(message);
-    if (integrator) result.stats = integrator->stats();
+    result.details = std::move(details);
     result.wallSeconds = std::chrono::duration<double>(Clock::now() - start).count();
     // Moved, not copied: finish ends the run, and a copy of a large result is pure waste (in
     // runSensitivities it cost as much as Exp's own work on the 52-species suite models).
@@ -75,33 +121,42 @@ TimeCourseResult runTimeCourse(const TimeCourseProblem& problem, const TimeCours
     for (const OutputColumn& c : columns) result.columns.push_back(c.id);
     const std::vector<double> p = resolveParameters(model, problem.overrides);
 
-    std::vector<double> x = detail::initialState(model, problem.t0, p);
-
     // The integrator reports tEnd of each advanceTo; callers want the end of the whole run.
     const double tEnd = problem.times.back();
     const ProgressMonitor runMonitor = detail::wholeRunMonitor(monitor, problem.t0, tEnd);
 
-    if (tEnd > problem.t0) {
-      integrator = integrators::makeIntegrator(options.method);
-      integrator->initialize(problem.model, options.integrator, problem.t0, x, p);
-    }
-
-    const std::size_t nOut = model.system().outputs.size();
-    std::vector<double> y(3 * nOut);
-    result.times.reserve(problem.times.size());
-    result.values.reserve(problem.times.size() * columns.size());
-    double tCurrent = problem.t0;
-    for (double t : problem.times) {
-      if (t > tCurrent) {
-        integrator->advanceTo(t, x, runMonitor);
-        tCurrent = t;
+    try {
+      integrate(problem, options, options.method, columns, p, runMonitor, result);
+    } catch (const IntegrationFailure& odeSd) {
+      if (options.method != integrators::Method::OdeSd) throw;
+      try {
+        integrate(problem, options, integrators::Method::Cvodes, columns, p, runMonitor, result);
+      } catch (const IntegrationFailure& cvodes) {
+        throw IntegrationFailure(
+            std::string(odeSd.what()) + "; CVODES BDF, run instead from t = " +
+                detail::exactNumber(problem.t0) + ", failed too: " + cvodes.what(),
+            cvodes.t(), cvodes.stepSize(),
+            "odeSD: " + (odeSd.details().empty() ? std::string(odeSd.what()) : odeSd.details()) +
+                "; CVODES: " +
+                (cvodes.details().empty() ? std::string(cvodes.what()) : cvodes.details()));
       }
-      model.outputs(t, x.data(), p.data(), y.data());
-      result.times.push_back(t);
-      for (const OutputColumn& c : columns) result.values.push_back(y[c.row(nOut)]);
+      // (The failed run's own fallback sentences are part of its message.) A solution that
+      // blows up under one method and not under another sits on a knife edge: Crauste's exact
+      // solution from odeSD's state at t = 9 (5e-4 off the reference, CVODES's is 8e-4 off the
+      // other way) blows up at t = 10.24 too — worth a word to the modeller.
+      const std::string what = odeSd.what();
+      result.stats.fallbacks.insert(
+          result.stats.fallbacks.begin(),
+          "odeSD could not finish the time course (" + what + "); it was computed again from t = " +
+              detail::exactNumber(problem.t0) +
+              " with CVODES BDF, whose steps and evaluations the statistics show" +
+              (what.find("blowing up") != std::string::npos
+                   ? ". A solution that blows up under one method only is very sensitive to small "
+                     "errors: compare with a tighter rtol"
+                   : ""));
     }
   } catch (const IntegrationFailure& e) {
-    return finish(Termination::IntegrationFailure, e.what());
+    return finish(Termination::IntegrationFailure, e.what(), e.details());
   } catch (const Cancelled& e) {
     return finish(Termination::UserAbort, e.what());
   } catch (const InvalidOptions& e) {

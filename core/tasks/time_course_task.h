@@ -55,7 +55,9 @@ struct TimeCourseResult {
 std::vector<double> resolveParameters(const symbolic::CompiledModel& model,
                                       const std::vector<std::pair<std::string, double>>& overrides);
 
-// Runs the task. Errors become result.termination/message with the partial trajectory kept.
+// Runs the task. Errors become result.termination/message (details: the technical cause) with
+// the partial trajectory kept. When odeSD fails, the run is computed again with CVODES BDF and
+// stats.fallbacks says so; only when both fail is the result a failure.
 TimeCourseResult runTimeCourse(const TimeCourseProblem& problem, const TimeCourseOptions& options,
                                const ProgressMonitor& monitor = {});
 

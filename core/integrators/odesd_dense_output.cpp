@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+// odeSD: dense output (§2.7): quintic Hermite on non-stiff steps, an implicit sub-step of the same
+// rule on stiff ones.
+#include "core/integrators/odesd_impl.h"
+
+namespace sensode::integrators {
+
+void OdeSdIntegrator::Impl::dense(double tq, double* out, double* outS) {
+  const auto len = static_cast<size_t>(n) * static_cast<size_t>(ns);
+  const bool withS = sens && outS != nullptr;
+  if (tq == t || history == 0) {
+    std::copy(x.begin(), x.end(), out);
+    if (withS) std::copy(S.begin(), S.begin() + static_cast<long>(len), outS);
+    return;
+  }
+  const double th = (tq - tPrev) / hm1;
+  if (zLast >= sd.denseSwitch && subStep(th, out, outS)) return;
+  hermite(th, out);
+  if (withS) {
+    const auto k = odesd::hermiteDense(th);
+    const double h2 = hm1 * hm1;
+    for (size_t i = 0; i < len; ++i) {
+      outS[i] = k.x0 * Sm1[i] + k.x1 * S[i] + hm1 * (k.f0 * Sdm1[i] + k.f1 * Sd[i]) +
+                h2 * (k.a0 * Sddm1[i] + k.a1 * Sdd[i]);
+    }
+  }
+}
+
+void OdeSdIntegrator::Impl::hermite(double th, double* out) const {
+  const auto k = odesd::hermiteDense(th);
+  const double h2 = hm1 * hm1;
+  for (int i = 0; i < n; ++i) {
+    out[i] = k.x0 * xm1[i] + k.x1 * x[i] + hm1 * (k.f0 * fm1[i] + k.f1 * f[i]) +
+             h2 * (k.a0 * am1[i] + k.a1 * a[i]);
+  }
+}
+
+bool OdeSdIntegrator::Impl::subStep(double th, double* out, double* outS) {
+  const double hs = th * hm1, tq = tPrev + hs;
+  const double c1 = hs / 2, c2 = hs * hs / 12;
+  for (int i = 0; i < n; ++i) c[i] = xm1[i] + c1 * fm1[i] + c2 * am1[i];
+  weights(xm1.data(), x.data(), w.data());
+  luAtFrontier = false;
+  bool converged = false, factored = false;
+  for (int attempt = 0; attempt < 3 && !converged; ++attempt) {
+    if (attempt == 0) {
+      hermite(th, out);
+      if (firstNonFinite(out, n) >= 0) continue;
+    } else {
+      for (int i = 0; i < n; ++i) out[i] = xm1[i] + th * (x[i] - xm1[i]);
+    }
+    if (attempt == 2) {
+      if (!evalJacobians(tq, out, jv.data(), jjv.data(), true)) break;
+      factored = false;
+    }
+    if (!factored && !(factored = factorW(hs, jv.data(), jjv.data()))) continue;
+    converged = newton(tq, hs, out, sd.newtonTolerance, 6).converged;
+  }
+  if (!converged) {
+    cause = {};
+    return false;
+  }
+  if (sens && outS != nullptr) {
+    if (!evalJacobians(tq, out, jv.data(), jjv.data())) return false;
+    if (!evalParamDerivatives(tq, out)) return false;
+    if (!factorW(hs, jv.data(), jjv.data())) return false;
+    const auto len = static_cast<size_t>(n) * static_cast<size_t>(ns);
+    for (size_t k = 0; k < len; ++k) {
+      outS[k] = Sm1[k] + c1 * (Sdm1[k] + FP[k]) + c2 * (Sddm1[k] - AP[k]);
+    }
+    lu.solve(outS, ns);
+  }
+  return true;
+}
+
+}  // namespace sensode::integrators

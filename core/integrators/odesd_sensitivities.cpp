@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+// odeSD: staggered direct sensitivities (§3): S, Ṡ = J S + f_p, S̈ = J_J S + a_p after each
+// converged step, with their error estimate.
+#include "core/integrators/odesd_impl.h"
+
+namespace sensode::integrators {
+
+void OdeSdIntegrator::Impl::allocateSensitivities() {
+  const auto len = static_cast<size_t>(n) * static_cast<size_t>(ns);
+  for (auto* v : {&S, &Sd, &Sdd, &Sm1, &Sdm1, &Sddm1, &S1, &Sd1, &Sdd1, &FP, &AP, &DS,
+                  &sOut}) {
+    v->assign(len, 0.0);
+  }
+  fpv.assign(static_cast<size_t>(model->paramJacobianPattern().nnz()), 0.0);
+  apv.assign(static_cast<size_t>(model->secondParamJacobianPattern().nnz()), 0.0);
+  jv1.assign(jv.size(), 0.0);
+  jjv1.assign(jjv.size(), 0.0);
+}
+
+bool OdeSdIntegrator::Impl::evalParamDerivatives(double tt, const double* xx) {
+  model->paramJacobian(tt, xx, p.data(), fpv.data());
+  model->secondParamJacobian(tt, xx, p.data(), apv.data());
+  ++own.sensitivityRhsEvals;
+  scatterColumns(model->paramJacobianPattern(), fpv.data(), FP.data());
+  scatterColumns(model->secondParamJacobianPattern(), apv.data(), AP.data());
+  for (const std::vector<double>* v : {&FP, &AP}) {
+    if (const int k = firstNonFinite(v->data(), n * ns); k >= 0) {
+      cause = {Cause::Kind::NonFiniteParam, k % n, paramIdx[static_cast<size_t>(k / n)], tt};
+      return false;
+    }
+  }
+  return true;
+}
+
+void OdeSdIntegrator::Impl::scatterColumns(const symbolic::SparsePattern& pat, const double* vals,
+                                           double* out) const {
+  std::fill(out, out + static_cast<size_t>(n) * static_cast<size_t>(ns), 0.0);
+  for (int j = 0; j < ns; ++j) {
+    const int col = paramIdx[static_cast<size_t>(j)];
+    double* o = out + static_cast<size_t>(j) * static_cast<size_t>(n);
+    for (int k = pat.colPtr[static_cast<size_t>(col)]; k < pat.colPtr[static_cast<size_t>(col) + 1];
+         ++k) {
+      o[pat.rowIdx[static_cast<size_t>(k)]] = vals[k];
+    }
+  }
+}
+
+void OdeSdIntegrator::Impl::sparseTimes(const symbolic::SparsePattern& pat, const double* mvals,
+                                        const double* X, const double* B, double* out) const {
+  const auto len = static_cast<size_t>(n) * static_cast<size_t>(ns);
+  std::copy(B, B + len, out);
+  for (int s = 0; s < ns; ++s) {
+    const double* xs = X + static_cast<size_t>(s) * static_cast<size_t>(n);
+    double* os = out + static_cast<size_t>(s) * static_cast<size_t>(n);
+    for (int j = 0; j < n; ++j) {
+      const double xj = xs[j];
+      if (xj == 0) continue;
+      for (int k = pat.colPtr[static_cast<size_t>(j)]; k < pat.colPtr[static_cast<size_t>(j) + 1];
+           ++k) {
+        os[pat.rowIdx[static_cast<size_t>(k)]] += mvals[k] * xj;
+      }
+    }
+  }
+}
+
+void OdeSdIntegrator::Impl::startSensitivities() {
+  // Ṡ0 = J0 S0 + f_p,0, S̈0 = J_J,0 S0 + a_p,0.
+  // Right-hand limits at t0, like f0 and a0 (see rightOf).
+  if (!evalJacobians(rightOf(t), x.data(), jv1.data(), jjv1.data()) ||
+      !evalParamDerivatives(rightOf(t), x.data())) {
+    cause.t = t;
+    fail(plain(cause), t, 0, technical(cause) + " (at the start of the integration)");
+  }
+  sparseTimes(model->jacobianPattern(), jv1.data(), S.data(), FP.data(), Sd.data());
+  sparseTimes(model->jacobianOfSecondPattern(), jjv1.data(), S.data(), AP.data(), Sdd.data());
+  for (const std::vector<double>* v : {&Sd, &Sdd}) {
+    if (const int k = firstNonFinite(v->data(), n * ns); k >= 0) {
+      cause = {Cause::Kind::NonFiniteSens, k % n, paramIdx[static_cast<size_t>(k / n)], t};
+      fail(plain(cause), t, 0, technical(cause) + " (at the start of the integration)");
+    }
+  }
+  jacobiansAtFrontier = true;  // J(x0) can serve as the first Newton Jacobian
+  luAtFrontier = false;
+}
+
+double OdeSdIntegrator::Impl::sensitivityStep(double tNew, double hs, int q) {
+  if (!evalJacobians(tNew, y.data(), jv1.data(), jjv1.data())) return kInf;
+  if (!evalParamDerivatives(tNew, y.data())) return kInf;
+  if (!factorW(hs, jv1.data(), jjv1.data())) return kInf;
+  const auto len = static_cast<size_t>(n) * static_cast<size_t>(ns);
+  const double c1 = hs / 2, c2 = hs * hs / 12;
+  for (size_t k = 0; k < len; ++k) {
+    S1[k] = S[k] + c1 * (Sd[k] + FP[k]) + c2 * (Sdd[k] - AP[k]);
+  }
+  lu.solve(S1.data(), ns);
+  sparseTimes(model->jacobianPattern(), jv1.data(), S1.data(), FP.data(), Sd1.data());
+  sparseTimes(model->jacobianOfSecondPattern(), jjv1.data(), S1.data(), AP.data(), Sdd1.data());
+  // D_S with the same coefficients as the states, ε_S = W_s⁻¹ D_S. The same pass checks that
+  // S1, Ṡ1, S̈1 are finite: 0·v is 0 for finite v and NaN otherwise (one pass over the n × ns
+  // block instead of three scans).
+  double nonFinite = 0;
+  if (q == 5) {
+    const auto k = odesd::errorWeights(hs / hm1);
+    const double h2 = hs * hs;
+    for (size_t i = 0; i < len; ++i) {
+      nonFinite += 0.0 * (S1[i] + Sd1[i] + Sdd1[i]);
+      DS[i] = k.dx * (S[i] - Sm1[i]) + hs * (k.f0 * Sd[i] + k.f1 * Sd1[i]) +
+              h2 * (k.a0 * Sdd[i] + k.a1 * Sdd1[i]);
+    }
+  } else {
+    const double h2 = hs * hs / 2;
+    for (size_t i = 0; i < len; ++i) {
+      nonFinite += 0.0 * (S1[i] + Sd1[i] + Sdd1[i]);
+      DS[i] = S1[i] - (S[i] + hs * Sd[i] + h2 * Sdd[i]);
+    }
+  }
+  if (nonFinite != 0 || !std::isfinite(nonFinite)) {
+    cause = {Cause::Kind::NonFiniteSens, -1, -1, tNew};
+    for (size_t i = 0; i < len; ++i) {
+      if (!std::isfinite(S1[i] + Sd1[i] + Sdd1[i])) {
+        cause.row = static_cast<int>(i % static_cast<size_t>(n));
+        cause.col = paramIdx[i / static_cast<size_t>(n)];
+        break;
+      }
+    }
+    return kInf;
+  }
+  // Without S in the error test ε_S is not needed: skip its solve and norm.
+  if (!sensErrorControl) return 0;
+  lu.solve(DS.data(), ns);
+  // max over columns of the weighted RMS norm, weights rtol·max(|S|, |S1|) + atol.
+  double err = 0;
+  for (int s = 0; s < ns; ++s) {
+    const size_t off = static_cast<size_t>(s) * static_cast<size_t>(n);
+    double sum = 0;
+    for (size_t i = off; i < off + static_cast<size_t>(n); ++i) {
+      const double q2 = DS[i] / (options.rtol * std::max(std::abs(S[i]), std::abs(S1[i])) +
+                                 options.atol);
+      sum += q2 * q2;
+    }
+    err = std::max(err, sum);
+  }
+  return std::sqrt(err / n);
+}
+
+void OdeSdIntegrator::Impl::acceptSensitivities() {
+  std::swap(Sm1, S);
+  std::swap(Sdm1, Sd);
+  std::swap(Sddm1, Sdd);
+  std::swap(S, S1);
+  std::swap(Sd, Sd1);
+  std::swap(Sdd, Sdd1);
+  jacobiansAtFrontier = true;
+  luAtFrontier = true;  // W_s(hm1) at x_{n+1}
+}
+
+}  // namespace sensode::integrators
