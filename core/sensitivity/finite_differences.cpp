@@ -281,7 +281,7 @@ void finiteDifferences(const FiniteDifferenceProblem& problem,
   // a response that is this linear and this far above the integration noise.
   constexpr int kMaxZeroStepTrials = 4;
   constexpr double kMaxNonlinearity = 1e-2, kMinSignal = 1e6;
-  auto adaptedFromZero = [&](std::size_t k) {
+  auto adaptedFromZero = [&](std::size_t k, double h0) {
     // p = 0 (a rate or input switched off, a species starting at 0): one-sided from
     // δ = relativeStep, adapted (at most kMaxZeroStepTrials times): grown while the first
     // difference is lost in the integration noise (|y(δ) − y(0)| < 1e6 × noise, noise =
@@ -291,7 +291,7 @@ void finiteDifferences(const FiniteDifferenceProblem& problem,
     Candidate c;
     c.step.scheme = FiniteDifferenceScheme::AdaptedFromZero;
     std::vector<double> q = problem.p;
-    double h = options.relativeStep, lastGood = 0;
+    double h = h0, lastGood = 0;
     Run one, two, keepOne, keepTwo;
     for (int trial = 0;; ++trial) {
       try {
@@ -356,32 +356,66 @@ void finiteDifferences(const FiniteDifferenceProblem& problem,
     constexpr int kMaxLadder = 5;
     const double own = std::abs(pk);
     const double top = scales[j] > 0 ? std::max(scales[j], stateScale) : 0.0;
+    // A perturbed simulation that fails (a step that pushes the model into a blow-up) is not
+    // the end: the step shrinks 100-fold, at most kMaxShrink times, and the result says so.
+    constexpr int kMaxShrink = 3;
+    const std::string& id = problem.model->system().params[k].id;
+    auto shrinking = [&](double first, const std::function<Candidate(double)>& attempt) {
+      for (int shrink = 0;; ++shrink) {
+        const double size = first * std::pow(1e-2, shrink);
+        try {
+          Candidate c = attempt(size);
+          if (shrink > 0) {
+            result.fallbacks.push_back("finite differences: a simulation with '" + id +
+                                       "' perturbed failed; its step was reduced " +
+                                       number(std::pow(1e2, shrink)) + "-fold");
+          }
+          return c;
+        } catch (const IntegrationFailure&) {
+          if (shrink == kMaxShrink) throw;
+        }
+      }
+    };
     Candidate best;
     if (own == 0) {
       // No size of its own: the adapted step, which grows it until the response clears the
       // noise of every state (an initial value of 0 reached 1e-10 on suite 00001 that way; a
       // step from the states' sizes, 1e-7).
-      best = adaptedFromZero(k);
+      best = shrinking(options.relativeStep, [&](double h0) { return adaptedFromZero(k, h0); });
     } else if (top <= 10 * own) {
-      best = candidate(k, own);
+      best = shrinking(own, [&](double scale) { return candidate(k, scale); });
     } else if (!options.richardson) {
       // Without the half step there is no error estimate to choose by: the largest scale, the
       // one the integration noise cannot drown.
-      best = candidate(k, top);
+      best = shrinking(top, [&](double scale) { return candidate(k, scale); });
     } else {
+      // A level whose simulations fail is skipped (the next one is 10× smaller).
       bool falling = true;
       double scale = top;
       for (int level = 0; level < kMaxLadder && scale > 10 * own; ++level, scale /= 10) {
-        Candidate c = candidate(k, scale);
+        Candidate c;
+        try {
+          c = candidate(k, scale);
+        } catch (const IntegrationFailure&) {
+          continue;
+        }
         if (!best.column.empty() && !(c.error < best.error)) {
           falling = false;
           break;
         }
         best = std::move(c);
       }
-      if (falling && own > 0) {
-        Candidate c = candidate(k, own);
-        if (c.error < best.error) best = std::move(c);
+      if (falling) {
+        if (best.column.empty()) {
+          best = shrinking(own, [&](double s) { return candidate(k, s); });
+        } else {
+          try {
+            Candidate c = candidate(k, own);
+            if (c.error < best.error) best = std::move(c);
+          } catch (const IntegrationFailure&) {
+            // The larger steps served.
+          }
+        }
       }
     }
     for (std::size_t it = 0; it < nt; ++it) {

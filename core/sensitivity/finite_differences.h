@@ -85,6 +85,9 @@ struct FiniteDifferenceResult {
   integrators::IntegratorStats integrator;   // all simulations summed
   long perturbedRhsEvals = 0;                // right-hand sides of the perturbed simulations
   long simulations = 0;
+  // What was done instead of failing (a step reduced after a perturbed simulation failed), one
+  // sentence each.
+  std::vector<std::string> fallbacks;
 };
 
 // Fills `result` (stats as far as it got when an integration fails, then rethrows). `monitorFor`

@@ -288,6 +288,7 @@ void runFiniteDifferences(const Setup& s, SensitivityResult& result) {
     result.stats.sensitivityEvals = fdResult.perturbedRhsEvals;
     result.stats.simulations = fdResult.simulations;
     result.stats.fdSteps = fdResult.steps;
+    result.stats.fallbacks = fdResult.fallbacks;
   };
   try {
     sensitivity::finiteDifferences(
