@@ -219,6 +219,7 @@ JsonObject statsObject(const symbolic::CompiledModel& compiled, const Settings& 
       schemes.push_back(fdSchemeText(step));
     }
     json.add("fd_steps", deltas).add("fd_step_scales", scales).add("fd_schemes", schemes);
+    json.add("sensitivity_fallbacks", r.stats.fallbacks);
   }
   if (peanoBaker) {
     const auto& pb = r.stats.peanoBaker;
@@ -276,6 +277,7 @@ void printSummary(const std::string& modelId, const symbolic::CompiledModel& com
     }
     o << "\n";
   }
+  for (const std::string& f : r.stats.fallbacks) o << "fallback     " << f << "\n";
   if (r.guardedCount > 0)
     o << "guarded      " << r.guardedCount << " (time, output) pairs with |y| <= atol: scaled 0\n";
   o << "wall time    " << shortNumber(r.wallSeconds) << " s  (load and compile "

@@ -121,10 +121,12 @@ class Simulator {
   std::vector<double> yAll_;
 };
 
-// For each parameter: the largest max_t |x_i(t)| / |∂x0_i/∂p| over the states it sets initially
-// (0 when it sets none), from the unperturbed run's states at the output times.
-std::vector<double> initialValueScales(const FiniteDifferenceProblem& problem,
-                                       const std::vector<double>& states) {
+// For each parameter that sets initial values (0 when it sets none), in the parameter's units:
+// the largest max_t |x_i(t)| / |∂x0_i/∂p| over the states it sets (first), and the largest size
+// any state reaches divided by its largest |∂x0_i/∂p| (second), from the unperturbed run's
+// states at the output times.
+std::vector<std::pair<double, double>> initialValueScales(const FiniteDifferenceProblem& problem,
+                                                          const std::vector<double>& states) {
   const symbolic::CompiledModel& model = *problem.model;
   const auto nx = static_cast<std::size_t>(model.nx());
   std::vector<double> reach(nx, 0.0);
@@ -134,16 +136,22 @@ std::vector<double> initialValueScales(const FiniteDifferenceProblem& problem,
   const symbolic::SparsePattern& pattern = model.initialSensitivityPattern();
   std::vector<double> s0(static_cast<std::size_t>(pattern.nnz()));
   model.initialSensitivity(problem.t0, problem.p.data(), s0.data());
-  std::vector<double> scales;
+  double modelReach = 0;
+  for (const double r : reach)
+    if (std::isfinite(r)) modelReach = std::max(modelReach, r);
+  std::vector<std::pair<double, double>> scales;
   for (const int k : problem.params) {
-    double scale = 0;
+    double scale = 0, largestD = 0;
     for (int e = pattern.colPtr[static_cast<std::size_t>(k)];
          e < pattern.colPtr[static_cast<std::size_t>(k) + 1]; ++e) {
       const double d = std::abs(s0[static_cast<std::size_t>(e)]);
       const double r = reach[static_cast<std::size_t>(pattern.rowIdx[static_cast<std::size_t>(e)])];
-      if (d > 0 && std::isfinite(d) && std::isfinite(r)) scale = std::max(scale, r / d);
+      if (d > 0 && std::isfinite(d) && std::isfinite(r)) {
+        scale = std::max(scale, r / d);
+        largestD = std::max(largestD, d);
+      }
     }
-    scales.push_back(scale);
+    scales.push_back({scale, largestD > 0 ? modelReach / largestD : 0.0});
   }
   return scales;
 }
@@ -155,6 +163,7 @@ std::vector<double> initialValueScales(const FiniteDifferenceProblem& problem,
 struct Candidate {
   FiniteDifferenceStep step;
   std::vector<double> column;
+  std::vector<double> spread;  // |D(δ) − D(δ/2)| per value (extrapolating candidates only)
   double error = std::numeric_limits<double>::infinity();
 };
 
@@ -187,7 +196,7 @@ void finiteDifferences(const FiniteDifferenceProblem& problem,
   for (const double w : weight) largest = std::max(largest, w);
   for (double& w : weight) w = 1 / (w + 1e-12 * largest + 1e-300);
 
-  const std::vector<double> scales = initialValueScales(problem, nominal.x);
+  const std::vector<std::pair<double, double>> scales = initialValueScales(problem, nominal.x);
   std::vector<double> dxdp(nt * nx * ns), dydp(nt * ny * ns);
 
   // Σ_r w_r·(run_r − nominal) for every state and output value.
@@ -246,6 +255,8 @@ void finiteDifferences(const FiniteDifferenceProblem& problem,
         }
       }
       estimate(c, coarse, fine);
+      c.spread.resize(nxy);
+      for (std::size_t a = 0; a < nxy; ++a) c.spread[a] = std::abs(coarse[a] - fine[a]);
     };
     if (pk != 0 && delta <= 0.5 * std::abs(pk)) {
       // Central: p ± δ never changes the sign of p. D(h) = (y(p+h) − y(p−h))/(2h).
@@ -275,6 +286,22 @@ void finiteDifferences(const FiniteDifferenceProblem& problem,
     const Run half = at(h / 2);
     extrapolate(coarse, combine({{4 / h, &half}, {-1 / h, &one}}));
     return c;
+  };
+
+  // A larger step may replace a smaller one only where it agrees with it within the smaller
+  // one's own uncertainty (3·|D(δ) − D(δ/2)| + 8·noise/δ per value, noise = 100·rtol·|y| +
+  // atol): so that noise is traded for accuracy, never for the flat response of a saturated
+  // model (both differences ~0 at a huge step, which looks consistent with itself) or a
+  // nonlinear one.
+  auto consistentWith = [&](const Candidate& wider, const Candidate& current) {
+    if (current.spread.size() != nxy || wider.column.size() != nxy) return false;
+    const double delta = std::abs(current.step.delta) / 2;
+    for (std::size_t a = 0; a < nxy; ++a) {
+      const double noise = 100 * tight.rtol * std::abs(valuesOf(nominal, a)) + tight.atol;
+      const double d = std::abs(wider.column[a] - current.column[a]);
+      if (!(d <= 3 * current.spread[a] + 8 * noise / delta)) return false;
+    }
+    return true;
   };
 
   // Parameters that are 0: at most this many step changes, towards
@@ -336,26 +363,22 @@ void finiteDifferences(const FiniteDifferenceProblem& problem,
     return c;
   };
 
-  // The size the model's states reach (the scale of last resort for an initial value whose own
-  // state stays far below the others, e.g. a phosphorylated form that starts and stays ~1e-9).
-  double stateScale = 0;
-  for (const double v : nominal.x)
-    if (std::isfinite(v)) stateScale = std::max(stateScale, std::abs(v));
-
+  std::vector<Candidate> chosen(ns);
   for (std::size_t j = 0; j < ns; ++j) {
     const auto k = static_cast<std::size_t>(problem.params[j]);
     const double pk = problem.p[k];
     simulate.startParameter(j);
     // The step's scale. Ordinary parameters, and initial values whose states stay near their
     // initial size: |p|. An initial value far below the sizes it influences (its states' reach
-    // or, larger, the model's, over 10·|p|): best of steps — from that size down by factors of
-    // 10 while the error estimate falls (a step the response is visibly nonlinear over shrinks,
-    // one drowning in noise stops the descent), then |p| itself if the descent got that far.
-    // Brannmark's IRp: the model's size 10 gives δ = 1e-3, 3.8e-4 off by nonlinearity; 1e-5 and
-    // 1e-6 agree with odeSD to 6e-7, 1.4e-6; |p| = 1.8e-9 drowns in IRS's noise.
+    // or, larger, the model's, both in p's units, over 10·|p|): best of steps — from that size
+    // down by factors of 10 (at most kMaxLadder levels), then |p| itself; the smallest error
+    // estimate wins (a step the response is visibly nonlinear over and one drowning in noise
+    // both estimate large). Brannmark's IRp: the model's size 10 gives δ = 1e-3, 3.8e-4 off by
+    // nonlinearity; 1e-5 and 1e-6 agree with odeSD to 6e-7, 1.4e-6; |p| = 1.8e-9 drowns in
+    // IRS's noise.
     constexpr int kMaxLadder = 5;
     const double own = std::abs(pk);
-    const double top = scales[j] > 0 ? std::max(scales[j], stateScale) : 0.0;
+    const double top = std::max(scales[j].first, scales[j].second);
     // A perturbed simulation that fails (a step that pushes the model into a blow-up) is not
     // the end: the step shrinks 100-fold, at most kMaxShrink times, and the result says so.
     constexpr int kMaxShrink = 3;
@@ -384,40 +407,103 @@ void finiteDifferences(const FiniteDifferenceProblem& problem,
       best = shrinking(options.relativeStep, [&](double h0) { return adaptedFromZero(k, h0); });
     } else if (top <= 10 * own) {
       best = shrinking(own, [&](double scale) { return candidate(k, scale); });
+      // A response lost in the noise (step and half step disagree): |p| is too small a scale
+      // for what p moves — Okuonghae's theta = 1.9e-12
+      // moves total_pop (~1e8) by 322 per unit, 1e-14 at δ = 1e-4·|p|, far below its noise
+      // 1e-4. Larger scales, 1000-fold each (at most kMaxNoiseLevels), the smallest estimate
+      // winning; a step the response is nonlinear over estimates large too.
+      constexpr int kMaxNoiseLevels = 5;
+      constexpr double kNoiseDominated = 1e-3;
+      double scale = own;
+      for (int level = 0;
+           level < kMaxNoiseLevels && options.richardson && best.error > kNoiseDominated;
+           ++level) {
+        scale *= 1e3;
+        try {
+          Candidate c = candidate(k, scale);
+          if (c.error < best.error && consistentWith(c, best)) best = std::move(c);
+        } catch (const IntegrationFailure&) {
+          break;
+        }
+      }
     } else if (!options.richardson) {
       // Without the half step there is no error estimate to choose by: the largest scale, the
       // one the integration noise cannot drown.
       best = shrinking(top, [&](double scale) { return candidate(k, scale); });
     } else {
-      // A level whose simulations fail is skipped (the next one is 10× smaller).
-      bool falling = true;
+      // Every level (a level whose simulations fail is skipped), then |p| itself: the smallest
+      // error estimate wins. (Stopping at the first level whose estimate rose picked δ = 256 for
+      // Perelson's compartment size 1, where the model-wide size was not yet in its units.)
       double scale = top;
       for (int level = 0; level < kMaxLadder && scale > 10 * own; ++level, scale /= 10) {
-        Candidate c;
         try {
-          c = candidate(k, scale);
+          Candidate c = candidate(k, scale);
+          if (best.column.empty() || c.error < best.error) best = std::move(c);
         } catch (const IntegrationFailure&) {
           continue;
         }
-        if (!best.column.empty() && !(c.error < best.error)) {
-          falling = false;
-          break;
-        }
-        best = std::move(c);
       }
-      if (falling) {
-        if (best.column.empty()) {
-          best = shrinking(own, [&](double s) { return candidate(k, s); });
-        } else {
-          try {
-            Candidate c = candidate(k, own);
-            if (c.error < best.error) best = std::move(c);
-          } catch (const IntegrationFailure&) {
-            // The larger steps served.
-          }
+      if (best.column.empty()) {
+        best = shrinking(own, [&](double s) { return candidate(k, s); });
+      } else {
+        try {
+          Candidate c = candidate(k, own);
+          if (c.error < best.error) best = std::move(c);
+        } catch (const IntegrationFailure&) {
+          // The larger steps served.
         }
       }
     }
+    chosen[j] = std::move(best);
+  }
+
+  // Second pass, on the scale the agreement with the analytic methods is judged on: each
+  // quantity's largest |sensitivity| over all parameters and times. A parameter whose step and
+  // half step still differ by more than kTarget of that scale somewhere (noise drowning a small
+  // response in a large quantity — Laske's k_exp_Vp_nuc_M1 = 1e-6 left 8e-3 in B_att_Lo, which
+  // it does not move at all) tries 1000-fold larger scales (at most kMaxWideningLevels), the
+  // smallest such difference winning. Progress stays on the last parameter's slot.
+  constexpr double kTarget = 1e-5;
+  constexpr int kMaxWideningLevels = 4;
+  std::vector<double> quantityScale(nx + ny, 0.0);
+  for (const Candidate& c : chosen) {
+    for (std::size_t a = 0; a < nxy; ++a) {
+      const double v = std::abs(c.column[a]);
+      double& scale = quantityScale[a % (nx + ny)];
+      if (std::isfinite(v)) scale = std::max(scale, v);
+    }
+  }
+  auto scaledSpread = [&](const Candidate& c) {
+    double worst = 0;
+    for (std::size_t a = 0; a < c.spread.size(); ++a) {
+      const double s = quantityScale[a % (nx + ny)];
+      if (s > 0) worst = std::max(worst, c.spread[a] / s);
+    }
+    return worst;
+  };
+  if (options.richardson && ns > 0) simulate.startParameter(ns - 1);
+  for (std::size_t j = 0; j < ns && options.richardson; ++j) {
+    if (chosen[j].spread.empty()) continue;  // adapted from 0: no half step to compare
+    double error = scaledSpread(chosen[j]);
+    const auto k = static_cast<std::size_t>(problem.params[j]);
+    double scale = chosen[j].step.scale;
+    for (int level = 0; level < kMaxWideningLevels && error > kTarget; ++level) {
+      scale *= 1e3;
+      try {
+        Candidate c = candidate(k, scale);
+        const double e = scaledSpread(c);
+        if (e < error && consistentWith(c, chosen[j])) {
+          error = e;
+          chosen[j] = std::move(c);
+        }
+      } catch (const IntegrationFailure&) {
+        break;
+      }
+    }
+  }
+
+  for (std::size_t j = 0; j < ns; ++j) {
+    const Candidate& best = chosen[j];
     for (std::size_t it = 0; it < nt; ++it) {
       for (std::size_t i = 0; i < nx; ++i)
         dxdp[((it * nx) + i) * ns + j] = best.column[it * (nx + ny) + i];
