@@ -23,11 +23,13 @@ fi
 printf "%-36s %6s %6s %12s  %s\n" problem params outputs worst "(output, parameter, time)"
 for p in "${problems[@]}"; do
   model="$petab/$p/model_$p.xml"
-  [ -f "$model" ] || continue
+  [ -f "$model" ] || model="$(ls "$petab/$p"/*.xml 2> /dev/null | head -n 1)"
+  [ -n "$model" ] && [ -f "$model" ] || continue
   tEnd=$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "time") c = i; next }
                      FNR == 1 { next }
                      $c != "inf" && $c + 0 > m { m = $c + 0 } END { print (m > 0 ? m : 10) }' \
-         "$petab/$p"/measurementData*.tsv | tail -n 1)
+         $(ls "$petab/$p"/measurementData*.tsv "$petab/$p"/measurements.tsv 2> /dev/null) |
+         tail -n 1)
   common=(sensitivities "$model" --t-end "$tEnd" --points 11)
   limit="${SENSODE_FD_TIMEOUT:-1800}"
   if ! timeout "$limit" "$cli" "${common[@]}" --method fd --out "$work/fd.csv" > /dev/null 2> "$work/err"; then

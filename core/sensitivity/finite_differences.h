@@ -30,6 +30,13 @@
 // shrunk while it is visibly nonlinear; no extrapolation there. Steps are rounded down to powers
 // of two, so that the perturbed values are exact and a linear response comes out exact.
 //
+// Responses lost in noise. Where step and half step disagree by more than 1e-3 (size-weighted),
+// or, in a second pass, by more than 1e-5 of some quantity's largest sensitivity over all
+// parameters, 1000-fold larger scales are tried (Okuonghae's theta = 1.9e-12 moves total_pop
+// ~1e8 by 322 per unit: δ = 1e-4·|p| is far below its noise); one is taken only where it agrees
+// with the smaller step within that step's uncertainty, so that a saturated or nonlinear
+// response at the larger step is never taken for accuracy.
+//
 // Where p is the threshold of a piecewise switch the difference includes the jump that the
 // analytic sensitivities omit (Brannmark's insulin_time_1); no step choice removes that.
 #pragma once
