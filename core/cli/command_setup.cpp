@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <iostream>
 
 #include "core/common/errors.h"
 #include "core/model/sbml_importer.h"
@@ -28,6 +29,10 @@ CommandModel loadCommandModel(const std::string& path,
   const auto start = std::chrono::steady_clock::now();
   // As typed: the importer resolves it for libSBML and names it in messages as the user wrote it.
   const model::Model m = model::importSbmlFile(path);
+  // What the import assumed (e.g. a valueless parameter taken as 1) goes to stderr, so that it
+  // never mixes with CSV on stdout.
+  for (const std::string& w : m.warnings)
+    std::cerr << "sensode: warning: " << path << ": " << w << "\n";
   CommandModel loaded;
   loaded.modelId = m.id;
   loaded.model = std::make_shared<const symbolic::CompiledModel>(symbolic::buildOdeSystem(m));

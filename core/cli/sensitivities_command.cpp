@@ -3,6 +3,7 @@
 //                       [--scaled] [--t-end T] [--points N | --times t1,t2,...] [--rtol R]
 //                       [--atol A] [--set ID=VALUE ...] [--trajectory odesd|cvodes]
 //                       [--outputs ID,...] [--no-error-control] [--fd-step H]
+//                       [--fd-no-extrapolation]
 //                       [--corrector staggered|simultaneous|augmented]
 //                       [--out FILE.csv] [--stats FILE.json]
 //
@@ -60,7 +61,10 @@ const std::vector<OptionSpec>& sensitivitiesOptions() {
       {"--corrector", "staggered|simultaneous|augmented",
        "cvodes: sensitivity corrector (default staggered; augmented: CVODE on [x; S] as one "
        "vector); odesd: that of its BDF hand-over (default augmented)"},
-      {"--fd-step", "H", "fd: relative parameter step (default 1e-4; simulations at rtol 1e-12)"},
+      {"--fd-step", "H",
+       "fd: relative step, of |p| or of the size an initial value's state reaches (default 1e-4; "
+       "simulations at rtol 1e-12)"},
+      {"--fd-no-extrapolation", "", "fd: plain differences, no Richardson extrapolation"},
       {"--out", "FILE.csv", "write time,variable,parameter,value (one row per entry)"},
       {"--stats", "FILE.json", "write statistics as one JSON object"},
       {"--help", "", "show this help"},
@@ -146,6 +150,7 @@ Settings parse(const Arguments& a) {
   options.integrator.rtol = a.number("--rtol", options.integrator.rtol);
   options.integrator.atol = a.number("--atol", options.integrator.atol);
   options.fdRelativeStep = a.number("--fd-step", options.fdRelativeStep);
+  if (a.has("--fd-no-extrapolation")) options.fdRichardson = false;
   if (const auto why = options.validate()) throw usage(*why);
 
   for (const std::string& item : a.strings("--set")) {
@@ -181,6 +186,12 @@ void writeCsv(const fs::path& file, const tasks::SensitivityResult& r) {
   if (!out) throw Error(file.string() + ": write failed");
 }
 
+// "central, extrapolated", "one-sided", ...
+std::string fdSchemeText(const sensitivity::FiniteDifferenceStep& step) {
+  return std::string(sensitivity::toString(step.scheme)) +
+         (step.extrapolated ? ", extrapolated" : "");
+}
+
 JsonObject statsObject(const symbolic::CompiledModel& compiled, const Settings& s,
                        const tasks::SensitivityResult& r, double loadSeconds) {
   const tasks::SensitivityOptions& o = s.options;
@@ -203,6 +214,17 @@ JsonObject statsObject(const symbolic::CompiledModel& compiled, const Settings& 
     json.add("corrector", integrators::toString(o.integrator.handoverCorrector));
   if (peanoBaker || o.method == tasks::SensitivityMethod::FiniteDifferences)
     json.add("trajectory", integrators::toString(o.trajectory));
+  if (o.method == tasks::SensitivityMethod::FiniteDifferences) {
+    std::vector<double> deltas, scales;
+    std::vector<std::string> schemes;
+    for (const auto& step : r.stats.fdSteps) {
+      deltas.push_back(step.delta);
+      scales.push_back(step.scale);
+      schemes.push_back(fdSchemeText(step));
+    }
+    json.add("fd_steps", deltas).add("fd_step_scales", scales).add("fd_schemes", schemes);
+    json.add("sensitivity_fallbacks", r.stats.fallbacks);
+  }
   if (peanoBaker) {
     const auto& pb = r.stats.peanoBaker;
     json.add("intervals", pb.intervals)
@@ -246,6 +268,19 @@ void printSummary(const std::string& modelId, const symbolic::CompiledModel& com
     << shortNumber(s.options.integrator.atol) << ")\n";
   o << "steps        " << r.stats.integrator.steps << "\n";
   o << "sens evals   " << r.stats.sensitivityEvals << "\n";
+  if (!r.stats.fdSteps.empty()) {
+    o << "fd steps     ";
+    for (std::size_t j = 0; j < r.stats.fdSteps.size(); ++j) {
+      if (j == 8) {
+        o << "; ... (all in --stats: fd_steps)";
+        break;
+      }
+      const auto& step = r.stats.fdSteps[j];
+      o << (j ? "; " : "") << r.parameterIds[j] << " " << shortNumber(step.delta) << " "
+        << fdSchemeText(step);
+    }
+    o << "\n";
+  }
   // What the run did instead of failing: the integrator's bridges, then other methods.
   for (const std::string& f : r.stats.integrator.fallbacks) o << "fallback     " << f << "\n";
   for (const std::string& f : r.stats.fallbacks) o << "fallback     " << f << "\n";

@@ -82,6 +82,13 @@ JsonObject& JsonObject::add(const std::string& key, const std::vector<std::strin
   return *this;
 }
 
+JsonObject& JsonObject::add(const std::string& key, const std::vector<double>& values) {
+  std::string array = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) array += (i ? ", " : "") + jsonNumber(values[i]);
+  entries_.emplace_back(key, array + "]");
+  return *this;
+}
+
 std::string JsonObject::str() const {
   std::string out = "{";
   for (std::size_t i = 0; i < entries_.size(); ++i) {

@@ -24,6 +24,8 @@ class JsonObject {
   JsonObject& add(const std::string& key, const std::string& value);
   // A JSON array of strings.
   JsonObject& add(const std::string& key, const std::vector<std::string>& values);
+  // A JSON array of numbers (jsonNumber each).
+  JsonObject& add(const std::string& key, const std::vector<double>& values);
   JsonObject& add(const std::string& key, const char* value) {
     return add(key, std::string(value));
   }

@@ -100,6 +100,9 @@ struct Model {
   std::vector<Rule> rules;  // assignment rules in the order the file gives; rate rules too
   std::vector<InitialAssignment> initialAssignments;
   std::string conversionFactor;  // model-level conversion factor parameter id, empty if none
+  // What the import assumed where the file is silent (one sentence each, naming the element),
+  // for the front ends to show: e.g. a global parameter without any value taken as 1.
+  std::vector<std::string> warnings;
 };
 
 }  // namespace sensode::model

@@ -192,6 +192,7 @@ class Importer {
                                           const std::string& reactionId);
   void importRules(const lsb::Model& m);
   void importInitialAssignments(const lsb::Model& m);
+  void defaultValuelessParameters();
   double finiteInitialValue(double v, const std::string& element) const;
 
   // ---- math ----
@@ -216,6 +217,7 @@ class Importer {
   // Ids math may name: compartments, species, parameters, species references, reactions.
   std::unordered_set<std::string> globals_;
   std::unordered_set<std::string> species_;  // species ids alone, for species references
+  std::unordered_set<std::string> valueless_;  // global parameters without a value attribute
   std::unordered_map<std::string, const FunctionDefinition*> functions_;
   std::vector<std::string> expanding_;  // function definitions being expanded (cycle guard)
 };
@@ -245,6 +247,7 @@ Model Importer::run(SBMLDocument& doc) {
   importReactions(*m);
   importRules(*m);
   importInitialAssignments(*m);
+  defaultValuelessParameters();
   return std::move(model_);
 }
 
@@ -442,8 +445,30 @@ void Importer::importParameters(const lsb::Model& m) {
     out.id = p->getId();
     out.name = p->getName();
     if (p->isSetValue()) out.value = p->getValue();
+    else valueless_.insert(out.id);
     out.constant = p->getConstant();
     model_.parameters.push_back(std::move(out));
+  }
+}
+
+// A global parameter with no value attribute, no initial assignment and no rule
+// (BIOMD0000000266's X9) leaves the model underdetermined. COPASI imports it with the value 1
+// and the warning "No initial value set for global parameter ... Setting initial value to 1.0"
+// (its message MCSBML 43); libRoadRunner refuses the model ("Global parameter ... is missing a
+// value", sys-bio/roadrunner #627, #692). Sensode follows COPASI, so that such curated models
+// run, and says so in Model::warnings (the CLI prints them; --set ID=VALUE chooses another).
+// Like COPASI, only where no rule names the parameter (a rate-rule variable without an initial
+// value stays an error, reported by the ODE builder if the model uses it).
+void Importer::defaultValuelessParameters() {
+  std::unordered_set<std::string> determined;
+  for (const Rule& r : model_.rules) determined.insert(r.variable);
+  for (const InitialAssignment& a : model_.initialAssignments) determined.insert(a.symbol);
+  for (Parameter& p : model_.parameters) {
+    if (!valueless_.count(p.id) || determined.count(p.id)) continue;
+    p.value = 1.0;
+    model_.warnings.push_back("global parameter '" + p.id +
+                              "' has no value (no value attribute, initial assignment or rule): "
+                              "using 1, as COPASI does");
   }
 }
 

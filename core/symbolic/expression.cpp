@@ -80,8 +80,18 @@ const char* opName(Op op) {
       "sinh", "cosh", "tanh", "sech", "csch", "coth", "arcsin", "arccos", "arctan", "arcsec",
       "arccsc", "arccot", "arcsinh", "arccosh", "arctanh", "arcsech", "arccsch", "arccoth", "abs",
       "floor", "ceil", "factorial", "sign", "rem", "quotient", "min", "max", "<", "<=", ">", ">=",
-      "==", "!=", "and", "or", "xor", "not", "piecewise"};
+      "==", "!=", "and", "or", "xor", "not", "piecewise", "powlog"};
   return names[static_cast<int>(op)];
+}
+
+double powLog(double u, double v, int k) {
+  // The limit of u^v·ln^k u at u = 0 is 0 for v > 0 (u^v wins over any power of ln u); 0^v·ln 0
+  // would be 0·(−∞) = NaN. For v <= 0 the product is infinite (or NaN) and stays so.
+  if (u == 0.0 && v > 0.0) return 0.0;
+  const double l = std::log(u);
+  double r = std::pow(u, v);
+  for (int i = 0; i < k; ++i) r *= l;
+  return r;
 }
 
 // Numeric value of an op applied to already-evaluated children (shared by evaluate() and
@@ -121,6 +131,7 @@ double applyOp(Op op, std::span<const double> v) {
         if (v[i + 1] != 0.0) return v[i];
       return v[n - 1];
     }
+    case Op::PowLog: return powLog(v[0], v[1], static_cast<int>(v[2]));
     default:
       if (v.size() == 1) return applyUnary(op, v[0]);
       return applyBinary(op, v[0], v[1]);
@@ -335,6 +346,8 @@ Expr ExprPool::mul(std::span<const Expr> factors) {
     }
   }
   if (coef == 0.0) return zero_;
+  mergeSymbolicPowers(exponent);
+  foldLogFactors(exponent);
   std::vector<Expr> out;
   for (auto [base, e] : exponent) {
     if (e == 0.0) continue;
@@ -345,6 +358,76 @@ Expr ExprPool::mul(std::span<const Expr> factors) {
   if (coef != 1.0) out.insert(out.begin(), constant(coef));
   if (out.size() == 1) return out[0];
   return intern(Op::Mul, 0, 0, out);
+}
+
+// Powers of one base with exponents that are not all constant, u^a·u^b·u^c, become u^(a+b+c):
+// x^n·x^(n−1) (the quotient rule on a Hill term) is 0·∞ = NaN at x = 0 for n < 1, while
+// x^(2n−1) is the limit (+∞ there, a genuinely infinite derivative that must stay infinite,
+// not turn into NaN).
+void ExprPool::mergeSymbolicPowers(std::map<Expr, double>& exponent) {
+  std::map<Expr, std::vector<std::pair<Expr, double>>> byBase;  // base → (power node, count)
+  for (auto [f, e] : exponent) {
+    if (nodes_[f].op == Op::Pow && !isConstant(children(f)[1]))
+      byBase[children(f)[0]].push_back({f, e});
+  }
+  for (auto& [base, powers] : byBase) {
+    const auto plain = exponent.find(base);
+    if (powers.size() + (plain != exponent.end() ? 1 : 0) < 2) continue;
+    std::vector<Expr> terms;
+    if (plain != exponent.end()) {
+      terms.push_back(constant(plain->second));
+      exponent.erase(plain);
+    }
+    for (auto [f, count] : powers) {
+      terms.push_back(mul(constant(count), children(f)[1]));
+      exponent.erase(f);
+    }
+    const Expr merged = pow(base, add(terms));
+    if (merged == one_) continue;
+    if (nodes_[merged].op == Op::Pow && isConstant(children(merged)[1]))
+      exponent[children(merged)[0]] += nodes_[children(merged)[1]].value;
+    else
+      exponent[merged] += 1.0;
+  }
+}
+
+// (ln u)^k times u^a (constant a > 0), u^v (v not constant) or u^v·(ln u)^j in one product
+// becomes the guarded u^v·(ln u)^k, whose value at u = 0 is the limit 0 instead of 0·(−∞) = NaN
+// (u·ln u, x^n·ln x from ∂(x^n)/∂n divided by a denominator, ...). Only positive integer k:
+// the other powers of ln u have no such limit to take.
+void ExprPool::foldLogFactors(std::map<Expr, double>& exponent) {
+  std::vector<std::pair<Expr, double>> logs;
+  for (auto [f, k] : exponent) {
+    if (nodes_[f].op == Op::Log && k >= 1 && k <= 16 && k == std::floor(k)) logs.push_back({f, k});
+  }
+  for (auto [logNode, k] : logs) {
+    if (!exponent.count(logNode)) continue;  // already folded as the base of another ln
+    const Expr u = children(logNode)[0];
+    Expr partner = 0, folded = 0;
+    if (auto it = exponent.find(u); it != exponent.end() && it->second > 0) {
+      partner = u;
+      folded = powLog(u, constant(it->second), static_cast<int>(k));
+    } else {
+      for (auto [f, e] : exponent) {
+        if (e != 1.0 || children(f).empty() || children(f)[0] != u) continue;
+        if (nodes_[f].op == Op::Pow && !isConstant(children(f)[1])) {
+          partner = f;
+          folded = powLog(u, children(f)[1], static_cast<int>(k));
+          break;
+        }
+        if (nodes_[f].op == Op::PowLog) {
+          partner = f;
+          folded = powLog(u, children(f)[1],
+                          static_cast<int>(nodes_[children(f)[2]].value + k));
+          break;
+        }
+      }
+    }
+    if (folded == 0) continue;
+    exponent.erase(logNode);
+    exponent.erase(partner);
+    exponent[folded] += 1.0;
+  }
 }
 
 Expr ExprPool::div(Expr a, Expr b) {
@@ -379,6 +462,16 @@ Expr ExprPool::sqrt(Expr a) { return pow(a, constant(0.5)); }
 Expr ExprPool::log10(Expr a) { return div(unary(Op::Log, a), constant(std::log(10.0))); }
 Expr ExprPool::logBase(Expr base, Expr a) { return div(unary(Op::Log, a), unary(Op::Log, base)); }
 Expr ExprPool::root(Expr degree, Expr a) { return pow(a, div(one_, degree)); }
+
+Expr ExprPool::powLog(Expr base, Expr exponent, int logPower) {
+  if (logPower == 0) return pow(base, exponent);
+  if (logPower < 0) throw Error("ExprPool::powLog: negative power of ln");
+  if (isConstant(base, 1.0)) return zero_;
+  const Expr k[3] = {base, exponent, constant(logPower)};
+  if (isConstant(base) && isConstant(exponent))
+    return constant(symbolic::powLog(nodes_[base].value, nodes_[exponent].value, logPower));
+  return intern(Op::PowLog, 0, 0, k);
+}
 
 Expr ExprPool::unary(Op op, Expr a) {
   if (!isUnaryFunction(op) && op != Op::Not)
@@ -484,10 +577,29 @@ Expr ExprPool::diffNode(Expr e, Expr sym) {
         if (db == zero_) return zero_;
         return mul(std::vector<Expr>{ex, pow(base, sub(ex, one_)), db});
       }
-      // d(u^v) = u^v·(v'·ln u + v·u'/u)
-      const Expr t1 = mul(de, unary(Op::Log, base));
-      const Expr t2 = db == zero_ ? zero_ : mul(std::vector<Expr>{ex, db, pow(base, constant(-1.0))});
-      return mul(e, add(t1, t2));
+      // d(u^v) = v·u^(v−1)·u' + u^v·ln u·v', the last product the guarded u^v·ln u: at u = 0
+      // (a Hill term of a species that is 0) it is the limit 0 for v > 0, where the textbook
+      // u^v·(v'·ln u + v·u'/u) gives 0·(−∞) = NaN. A constant base c > 0 keeps c^v·ln c·v'.
+      if (isConstant(base) && nodes_[base].value > 0)
+        return mul(std::vector<Expr>{e, constant(std::log(nodes_[base].value)), de});
+      const Expr t1 = mul(de, powLog(base, ex, 1));
+      if (db == zero_) return t1;
+      return add(t1, mul(std::vector<Expr>{ex, pow(base, sub(ex, one_)), db}));
+    }
+    case Op::PowLog: {
+      // d(u^v·ln^k u) = u'·(v·u^(v−1)·ln^k u + k·u^(v−1)·ln^(k−1) u) + v'·u^v·ln^(k+1) u, every
+      // term again guarded (its limit at u = 0 is 0 where the exponent of u is positive).
+      const Expr base = c[0], ex = c[1];
+      const int k = static_cast<int>(nodes_[c[2]].value);
+      const Expr db = diff(base, sym), de = diff(ex, sym);
+      std::vector<Expr> t;
+      if (de != zero_) t.push_back(mul(de, powLog(base, ex, k + 1)));
+      if (db != zero_) {
+        const Expr exm1 = sub(ex, one_);
+        t.push_back(mul(db, add(mul(ex, powLog(base, exm1, k)),
+                                mul(constant(k), powLog(base, exm1, k - 1)))));
+      }
+      return add(t);
     }
     case Op::Exp: return mul(e, du());
     case Op::Log: return div(du(), u());
@@ -567,6 +679,7 @@ Expr ExprPool::rebuildNode(Expr e, std::span<const Expr> kids) {
     case Op::Pow: return pow(kids[0], kids[1]);
     case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor: return nary(n.op, kids);
     case Op::Piecewise: return piecewise(kids.first(kids.size() - 1), kids.back());
+    case Op::PowLog: return powLog(kids[0], kids[1], static_cast<int>(nodes_[kids[2]].value));
     default:
       if (kids.size() == 1) return unary(n.op, kids[0]);
       return binary(n.op, kids[0], kids[1]);

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -47,11 +48,20 @@ enum class Op : std::uint8_t {
   // the otherwise value, NaN when SBML gives none). The first piece whose condition is non-zero
   // wins.
   Piecewise,
+  // u^v·(ln u)^k: children = u, v, k (k a constant integer >= 1). The guarded primitive of the
+  // removable singularity at u = 0: for v > 0 its limit 0 there (0·(−∞) would be NaN). The
+  // differentiator builds it for ∂(u^v)/∂v (Hill exponents at a species that is 0) and the
+  // simplifier for products u^a·(ln u)^k with a > 0 (u·ln u). Value: powLog().
+  PowLog,
 };
 
 const char* opName(Op op);
 // Value of `op` applied to evaluated children (folding, slow evaluation and tapes agree on it).
 double applyOp(Op op, std::span<const double> childValues);
+// u^v·(ln u)^k for integer k >= 1, 0 at u = 0 when v > 0 (the limit; 0·(−∞) otherwise),
+// else pow(u, v) times ln u k times, in that order. The C prelude of Tape has the same body
+// (the emitted evaluators must agree with the interpreter bit for bit).
+double powLog(double u, double v, int k);
 
 struct Node {
   Op op;
@@ -89,6 +99,8 @@ class ExprPool {
   Expr log10(Expr a);
   Expr logBase(Expr base, Expr a);  // log of a to base `base`
   Expr root(Expr degree, Expr a);   // a^(1/degree)
+  // u^v·(ln u)^k (Op::PowLog; k = 0 is pow(u, v)).
+  Expr powLog(Expr base, Expr exponent, int logPower);
 
   // Any unary function op (Exp ... Sign) or Not.
   Expr unary(Op op, Expr a);
@@ -139,6 +151,8 @@ class ExprPool {
   Expr intern(Op op, double value, std::uint32_t symbol, std::span<const Expr> kids);
   Expr diffNode(Expr e, Expr sym);
   Expr rebuildNode(Expr e, std::span<const Expr> kids);
+  void foldLogFactors(std::map<Expr, double>& exponent);
+  void mergeSymbolicPowers(std::map<Expr, double>& exponent);
 
   std::vector<Node> nodes_;
   std::vector<Expr> children_;

@@ -27,6 +27,7 @@ enum TapeOp : std::uint8_t {
   kBinary,    // out = fn(s[a], s[b]); fn in n2
   kNary,      // out = fn(s[args]); fn in n2; a = first, b = count
   kSelect,    // piecewise: a = first, b = count (v1, c1, ..., otherwise)
+  kPowLog,    // out = powLog(s[a], s[b], c): s[a]^s[b]·ln^c s[a], its limit 0 at s[a] = 0
 };
 
 struct Term {
@@ -94,6 +95,9 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
       out.insert(out.end(), den.begin(), den.end());
     } else if (n.op == Op::Pow && pool.isConstant(pool.children(e)[1])) {
       out.push_back(pool.children(e)[0]);
+    } else if (n.op == Op::PowLog) {  // the power of ln is an immediate
+      out.push_back(pool.children(e)[0]);
+      out.push_back(pool.children(e)[1]);
     } else {
       for (Expr c : pool.children(e)) out.push_back(c);
     }
@@ -234,6 +238,12 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
         ins.b = static_cast<std::uint32_t>(all.size());
         break;
       }
+      case Op::PowLog:
+        ins.op = kPowLog;
+        ins.a = slotFor(pool.children(e)[0]);
+        ins.b = slotFor(pool.children(e)[1]);
+        ins.c = pool.node(pool.children(e)[2]).value;
+        break;
       case Op::Piecewise: {
         ins.op = kSelect;
         std::vector<Expr> all(pool.children(e).begin(), pool.children(e).end());
@@ -326,6 +336,7 @@ void Tape::interpret(double t, const double* x, const double* p, double* out) co
       }
       case kPowConst: v = std::pow(s[ins.a], ins.c); break;
       case kPow: v = std::pow(s[ins.a], s[ins.b]); break;
+      case kPowLog: v = powLog(s[ins.a], s[ins.b], static_cast<int>(ins.c)); break;
       case kUnary: {
         const double a = s[ins.a];
         v = applyOp(static_cast<Op>(ins.n2), std::span<const double>(&a, 1));
@@ -430,7 +441,15 @@ std::string Tape::cPrelude() {
     c << "    case " << static_cast<int>(op) << ": return " << body << ";\n";
   c << "    default: return NAN;\n  }\n}\n"
        "static inline double sensode_min(double acc, double y) { return y < acc ? y : acc; }\n"
-       "static inline double sensode_max(double acc, double y) { return acc < y ? y : acc; }\n\n";
+       "static inline double sensode_max(double acc, double y) { return acc < y ? y : acc; }\n"
+       // powLog() of core/symbolic/expression.cpp, statement for statement.
+       "static inline double sensode_powlog(double u, double v, int k) {\n"
+       "  if (u == 0.0 && v > 0.0) return 0.0;\n"
+       "  const double l = log(u);\n"
+       "  double r = pow(u, v);\n"
+       "  for (int i = 0; i < k; ++i) r *= l;\n"
+       "  return r;\n"
+       "}\n\n";
   return c.str();
 }
 
@@ -458,6 +477,10 @@ std::string Tape::cExpression(const Instr& ins,
     case kPowInt: c = cIntegerPower(sl(ins.a), static_cast<int>(ins.c)); break;
     case kPowConst: c = "pow(" + sl(ins.a) + ", " + cLiteral(ins.c) + ")"; break;
     case kPow: c = "pow(" + sl(ins.a) + ", " + sl(ins.b) + ")"; break;
+    case kPowLog:
+      c = "sensode_powlog(" + sl(ins.a) + ", " + sl(ins.b) + ", " +
+          std::to_string(static_cast<int>(ins.c)) + ")";
+      break;
     case kUnary: {
       const Op op = static_cast<Op>(ins.n2);
       const std::string a = sl(ins.a);

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "core/common/errors.h"
+#include "core/sensitivity/finite_differences.h"
 #include "core/sensitivity/output_sensitivities.h"
 #include "core/tasks/task_common.h"
 
@@ -43,27 +44,10 @@ namespace {
 using detail::exactNumber;
 using detail::InvalidInput;
 using detail::OutputColumn;
-using integrators::IntegratorStats;
 
 std::string violation(const char* field, const std::string& value, const char* constraint) {
   return std::string("SensitivityOptions::") + field + " = " + value +
          ". Violated constraint: " + constraint;
-}
-
-void accumulate(IntegratorStats& into, const IntegratorStats& s) {
-  into.steps += s.steps;
-  into.rhsEvals += s.rhsEvals;
-  into.jacEvals += s.jacEvals;
-  into.luFactorizations += s.luFactorizations;
-  into.newtonIterations += s.newtonIterations;
-  into.newtonFailures += s.newtonFailures;
-  into.errorTestFailures += s.errorTestFailures;
-  into.secondDerivativeEvals += s.secondDerivativeEvals;
-  into.jacobianOfSecondEvals += s.jacobianOfSecondEvals;
-  into.sensitivityRhsEvals += s.sensitivityRhsEvals;
-  into.sensitivityErrorTestFailures += s.sensitivityErrorTestFailures;
-  into.handoverSteps += s.handoverSteps;
-  if (into.handoverTime < 0) into.handoverTime = s.handoverTime;
 }
 
 // Indices into the model's parameter vector for `ids` (empty = all), InvalidInput on unknown or
@@ -280,157 +264,49 @@ void runPeanoBaker(const Setup& s, SensitivityMethod method, SensitivityResult& 
   collectStats();
 }
 
-// Central finite differences of the whole pipeline (initial assignments, outputs included).
+// Finite differences of the whole pipeline (initial assignments, outputs included):
+// sensitivity/finite_differences.h, at min(integrator, fd) tolerances.
 void runFiniteDifferences(const Setup& s, SensitivityResult& result) {
   const SensitivityOptions& o = *s.options;
-  integrators::IntegratorOptions tight = o.integrator;
-  tight.rtol = std::min(tight.rtol, o.fdRtol);
-  tight.atol = std::min(tight.atol, o.fdAtol);
-  const std::vector<double>& times = s.problem->times;
-  const std::size_t nt = times.size();
-  const auto nx = static_cast<std::size_t>(s.model->nx());
-  const std::size_t ny = s.columns.size();
-  const std::size_t ns = s.params.size();
-  const std::size_t nOut = s.model->system().outputs.size();
-  const std::vector<std::size_t> rows = Recorder::rowsOf(*s.model, s.columns);
-  const int runs = static_cast<int>(2 * ns + 1);
-
-  // One simulation at parameters p: x (nt × nx) and y (nt × ny).
-  std::vector<double> yAll(3 * nOut);
-  auto simulate = [&](const std::vector<double>& p, int run, std::vector<double>& xs,
-                      std::vector<double>& ys) {
-    xs.clear();
-    ys.clear();
-    std::vector<double> x = detail::initialState(*s.model, s.t0, p);
-    std::unique_ptr<integrators::Integrator> integrator;
-    const ProgressMonitor runMonitor =
-        detail::wholeRunMonitor(*s.monitor, s.t0, s.tEnd, run, runs);
-    try {
-      if (s.tEnd > s.t0) {
-        integrator = integrators::makeIntegrator(o.trajectory);
-        integrator->initialize(s.model, tight, s.t0, x, p);
-      }
-      double tCurrent = s.t0;
-      for (const double t : times) {
-        if (t > tCurrent) {
-          integrator->advanceTo(t, x, runMonitor);
-          tCurrent = t;
-        }
-        s.model->outputs(t, x.data(), p.data(), yAll.data());
-        xs.insert(xs.end(), x.begin(), x.end());
-        for (const std::size_t r : rows) ys.push_back(yAll[r]);
-      }
-    } catch (...) {
-      if (integrator) accumulate(result.stats.integrator, integrator->stats());
-      throw;
-    }
-    if (integrator) {
-      accumulate(result.stats.integrator, integrator->stats());
-      if (run > 0) result.stats.sensitivityEvals += integrator->stats().rhsEvals;
-      ++result.stats.simulations;
-    }
+  sensitivity::FiniteDifferenceOptions fd;
+  fd.relativeStep = o.fdRelativeStep;
+  fd.richardson = o.fdRichardson;
+  fd.integrator = o.trajectory;
+  fd.integration = o.integrator;
+  fd.integration.rtol = std::min(fd.integration.rtol, o.fdRtol);
+  fd.integration.atol = std::min(fd.integration.atol, o.fdAtol);
+  sensitivity::FiniteDifferenceProblem problem;
+  problem.model = s.model;
+  problem.t0 = s.t0;
+  problem.times = s.problem->times;
+  problem.p = s.p;
+  problem.params = s.params;
+  problem.outputRows = Recorder::rowsOf(*s.model, s.columns);
+  sensitivity::FiniteDifferenceResult fdResult;
+  auto collectStats = [&] {
+    result.stats.integrator = fdResult.integrator;
+    result.stats.sensitivityEvals = fdResult.perturbedRhsEvals;
+    result.stats.simulations = fdResult.simulations;
+    result.stats.fdSteps = fdResult.steps;
+    result.stats.fallbacks = fdResult.fallbacks;
   };
-
-  std::vector<double> xNominal, yNominal;
-  simulate(s.p, 0, xNominal, yNominal);
-  // Parameters that are 0: at most this many step changes, towards a response that is this
-  // linear and this far above the integration noise.
-  constexpr int kMaxZeroStepTrials = 4;
-  constexpr double kMaxNonlinearity = 1e-2, kMinSignal = 1e6;
-  std::vector<double> dxdp(nt * nx * ns), dydp(nt * ny * ns);
-  std::vector<double> xPlus, yPlus, xMinus, yMinus;
-  for (std::size_t j = 0; j < ns; ++j) {
-    const auto k = static_cast<std::size_t>(s.params[j]);
-    const double pk = s.p[k];
-    std::vector<double> pPlus = s.p, pMinus = s.p;
-    double width = 0;  // the step actually represented: p₊ − p₋
-    if (pk != 0) {
-      // Central: p ± δ with δ = fdRelativeStep·|p| (never changes the sign of p).
-      const double delta = o.fdRelativeStep * std::abs(pk);
-      pPlus[k] = pk + delta;
-      pMinus[k] = pk - delta;
-      width = pPlus[k] - pMinus[k];
-      simulate(pPlus, static_cast<int>(2 * j + 1), xPlus, yPlus);
-      simulate(pMinus, static_cast<int>(2 * j + 2), xMinus, yMinus);
-    } else {
-      // p = 0 (species starting at 0, inputs switched off, ...): one-sided and second order,
-      // (4y(δ) − y(2δ) − 3y(0)) / (2δ), so that no run sees a negative rate, amount or size
-      // (computed below as (y₊ − y₋)/width with y₊ = 4y(δ) − y(2δ), y₋ = 3y(0), width = 2δ).
-      // p gives no scale for δ: start at δ = fdRelativeStep, then (at most kMaxZeroStepTrials
-      // times) grow it while the first difference is lost in the integration noise
-      // (|y(δ) − y(0)| < 1e6 × noise, noise = 100·rtol·|y| + atol, i.e. a change of less than
-      // ~1e-4 relative) and shrink it while the response is visibly nonlinear
-      // (|y(2δ) − 2y(δ) + y(0)| − 4·noise > 1e-2 × |y(δ) − y(0)|); largest over the states.
-      double delta = o.fdRelativeStep, lastGood = 0;
-      std::vector<double> keep[4];  // xPlus, yPlus, xMinus, yMinus of the last good δ
-      for (int trial = 0;; ++trial) {
-        pPlus[k] = delta;
-        pMinus[k] = 2 * delta;
-        try {
-          simulate(pPlus, static_cast<int>(2 * j + 1), xPlus, yPlus);
-          simulate(pMinus, static_cast<int>(2 * j + 2), xMinus, yMinus);
-        } catch (const IntegrationFailure&) {
-          if (trial == 0) throw;
-          // The adapted step broke the integration (e.g. a switch at t0): keep the last good one.
-          delta = lastGood;
-          xPlus = std::move(keep[0]);
-          yPlus = std::move(keep[1]);
-          xMinus = std::move(keep[2]);
-          yMinus = std::move(keep[3]);
-          break;
-        }
-        lastGood = delta;
-        keep[0] = xPlus;
-        keep[1] = yPlus;
-        keep[2] = xMinus;
-        keep[3] = yMinus;
-        double signal = 0, slope = 0, curvature = 0;
-        for (std::size_t a = 0; a < xPlus.size(); ++a) {
-          const double noise =
-              100 * tight.rtol *
-                  std::max({std::abs(xNominal[a]), std::abs(xPlus[a]), std::abs(xMinus[a])}) +
-              tight.atol;
-          const double first = std::abs(xPlus[a] - xNominal[a]);
-          signal = std::max(signal, first / noise);
-          slope = std::max(slope, first);
-          curvature = std::max(
-              curvature, std::abs(xMinus[a] - 2 * xPlus[a] + xNominal[a]) - 4 * noise);
-        }
-        if (trial == kMaxZeroStepTrials) break;
-        if (slope > 0 && curvature > kMaxNonlinearity * slope) {
-          delta *= std::max(1e-3, 0.5 * kMaxNonlinearity * slope / curvature);
-        } else if (signal > 0 && signal < kMinSignal) {
-          delta *= std::min(1e6, 10 * kMinSignal / signal);
-        } else {
-          break;
-        }
-      }
-      width = 2 * delta;
-      for (std::size_t a = 0; a < xPlus.size(); ++a) {
-        xPlus[a] = 4 * xPlus[a] - xMinus[a];
-        xMinus[a] = 3 * xNominal[a];
-      }
-      for (std::size_t a = 0; a < yPlus.size(); ++a) {
-        yPlus[a] = 4 * yPlus[a] - yMinus[a];
-        yMinus[a] = 3 * yNominal[a];
-      }
-    }
-    for (std::size_t it = 0; it < nt; ++it) {
-      for (std::size_t i = 0; i < nx; ++i) {
-        const std::size_t a = it * nx + i;
-        dxdp[a * ns + j] = (xPlus[a] - xMinus[a]) / width;
-      }
-      for (std::size_t iy = 0; iy < ny; ++iy) {
-        const std::size_t a = it * ny + iy;
-        dydp[a * ns + j] = (yPlus[a] - yMinus[a]) / width;
-      }
-    }
+  try {
+    sensitivity::finiteDifferences(
+        problem, fd,
+        [&](int run, int runs) {
+          return detail::wholeRunMonitor(*s.monitor, s.t0, s.tEnd, run, runs);
+        },
+        fdResult);
+  } catch (...) {
+    collectStats();
+    throw;
   }
-  result.times = times;
-  result.states = std::move(xNominal);
-  result.outputValues = std::move(yNominal);
-  result.stateSensitivities = std::move(dxdp);
-  result.values = std::move(dydp);
+  collectStats();
+  result.times = s.problem->times;
+  result.states = std::move(fdResult.states);
+  result.outputValues = std::move(fdResult.outputs);
+  result.stateSensitivities = std::move(fdResult.stateSensitivities);
+  result.values = std::move(fdResult.outputSensitivities);
 }
 
 std::string shortNumber(double v) {
@@ -446,9 +322,9 @@ std::string detailOf(const IntegrationFailure& e) {
 
 // The default method never fails where another succeeds: odeSD direct sensitivities, else CVODES
 // forward sensitivities (the same integration by BDF: needs f, J and ∂f/∂p only, not ẍ, J_J and
-// ∂ẍ/∂p; the configured corrector, then the augmented system), else central finite differences of CVODES time courses (needs no derivative of the
-// model at all: where ∂f/∂p is not finite at a single point, e.g. ∂(u^n)/∂n = u^n·ln u at u = 0,
-// both direct methods stop at that point). Every method that failed is one sentence in
+// ∂ẍ/∂p; the configured corrector, then the augmented system), else central finite differences
+// of CVODES time courses (needs no derivative of the model at all: where ∂f/∂p is not finite at
+// a single point, both direct methods stop at that point). Every method that failed is one sentence in
 // stats.fallbacks; the result (data and statistics) is that of the method that succeeded.
 void runWithFallbacks(const Setup& s, SensitivityResult& result) {
   auto clear = [&] {

@@ -33,6 +33,7 @@
 
 #include "core/common/progress.h"
 #include "core/integrators/integrator.h"
+#include "core/sensitivity/finite_differences.h"
 #include "core/sensitivity/peano_baker.h"
 #include "core/symbolic/compiled_model.h"
 #include "core/tasks/time_course_task.h"
@@ -75,21 +76,22 @@ struct SensitivityOptions {
   // pbsr/exp: refinement rule, switch and midpoint (NUMERICS.md §7); `method` is set from
   // SensitivityOptions::method.
   sensitivity::PeanoBakerOptions peanoBaker;
-  // fd: δ_k = fdRelativeStep·|p_k| and central differences (y(p + δ_k e_k) − y(p − δ_k e_k))/(2δ_k);
-  // for p_k = 0 the one-sided second-order (4y(δe_k) − y(2δe_k) − 3y(p))/(2δ), so that a zero
-  // rate, amount or size never turns negative (central differences blew up on Bachmann); p gives
-  // no scale for δ, so it starts at fdRelativeStep and is adapted (≤ 4 times, 2 runs each): grown
-  // while the response drowns in integration noise, shrunk while it is visibly nonlinear.
-  // Why not cbrt(machine epsilon) = 6e-6: that is optimal only when y is exact to rounding; an
-  // integrated y carries noise ~(10…100)·rtol that does not cancel between the runs (their step
-  // sequences differ) and that the difference amplifies by 1/δ. Measured: δ = 6e-6 left errors
-  // of 1e-5…2e-3 even at fdRtol 1e-12 (suite 00001, Boehm); δ = 1e-3 reached 1e-6 there but 3e-3
-  // on the repressilator (truncation δ²·S''', S growing secularly); δ = 1e-4 at fdRtol 1e-12:
-  // 1e-9…1e-7 on the suite cases and PEtab models of tst_sensitivities, 1e-7…3e-7 on MM,
-  // Robertson and Chua, 3e-5 on the repressilator. Oscillators need smaller steps (Borghans: 2e-2
-  // at 1e-4). Where p is the threshold of a piecewise switch, the difference includes the jump
-  // that the analytic sensitivities omit (Brannmark's insulin_time_1).
+  // fd: the step and formulas of sensitivity/finite_differences.h: δ_k = fdRelativeStep·scale_k
+  // with scale_k = |p_k|, or for parameters that set initial values the size their states
+  // reach when that is larger; central differences (one-sided where p ± δ would change the sign
+  // of p), Richardson-extrapolated unless fdRichardson is off; p = 0 with no scale adapts δ.
+  // Why 1e-4 and not cbrt(machine epsilon) = 6e-6: that is optimal only when y is exact to
+  // rounding; an integrated y carries noise ~(10…100)·rtol that does not cancel between the runs
+  // (their step sequences differ) and that the difference amplifies by 1/δ. Measured (plain
+  // central differences): δ = 6e-6 left errors of 1e-5…2e-3 even at fdRtol 1e-12 (suite 00001,
+  // Boehm); δ = 1e-3 reached 1e-6 there but 3e-3 on the repressilator (truncation δ²·S''', S
+  // growing secularly); δ = 1e-4 at fdRtol 1e-12: 1e-9…1e-7 on the suite cases and PEtab models
+  // of tst_sensitivities, 1e-7…3e-7 on MM, Robertson and Chua, 3e-5 on the repressilator.
+  // Oscillators need smaller steps (Borghans: 2e-2 at 1e-4) — or the extrapolation, which
+  // cancels that δ² term. Where p is the threshold of a piecewise switch, the difference
+  // includes the jump that the analytic sensitivities omit (Brannmark's insulin_time_1).
   double fdRelativeStep = 1e-4;
+  bool fdRichardson = true;
   // fd: every simulation runs at rtol = min(integrator.rtol, fdRtol), atol = min(integrator.atol,
   // fdAtol) (fdAtol tiny, so that tiny states and parameters are resolved relatively).
   double fdRtol = 1e-12;
@@ -102,13 +104,15 @@ struct SensitivityOptions {
 struct SensitivityStats {
   // odesd/cvodes: the integration with sensitivities; pbsr/exp: the state-trajectory
   // integration (one pass: step grid and dense-output states through its step callback);
-  // fd: all 2·np + 1 simulations summed.
+  // fd: all simulations summed (1 + 4 per parameter with Richardson, 1 + 2 without).
   integrators::IntegratorStats integrator;
   // odesd/cvodes: sensitivity right-hand-side evaluations (IntegratorStats::sensitivityRhsEvals);
   // pbsr/exp: (J, ∂f/∂p) pair evaluations; fd: right-hand sides of the perturbed simulations.
   long sensitivityEvals = 0;
   sensitivity::PeanoBakerStats peanoBaker;  // pbsr/exp only
   long simulations = 0;                      // integrations run
+  // fd: per differentiated parameter, the step used (δ, its scale, the formula).
+  std::vector<sensitivity::FiniteDifferenceStep> fdSteps;
   // What the task did instead of failing (another method, another step, ...), one sentence
   // each; integrator.fallbacks holds the integrator's own. Empty when it ran as asked.
   std::vector<std::string> fallbacks;

@@ -101,6 +101,13 @@ struct Fixture {
     add("rem", pool.binary(Op::Rem, x, k));
     add("quotient", pool.binary(Op::Quotient, y, k));
     add("exp(-k t) log(y)", pool.mul(pool.unary(Op::Exp, pool.neg(pool.mul(k, t))), pool.unary(Op::Log, y)));
+    // The guarded u^v·ln^k u (its limit 0 at u = 0 for v > 0), built directly, by the
+    // simplifier from u·ln u, and by the differentiator from ∂(x^k)/∂k and ∂²(x^k)/∂k∂x.
+    add("powlog(x, k, 1)", pool.powLog(x, k, 1));
+    add("powlog(y, 1.5, 3)", pool.powLog(y, c(1.5), 3));
+    add("x ln x", pool.mul(x, pool.unary(Op::Log, x)));
+    add("d(x^k/(1+y))/dk", pool.diff(pool.div(pool.pow(x, k), pool.add(pool.one(), y)), k));
+    add("d2(x^k)/dk dx", pool.diff(pool.diff(pool.pow(x, k), k), x));
     // Roots that are a constant and an input (copied straight to the output).
     add("constant root", c(0.1));
     add("zero root", pool.zero());
