@@ -259,6 +259,12 @@ std::string trim(std::string s) {
   return s;
 }
 
+// Spreadsheet programs save tables with a UTF-8 byte-order mark (the benchmark collection's
+// Giordano condition table has one); it is not part of the first column's name.
+void stripByteOrderMark(std::string& firstLine) {
+  if (firstLine.rfind("\xEF\xBB\xBF", 0) == 0) firstLine.erase(0, 3);
+}
+
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
   std::string cur;
@@ -284,6 +290,7 @@ Table readTable(const fs::path& file, const std::string& name) {
   int lineNo = 0;
   while (std::getline(in, line)) {
     ++lineNo;
+    if (lineNo == 1) stripByteOrderMark(line);
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (trim(line).empty()) continue;
     std::vector<std::string> cells = split(line, '\t');
@@ -362,6 +369,7 @@ Yaml readYaml(const fs::path& file) {
   };
   while (std::getline(in, line)) {
     ++lineNo;
+    if (lineNo == 1) stripByteOrderMark(line);
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
     if (trim(line).empty()) continue;
