@@ -5,8 +5,8 @@
 // are kept on disk for reproduction; the summary is one line per mutation and one in total.
 //
 // Failures that are known and reported (known_failures.tsv beside the tests: `test<TAB>mutant
-// <TAB>reason`, '#' comments) are counted apart and do not fail the run; a listed mutant that no
-// longer fails is reported as stale, so the list stays honest.
+// <TAB>reason`, '#' comments) are counted apart and do not fail the run; a listed mutant that did
+// not fail is reported as stale (a warning: a listed hang may finish in time on an idle machine).
 #pragma once
 
 #include <QtCore/QByteArray>

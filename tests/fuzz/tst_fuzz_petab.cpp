@@ -181,9 +181,10 @@ class TestFuzzPetab : public QObject {
     qInfo().noquote() << tally.summary();
     if (tally.failures() > 0) qWarning().noquote() << tally.failureList();  // in full: QVERIFY2 truncates
     QVERIFY2(tally.failures() == 0, qPrintable(QString("%1 failing mutants (listed above)").arg(tally.failures())));
-    QVERIFY2(tally.staleKnownFailures().isEmpty(),
-             qPrintable("listed in known_failures.tsv but no longer failing (take them off the list): " +
-                        tally.staleKnownFailures().join("; ")));
+    // Not a failure: a listed hang may finish within the limit on an idle machine.
+    if (!tally.staleKnownFailures().isEmpty())
+      qWarning().noquote() << "listed in known_failures.tsv but not failing in this run (take them off "
+                              "the list if fixed):" << tally.staleKnownFailures().join("; ");
   }
 };
 
