@@ -70,12 +70,13 @@ RunFigures figuresFrom(const QJsonObject& stats) {
   return f;
 }
 
-// The reason of a refusal for an unsupported construct, or empty.
+// The message of a refusal for an unsupported construct without the "sensode: FILE: " prefix
+// ("element 'E1': unsupported SBML feature: events"), or empty.
 QString unsupportedRefusal(const CliRun& run, const QString& file) {
   if (!sensode::test::isClearError(run, file)) return {};
   const QString& line = run.errLines.front();
-  const qsizetype at = line.indexOf("unsupported SBML feature: ");
-  return at < 0 ? QString() : line.mid(at);
+  if (!line.contains("unsupported SBML feature: ")) return {};
+  return line.mid(QString("sensode: " + file + ": ").size());
 }
 
 // Runs one CLI command on `model`; empty when it kept the contract and wrote a finite CSV, else
@@ -148,7 +149,8 @@ void writeReport(const std::vector<ReportRow>& rows, const QString& path) {
       method += " / " + r.sensitivities.method;
     md += QStringLiteral("| `%1` | %2 | %3 | %4 | %5 | %6 | %7 | %8 | %9 | %10 | %11 |\n")
               .arg(r.model.name, QString::number(r.model.tEnd, 'g', 10), count(r.simulate.states),
-                   count(r.sensitivities.parameters), method.isEmpty() ? "–" : method,
+                   count(r.sensitivities.parameters >= 0 ? r.sensitivities.parameters : r.simulate.parameters),
+                   method.isEmpty() ? "–" : method,
                    count(r.simulate.steps), seconds(r.simulate.seconds), count(r.sensitivities.steps),
                    seconds(r.sensitivities.seconds))
               .arg(fallbacks.isEmpty() ? "–" : cell(fallbacks.join("; ")), cell(r.outcome));
