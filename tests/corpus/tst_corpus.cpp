@@ -10,7 +10,8 @@
 //
 // Models that fail today are listed in known_failures.tsv beside this file (`model<TAB>reason`,
 // '#' comments): their rows are expected failures, and a listed model that passes fails the test
-// (XPASS), so the list stays honest — take it off the list.
+// (XPASS), so the list stays honest — take it off the list. Reasons starting "slow:" (the run
+// reached the time limit) only warn when the model passes: an idle machine may finish it in time.
 //
 // The per-model table (states, parameters, method, fallbacks, steps and wall time of both runs,
 // outcome) is written as Markdown to $SENSODE_CORPUS_REPORT, else build/corpus-report.md;
@@ -206,7 +207,15 @@ class TestCorpus : public QObject {
       row.outcome = "ok";
     rows_.push_back(row);
 
-    if (known_.contains(m.name)) QEXPECT_FAIL("", qPrintable("known failure: " + known_[m.name]), Abort);
+    if (known_.contains(m.name)) {
+      // A listed "slow:" model may finish within the limit on an idle machine: then a warning.
+      if (failure.isEmpty() && known_[m.name].startsWith("slow:")) {
+        qWarning("%s is listed as slow but finished within the limit: take it off known_failures.tsv "
+                 "if it stays so", qPrintable(m.name));
+        return;
+      }
+      QEXPECT_FAIL("", qPrintable("known failure: " + known_[m.name]), Abort);
+    }
     QVERIFY2(failure.isEmpty(), qPrintable(m.name + ": " + failure));
   }
 
