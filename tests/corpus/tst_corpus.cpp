@@ -37,7 +37,7 @@ using sensode::test::CorpusModel;
 
 const QString kCli = QStringLiteral(SENSODE_CLI_PATH);
 const QString kShared = QStringLiteral(SENSODE_SHARED_DIR);
-constexpr int kRunTimeoutMs = 120000;  // a hang, not a slow model: the slowest run takes ~10 s
+constexpr int kRunTimeoutMs = 60000;  // a hang, not a slow model: the slowest passing run takes 15–20 s
 
 struct RunFigures {
   QString method;
