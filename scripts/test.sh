@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Builds everything and runs every test (unit tests and the SBML Test Suite) with CTest.
+# Builds everything and runs every test with CTest: unit tests, the SBML Test Suite, the model
+# corpus (label corpus) and the fuzz tests (label fuzz); then the unit tests once more under ASan
+# and UBSan in build-asan/ (scripts/test-sanitizers.sh; SENSODE_TEST_SANITIZERS=0 skips them).
+# Measured costs are in docs/benchmarks/corpus.md.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/build.sh"
 build="${SENSODE_BUILD_DIR:-$root/build}"
-cd "$build"
-ctest --output-on-failure --parallel "$(nproc)" --timeout 2400
+(cd "$build" && ctest --output-on-failure --parallel "$(nproc)" --timeout 2400)
+if [ "${SENSODE_TEST_SANITIZERS:-1}" != 0 ]; then
+  "$root/scripts/test-sanitizers.sh"
+fi

@@ -132,7 +132,15 @@ int runGradient(std::span<const std::string> args) {
   const petab::Problem problem = petab::loadProblem(fs::absolute(yaml));
   std::vector<double> q = petab::nominalScaledParameters(problem);
   if (const auto p = a.string("--params")) q = readParams(*p, problem, q);
-  const petab::ObjectiveResult r = petab::evaluateObjective(problem, q, method);
+  // A failure while evaluating (no steady state, an integration failure) names a condition, not
+  // a file: the problem's yaml file leads the message, as the command-line contract asks.
+  const petab::ObjectiveResult r = [&] {
+    try {
+      return petab::evaluateObjective(problem, q, method);
+    } catch (const Error& e) {
+      throw Error(yaml + ": " + e.what());
+    }
+  }();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   if (simFile) writeSimulations(*simFile, problem, r);

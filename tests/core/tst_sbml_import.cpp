@@ -572,6 +572,13 @@ class TestSbmlImport : public QObject {
 
   // The PEtab benchmark models are imported far below the 0.5 s budget (Release).
   void petabModelsImportQuickly() {
+    // The budget is for optimised builds: the sanitizer build (Debug, -O1, ASan) is several
+    // times slower, and there only the imports themselves are checked.
+#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
+    constexpr bool kTimed = true;
+#else
+    constexpr bool kTimed = false;
+#endif
     const std::filesystem::path root = std::filesystem::path(SENSODE_SHARED_DIR) / "petab";
     if (!std::filesystem::is_directory(root)) QSKIP("no PEtab problems in the shared folder");
     int count = 0;
@@ -584,7 +591,7 @@ class TestSbmlImport : public QObject {
         const Model m = sensode::model::importSbmlFile(f.path());
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        QVERIFY2(seconds < 0.5, (name + " took " + std::to_string(seconds) + " s").c_str());
+        if (kTimed) QVERIFY2(seconds < 0.5, (name + " took " + std::to_string(seconds) + " s").c_str());
         QVERIFY(!m.species.empty());
         ++count;
       }

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT
+// The model corpus through the CLI, as a user runs it (issue 16): every curated BioModel and every
+// SBML model of the PEtab problems simulates with default settings over its natural time span
+// (corpus_models.h) and computes sensitivities w.r.t. all parameters with the default method —
+//   sensode simulate MODEL --t-end T --out sim.csv --stats sim.json
+//   sensode sensitivities MODEL --params all --t-end T --out sens.csv --stats sens.json
+// — or is refused with a one-line message naming the unsupported construct ("unsupported SBML
+// feature: events"). A crash, a hang (each run has a time limit), a non-finite number in a CSV
+// written with exit status 0, or any other failure fails the model's row.
+//
+// Models that fail today are listed in known_failures.tsv beside this file (`model<TAB>reason`,
+// '#' comments): their rows are expected failures, and a listed model that passes fails the test
+// (XPASS), so the list stays honest — take it off the list. Reasons starting "slow:" (the run
+// reached the time limit) only warn when the model passes: an idle machine may finish it in time.
+//
+// The per-model table (states, parameters, method, fallbacks, steps and wall time of both runs,
+// outcome) is written as Markdown to $SENSODE_CORPUS_REPORT, else build/corpus-report.md;
+// docs/benchmarks/corpus.md holds a copy with the figures of the last recorded run.
+#include <QtCore/QDir>
+#include <QtCore/QFile>
+#include <QtCore/QJsonArray>
+#include <QtCore/QJsonDocument>
+#include <QtCore/QJsonObject>
+#include <QtCore/QMap>
+#include <QtCore/QTemporaryDir>
+#include <QtTest/QtTest>
+
+#include <vector>
+
+#include "corpus/corpus_models.h"
+#include "support/cli_process.h"
+
+namespace {
+
+using sensode::test::CliRun;
+using sensode::test::CorpusModel;
+
+const QString kCli = QStringLiteral(SENSODE_CLI_PATH);
+const QString kShared = QStringLiteral(SENSODE_SHARED_DIR);
+constexpr int kRunTimeoutMs = 60000;  // a hang, not a slow model: the slowest passing run takes 15–20 s
+
+struct RunFigures {
+  QString method;
+  long steps = -1;
+  double seconds = -1;  // the task's own wall time (stats wall_seconds), without model loading
+  QStringList fallbacks;
+  long states = -1;
+  long parameters = -1;
+};
+
+struct ReportRow {
+  CorpusModel model;
+  RunFigures simulate, sensitivities;
+  QString outcome;  // "ok", "refused: ...", "FAILED: ...", "FAILED (known): ..."
+};
+
+QJsonObject readJson(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return {};
+  return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+RunFigures figuresFrom(const QJsonObject& stats) {
+  RunFigures f;
+  f.method = stats.value("method").toString();
+  f.steps = stats.value("steps").toInteger(-1);
+  f.seconds = stats.value("wall_seconds").toDouble(-1);
+  for (const QJsonValue& v : stats.value("fallbacks").toArray()) f.fallbacks << v.toString();
+  f.states = stats.value("n_states").toInteger(-1);
+  f.parameters = stats.value("n_parameters").toInteger(-1);
+  return f;
+}
+
+// The message of a refusal for an unsupported construct without the "sensode: FILE: " prefix
+// ("element 'E1': unsupported SBML feature: events"), or empty.
+QString unsupportedRefusal(const CliRun& run, const QString& file) {
+  if (!sensode::test::isClearError(run, file)) return {};
+  const QString& line = run.errLines.front();
+  if (!line.contains("unsupported SBML feature: ")) return {};
+  return line.mid(QString("sensode: " + file + ": ").size());
+}
+
+// Runs one CLI command on `model`; empty when it kept the contract and wrote a finite CSV, else
+// what went wrong. `refusal` gets the reason of an unsupported-construct refusal.
+QString runAndCheck(const QString& command, const CorpusModel& model, const QStringList& extra,
+                    const QDir& dir, QString& refusal, RunFigures& figures) {
+  const QString csv = dir.filePath(command + ".csv");
+  const QString json = dir.filePath(command + ".json");
+  QFile::remove(csv);
+  QFile::remove(json);
+  QStringList args{command, model.file, "--t-end", QString::number(model.tEnd, 'g', 17)};
+  args << extra << "--out" << csv << "--stats" << json;
+  const CliRun run = sensode::test::runProcess(kCli, args, kRunTimeoutMs);
+  if (const QString v = sensode::test::contractViolation(run, model.file); !v.isEmpty())
+    return command + ": " + v;
+  if (run.exitCode != 0) {
+    refusal = unsupportedRefusal(run, model.file);
+    if (!refusal.isEmpty()) return {};
+    return command + ": " + run.errLines.front().mid(QString("sensode: " + model.file + ": ").size());
+  }
+  figures = figuresFrom(readJson(json));
+  if (sensode::test::csvDataRows(csv) <= 0) return command + ": exit status 0 but no CSV rows";
+  if (const QString bad = sensode::test::firstNonFiniteCell(csv); !bad.isEmpty())
+    return command + ": non-finite value in the CSV written with exit status 0 (" + bad + ")";
+  QFile::remove(csv);  // sensitivities CSVs reach tens of MB
+  return {};
+}
+
+// The corpus, listed once per run (the PEtab time spans read every measurement table).
+const std::vector<CorpusModel>& models() {
+  static const std::vector<CorpusModel> list = sensode::test::corpusModels(kShared);
+  return list;
+}
+
+QMap<QString, QString> knownFailures() {
+  QMap<QString, QString> known;
+  QFile f(QStringLiteral(SENSODE_CORPUS_DIR "/known_failures.tsv"));
+  if (!f.open(QIODevice::ReadOnly | QIODevice::Text)) return known;
+  while (!f.atEnd()) {
+    const QString line = QString::fromUtf8(f.readLine()).trimmed();
+    if (line.isEmpty() || line.startsWith('#') || line.startsWith("model\t")) continue;
+    const QStringList cells = line.split('\t');
+    known[cells.front()] = cells.size() > 1 ? cells[1] : QString();
+  }
+  return known;
+}
+
+QString seconds(double s) { return s < 0 ? QStringLiteral("–") : QString::number(s, 'g', 3); }
+QString count(long n) { return n < 0 ? QStringLiteral("–") : QString::number(n); }
+
+// Markdown-safe cell text.
+QString cell(QString text) { return text.replace('|', "\\|").replace('\n', ' '); }
+
+void writeReport(const std::vector<ReportRow>& rows, const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Text | QIODevice::Truncate)) {
+    qWarning("cannot write the corpus report %s", qPrintable(path));
+    return;
+  }
+  QString md;
+  md += "| model | t end | states | parameters | method | time course steps | time course s | "
+        "sensitivities steps | sensitivities s | fallbacks | result |\n";
+  md += "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- | --- |\n";
+  for (const ReportRow& r : rows) {
+    QStringList fallbacks = r.simulate.fallbacks;
+    for (const QString& s : r.sensitivities.fallbacks)
+      fallbacks << "sensitivities: " + s;
+    QString method = r.simulate.method;
+    if (!r.sensitivities.method.isEmpty() && r.sensitivities.method != method)
+      method += " / " + r.sensitivities.method;
+    md += QStringLiteral("| `%1` | %2 | %3 | %4 | %5 | %6 | %7 | %8 | %9 | %10 | %11 |\n")
+              .arg(r.model.name, QString::number(r.model.tEnd, 'g', 10), count(r.simulate.states),
+                   count(r.sensitivities.parameters >= 0 ? r.sensitivities.parameters : r.simulate.parameters),
+                   method.isEmpty() ? "–" : method,
+                   count(r.simulate.steps), seconds(r.simulate.seconds), count(r.sensitivities.steps),
+                   seconds(r.sensitivities.seconds))
+              .arg(fallbacks.isEmpty() ? "–" : cell(fallbacks.join("; ")), cell(r.outcome));
+  }
+  f.write(md.toUtf8());
+}
+
+}  // namespace
+
+class TestCorpus : public QObject {
+  Q_OBJECT
+
+ private:
+  std::vector<ReportRow> rows_;
+  QMap<QString, QString> known_;
+
+ private slots:
+  void initTestCase() {
+    QVERIFY2(QFile::exists(kCli), qPrintable("sensode CLI not built: " + kCli));
+    known_ = knownFailures();
+    // Every listed model exists: a renamed or removed model must not keep a stale entry.
+    QStringList names;
+    for (const CorpusModel& m : models()) names << m.name;
+    QVERIFY2(names.size() >= 61 + 27, qPrintable(QString("only %1 models under %2").arg(names.size()).arg(kShared)));
+    for (const QString& listed : known_.keys())
+      QVERIFY2(names.contains(listed), qPrintable("known_failures.tsv names no corpus model: " + listed));
+  }
+
+  void model_data() {
+    QTest::addColumn<int>("index");
+    for (int i = 0; i < static_cast<int>(models().size()); ++i)
+      QTest::newRow(qPrintable(models()[static_cast<std::size_t>(i)].name)) << i;
+  }
+
+  void model() {
+    QFETCH(int, index);
+    const CorpusModel m = models()[static_cast<std::size_t>(index)];
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QDir dir(tmp.path());
+
+    ReportRow row{m, {}, {}, {}};
+    QString refusal;
+    QString failure = runAndCheck("simulate", m, {}, dir, refusal, row.simulate);
+    if (failure.isEmpty() && refusal.isEmpty())
+      failure = runAndCheck("sensitivities", m, {"--params", "all"}, dir, refusal, row.sensitivities);
+
+    if (!failure.isEmpty())
+      row.outcome = (known_.contains(m.name) ? "FAILED (known): " : "FAILED: ") + failure;
+    else if (!refusal.isEmpty())
+      row.outcome = "refused: " + refusal;
+    else
+      row.outcome = "ok";
+    rows_.push_back(row);
+
+    if (known_.contains(m.name)) {
+      // A listed "slow:" model may finish within the limit on an idle machine: then a warning.
+      if (failure.isEmpty() && known_[m.name].startsWith("slow:")) {
+        qWarning("%s is listed as slow but finished within the limit: take it off known_failures.tsv "
+                 "if it stays so", qPrintable(m.name));
+        return;
+      }
+      QEXPECT_FAIL("", qPrintable("known failure: " + known_[m.name]), Abort);
+    }
+    QVERIFY2(failure.isEmpty(), qPrintable(m.name + ": " + failure));
+  }
+
+  void cleanupTestCase() {
+    const QString path = qEnvironmentVariableIsSet("SENSODE_CORPUS_REPORT")
+                             ? qEnvironmentVariable("SENSODE_CORPUS_REPORT")
+                             : QStringLiteral(SENSODE_CORPUS_REPORT);
+    writeReport(rows_, path);
+    int ok = 0, refused = 0, failed = 0;
+    for (const ReportRow& r : rows_) {
+      if (r.outcome == "ok") ++ok;
+      else if (r.outcome.startsWith("refused")) ++refused;
+      else ++failed;
+    }
+    qInfo("corpus: %d models: %d simulated with sensitivities, %d refused naming the construct, "
+          "%d failed (%d listed as known); table: %s",
+          static_cast<int>(rows_.size()), ok, refused, failed, static_cast<int>(known_.size()),
+          qPrintable(path));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCorpus)
+#include "tst_corpus.moc"
