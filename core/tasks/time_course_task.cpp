@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "core/common/errors.h"
+#include "core/simulation/event_simulation.h"
 #include "core/tasks/task_common.h"
 
 namespace sensode::tasks {
@@ -52,11 +53,13 @@ TimeCourseResult runTimeCourse(const TimeCourseProblem& problem, const TimeCours
   const auto start = Clock::now();
   TimeCourseResult result;
   std::unique_ptr<integrators::Integrator> integrator;
+  std::unique_ptr<simulation::EventSimulation> eventSimulation;  // models with events
 
   auto finish = [&](Termination termination, std::string message) {
     result.termination = termination;
     result.message = std::move(message);
     if (integrator) result.stats = integrator->stats();
+    if (eventSimulation) result.stats = eventSimulation->stats();
     result.wallSeconds = std::chrono::duration<double>(Clock::now() - start).count();
     // Moved, not copied: finish ends the run, and a copy of a large result is pure waste (in
     // runSensitivities it cost as much as Exp's own work on the 52-species suite models).
@@ -81,24 +84,34 @@ TimeCourseResult runTimeCourse(const TimeCourseProblem& problem, const TimeCours
     const double tEnd = problem.times.back();
     const ProgressMonitor runMonitor = detail::wholeRunMonitor(monitor, problem.t0, tEnd);
 
+    const std::size_t nOut = model.system().outputs.size();
+    std::vector<double> y(3 * nOut);
+    result.times.reserve(problem.times.size());
+    result.values.reserve(problem.times.size() * columns.size());
+    auto record = [&](double t, const double* state) {
+      model.outputs(t, state, p.data(), y.data());
+      result.times.push_back(t);
+      for (const OutputColumn& c : columns) result.values.push_back(y[c.row(nOut)]);
+    };
+    if (!model.system().events.empty()) {  // the simulation driver stops and restarts at events
+      eventSimulation = std::make_unique<simulation::EventSimulation>(
+          problem.model, options.method, options.integrator);
+      eventSimulation->run(problem.t0, x, p, problem.times, record, runMonitor);
+      return finish(Termination::Success, {});
+    }
+
     if (tEnd > problem.t0) {
       integrator = integrators::makeIntegrator(options.method);
       integrator->initialize(problem.model, options.integrator, problem.t0, x, p);
     }
 
-    const std::size_t nOut = model.system().outputs.size();
-    std::vector<double> y(3 * nOut);
-    result.times.reserve(problem.times.size());
-    result.values.reserve(problem.times.size() * columns.size());
     double tCurrent = problem.t0;
     for (double t : problem.times) {
       if (t > tCurrent) {
         integrator->advanceTo(t, x, runMonitor);
         tCurrent = t;
       }
-      model.outputs(t, x.data(), p.data(), y.data());
-      result.times.push_back(t);
-      for (const OutputColumn& c : columns) result.values.push_back(y[c.row(nOut)]);
+      record(t, x.data());
     }
   } catch (const IntegrationFailure& e) {
     return finish(Termination::IntegrationFailure, e.what());

@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: MIT
+#include "core/simulation/event_simulation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <cstdio>
+#include <random>
+
+#include "core/common/errors.h"
+#include "core/symbolic/event_functions.h"
+
+namespace sensode::simulation {
+
+using integrators::IntegratorStats;
+
+namespace {
+
+// Width of a located trigger time, relative to max(|t|, step length): far below any tolerance a
+// time course is compared at, and reached in a few dozen dense-output evaluations.
+constexpr double kTimeTolerance = 1e-12;
+// Executions at one time before the cascade is declared endless (an event that retriggers itself).
+constexpr int kMaxCascade = 100000;
+// Illinois iterations before plain bisection takes over (guarantees the bracket shrinks).
+constexpr int kIllinoisIterations = 60;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Thrown by the step callback out of advanceTo(): a trigger switched to true (or a delayed
+// execution is due) at Impl::stopTime. Private to the driver; the integrator is initialized again.
+struct RootStop {};
+
+// One scheduled execution of an event.
+struct Pending {
+  int event;
+  double time;
+  std::vector<double> values;  // set when the event uses values from the trigger time
+  bool hasValues = false;
+};
+
+void addStats(IntegratorStats& total, const IntegratorStats& s) {
+  total.steps += s.steps;
+  total.rhsEvals += s.rhsEvals;
+  total.jacEvals += s.jacEvals;
+  total.luFactorizations += s.luFactorizations;
+  total.newtonIterations += s.newtonIterations;
+  total.newtonFailures += s.newtonFailures;
+  total.errorTestFailures += s.errorTestFailures;
+  total.secondDerivativeEvals += s.secondDerivativeEvals;
+  total.jacobianOfSecondEvals += s.jacobianOfSecondEvals;
+  total.sensitivityRhsEvals += s.sensitivityRhsEvals;
+  total.sensitivityErrorTestFailures += s.sensitivityErrorTestFailures;
+  total.handoverSteps += s.handoverSteps;
+  if (total.handoverTime < 0) total.handoverTime = s.handoverTime;
+  for (const std::string& f : s.fallbacks)
+    if (std::find(total.fallbacks.begin(), total.fallbacks.end(), f) == total.fallbacks.end())
+      total.fallbacks.push_back(f);
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
+}  // namespace
+
+struct EventSimulation::Impl {
+  Impl(std::shared_ptr<const symbolic::CompiledModel> m, integrators::Method meth,
+       const integrators::IntegratorOptions& o)
+      : model(std::move(m)), method(meth), options(o), events(model->system()) {}
+
+  std::shared_ptr<const symbolic::CompiledModel> model;
+  integrators::Method method;
+  integrators::IntegratorOptions options;
+  symbolic::EventFunctions events;
+  std::unique_ptr<integrators::Integrator> integrator;
+  IntegratorStats finished;  // summed over the integrations before the current one
+  std::vector<EventExecution> executions;
+  int restarts = 0;
+  std::mt19937 random{20261125};  // tie-breaking among equal priorities, reproducible
+
+  // ---- one run ----
+  const std::vector<double>* p = nullptr;
+  const std::vector<double>* times = nullptr;
+  const OutputSink* output = nullptr;
+  std::size_t nextOutput = 0;
+  std::vector<Pending> queue;
+  std::vector<double> triggerState;  // the value each trigger had when last looked at (0/1)
+  std::vector<double> timeRootValues;
+  double tLeft = 0;                  // where the trigger scan stands
+  std::vector<double> gLeft;         // root functions there
+  double stopTime = 0;
+  std::vector<double> stopState;
+  std::vector<double> xs, gs, trig, xR, gR, trigR;  // scratch
+
+  const double* pp() const { return p->data(); }
+  int ne() const { return events.numEvents(); }
+
+  [[noreturn]] void fail(int e, const std::string& reason) const {
+    throw SbmlError(model->system().modelFile, events.event(e).id, reason);
+  }
+
+  double nextQueueTime() const {
+    double t = kInf;
+    for (const Pending& q : queue) t = std::min(t, q.time);
+    return t;
+  }
+
+  // ---- the event queue ----
+  void schedule(int e, double t, const std::vector<double>& x) {
+    const double d = events.hasDelay(e) ? events.delay(e, t, x.data(), pp()) : 0.0;
+    if (!std::isfinite(d) || d < 0)
+      fail(e, "event delay is " + num(d) + " at t = " + num(t) + " (it must be finite and >= 0)");
+    Pending pe{e, t + d, {}, false};
+    if (events.event(e).useValuesFromTriggerTime) {
+      pe.values.resize(events.event(e).assignments.size());
+      events.assignmentValues(e, t, x.data(), pp(), pe.values.data());
+      pe.hasValues = true;
+    }
+    queue.push_back(std::move(pe));
+  }
+
+  void cancelIfNotPersistent(int e) {
+    if (events.event(e).persistent) return;
+    std::erase_if(queue, [e](const Pending& q) { return q.event == e; });
+  }
+
+  // Triggers now `now` against their last values: false → true schedules, true → false cancels
+  // non-persistent pending executions.
+  void handleSwitches(double t, const std::vector<double>& x, const std::vector<double>& now) {
+    for (int e = 0; e < ne(); ++e) {
+      const auto i = static_cast<std::size_t>(e);
+      if (triggerState[i] == 0 && now[i] != 0) schedule(e, t, x);
+      if (triggerState[i] != 0 && now[i] == 0) cancelIfNotPersistent(e);
+      triggerState[i] = now[i];
+    }
+  }
+
+  void execute(const Pending& pe, double t, std::vector<double>& x) {
+    const auto& def = events.event(pe.event);
+    std::vector<double> values = pe.values;
+    if (!pe.hasValues) {
+      values.resize(def.assignments.size());
+      events.assignmentValues(pe.event, t, x.data(), pp(), values.data());
+    }
+    const symbolic::ExprPool& pool = *model->system().pool;
+    bool scaled = false;
+    for (std::size_t i = 0; i < def.assignments.size(); ++i) {
+      if (pool.isConstant(def.assignments[i].scale, 1.0))
+        x[static_cast<std::size_t>(def.assignments[i].state)] = values[i];
+      else
+        scaled = true;
+    }
+    if (scaled) {  // species in concentration: amount = value × the size after this event
+      std::vector<double> scales(def.assignments.size());
+      events.assignmentScales(pe.event, t, x.data(), pp(), scales.data());
+      for (std::size_t i = 0; i < def.assignments.size(); ++i)
+        if (!pool.isConstant(def.assignments[i].scale, 1.0))
+          x[static_cast<std::size_t>(def.assignments[i].state)] = values[i] * scales[i];
+    }
+    executions.push_back({t, def.id});
+  }
+
+  // Everything that happens at time t: triggers that switched, then the due executions one at a
+  // time (highest priority first), re-evaluating every trigger after each.
+  void processEvents(double t, std::vector<double>& x) {
+    std::vector<double> now(static_cast<std::size_t>(ne()));
+    events.triggers(t, x.data(), pp(), now.data());
+    handleSwitches(t, x, now);
+    for (int n = 0;; ++n) {
+      std::vector<std::size_t> due;
+      for (std::size_t i = 0; i < queue.size(); ++i)
+        if (queue[i].time <= t) due.push_back(i);
+      if (due.empty()) return;
+      if (n >= kMaxCascade)
+        fail(queue[due.front()].event, "more than " + std::to_string(kMaxCascade) +
+                                           " event executions at t = " + num(t) +
+                                           " (events that keep triggering each other)");
+      double best = -kInf;
+      std::vector<std::size_t> tied;
+      for (std::size_t i : due) {
+        const int e = queue[i].event;
+        double pr = events.hasPriority(e) ? events.priority(e, t, x.data(), pp()) : -kInf;
+        if (std::isnan(pr)) pr = -kInf;
+        if (tied.empty() || pr > best) {
+          best = pr;
+          tied.assign(1, i);
+        } else if (pr == best) {
+          tied.push_back(i);
+        }
+      }
+      std::size_t pick = tied.front();
+      if (tied.size() > 1) {
+        std::uniform_int_distribution<std::size_t> choose(0, tied.size() - 1);
+        pick = tied[choose(random)];
+      }
+      const Pending pe = queue[pick];
+      queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(pick));
+      execute(pe, t, x);
+      events.triggers(t, x.data(), pp(), now.data());
+      handleSwitches(t, x, now);
+    }
+  }
+
+  // ---- root location on the dense output ----
+  void resetScan(double t, const std::vector<double>& x) {
+    tLeft = t;
+    gLeft.resize(static_cast<std::size_t>(events.numRoots()));
+    events.roots(t, x.data(), pp(), gLeft.data());
+  }
+
+  void evaluateAt(double t, integrators::StepDenseOutput& dense, std::vector<double>& x,
+                  std::vector<double>& g, std::vector<double>& tr) {
+    dense.state(t, x.data());
+    events.roots(t, x.data(), pp(), g.data());
+    events.triggers(t, x.data(), pp(), tr.data());
+  }
+
+  // Root of g_k in (a, b] where its sign class (g > 0) changes: Illinois regula falsi, then
+  // bisection; returns the right end of the final bracket (the side after the change).
+  double locateRoot(int k, double a, double ga, double b, double gb,
+                    integrators::StepDenseOutput& dense, double tol) {
+    const auto ki = static_cast<std::size_t>(k);
+    const bool leftClass = ga > 0;
+    int side = 0;
+    for (int it = 0; b - a > tol && it < kIllinoisIterations + 200; ++it) {
+      double m = it < kIllinoisIterations ? b - gb * (b - a) / (gb - ga) : 0.5 * (a + b);
+      if (!(m > a && m < b)) m = 0.5 * (a + b);
+      evaluateAt(m, dense, xs, gs, trig);
+      const double gm = gs[ki];
+      if ((gm > 0) == leftClass) {
+        a = m;
+        ga = gm;
+        if (side == -1) gb *= 0.5;
+        side = -1;
+      } else {
+        b = m;
+        gb = gm;
+        if (side == +1) ga *= 0.5;
+        side = +1;
+      }
+    }
+    return b;
+  }
+
+  // Where trigger e leaves its value at a, by bisection (triggers that are no relational).
+  double bisectTrigger(int e, double a, double b, integrators::StepDenseOutput& dense, double tol) {
+    const double before = triggerState[static_cast<std::size_t>(e)];
+    while (b - a > tol) {
+      const double m = 0.5 * (a + b);
+      if (!(m > a && m < b)) break;
+      evaluateAt(m, dense, xs, gs, trig);
+      (trig[static_cast<std::size_t>(e)] == before ? a : b) = m;
+    }
+    return b;
+  }
+
+  void onStep(double tStart, double tEnd, integrators::StepDenseOutput& dense) {
+    double left = std::max(tLeft, tStart);
+    const std::size_t nr = gLeft.size();
+    for (;;) {
+      evaluateAt(tEnd, dense, xR, gR, trigR);
+      const double tol =
+          std::max(kTimeTolerance * std::max(std::abs(tEnd), tEnd - left), 1e-300);
+      double candidate = kInf;
+      for (std::size_t k = 0; k < nr; ++k)
+        if ((gLeft[k] > 0) != (gR[k] > 0))
+          candidate = std::min(candidate, locateRoot(static_cast<int>(k), left, gLeft[k], tEnd,
+                                                     gR[k], dense, tol));
+      for (double c : timeRootValues)
+        if (c > left && c <= tEnd) candidate = std::min(candidate, c);
+      const double due = nextQueueTime();
+      if (due > left && due <= tEnd) candidate = std::min(candidate, due);
+      if (candidate == kInf)
+        for (int e = 0; e < ne(); ++e)
+          if (trigR[static_cast<std::size_t>(e)] != triggerState[static_cast<std::size_t>(e)])
+            candidate = std::min(candidate, bisectTrigger(e, left, tEnd, dense, tol));
+      if (candidate == kInf) break;
+
+      evaluateAt(candidate, dense, xs, gs, trig);
+      bool stop = candidate == due;
+      for (std::size_t e = 0; e < static_cast<std::size_t>(ne()); ++e)
+        stop = stop || (triggerState[e] == 0 && trig[e] != 0);
+      if (stop) {
+        stopTime = candidate;
+        stopState = xs;
+        emitOutputsBefore(candidate, dense);
+        throw RootStop{};
+      }
+      // Only switches to false here: they cancel, and need no restart.
+      for (int e = 0; e < ne(); ++e) {
+        const auto i = static_cast<std::size_t>(e);
+        if (triggerState[i] != 0 && trig[i] == 0) cancelIfNotPersistent(e);
+        triggerState[i] = trig[i];
+      }
+      left = candidate;
+      gLeft = gs;
+    }
+    tLeft = tEnd;
+    gLeft = gR;
+  }
+
+  // Output times before the stop that lie inside the aborted step come from its dense output.
+  void emitOutputsBefore(double t, integrators::StepDenseOutput& dense) {
+    std::vector<double> x(xs.size());
+    while (nextOutput < times->size() && (*times)[nextOutput] < t) {
+      dense.state((*times)[nextOutput], x.data());
+      (*output)((*times)[nextOutput], x.data());
+      ++nextOutput;
+    }
+  }
+
+  void restart(double t, const std::vector<double>& x) {
+    if (integrator) addStats(finished, integrator->stats());
+    else {
+      integrator = integrators::makeIntegrator(method);
+      integrator->setStepCallback([this](double a, double b, integrators::StepDenseOutput& d) {
+        onStep(a, b, d);
+      });
+    }
+    integrator->initialize(model, options, t, x, *p);
+    resetScan(t, x);
+  }
+};
+
+EventSimulation::EventSimulation(std::shared_ptr<const symbolic::CompiledModel> model,
+                                 integrators::Method method,
+                                 const integrators::IntegratorOptions& options)
+    : impl_(std::make_unique<Impl>(std::move(model), method, options)) {}
+
+EventSimulation::~EventSimulation() = default;
+
+void EventSimulation::run(double t0, std::vector<double> x, const std::vector<double>& p,
+                          const std::vector<double>& times, const OutputSink& output,
+                          const ProgressMonitor& monitor) {
+  Impl& d = *impl_;
+  const auto nx = static_cast<std::size_t>(d.model->nx());
+  const auto ne = static_cast<std::size_t>(d.ne());
+  d.p = &p;
+  d.times = &times;
+  d.output = &output;
+  d.nextOutput = 0;
+  d.queue.clear();
+  d.executions.clear();
+  d.restarts = 0;
+  if (d.integrator) d.integrator.reset();
+  d.finished = {};
+  d.triggerState.assign(ne, 0);
+  for (std::size_t e = 0; e < ne; ++e)
+    d.triggerState[e] = d.events.event(static_cast<int>(e)).initialValue ? 1 : 0;
+  d.timeRootValues.resize(static_cast<std::size_t>(d.events.numTimeRoots()));
+  d.events.timeRoots(p.data(), d.timeRootValues.data());
+  const auto nr = static_cast<std::size_t>(d.events.numRoots());
+  for (auto* v : {&d.xs, &d.xR}) v->assign(nx, 0);
+  for (auto* v : {&d.gs, &d.gR}) v->assign(nr, 0);
+  for (auto* v : {&d.trig, &d.trigR}) v->assign(ne, 0);
+
+  double t = t0;
+  d.processEvents(t, x);
+  bool needInit = true;
+  while (d.nextOutput < times.size()) {
+    const double T = times[d.nextOutput];
+    if (T <= t) {  // an output at the time of the last events: the state after them
+      output(T, x.data());
+      ++d.nextOutput;
+      continue;
+    }
+    if (needInit) {
+      d.restart(t, x);
+      needInit = false;
+    }
+    try {
+      d.integrator->advanceTo(T, x, monitor);
+      t = T;
+      output(T, x.data());
+      ++d.nextOutput;
+    } catch (const RootStop&) {
+      t = d.stopTime;
+      x = d.stopState;
+      ++d.restarts;
+      d.processEvents(t, x);
+      needInit = true;
+    }
+  }
+}
+
+IntegratorStats EventSimulation::stats() const {
+  IntegratorStats total = impl_->finished;
+  if (impl_->integrator) addStats(total, impl_->integrator->stats());
+  return total;
+}
+
+const std::vector<EventExecution>& EventSimulation::executions() const {
+  return impl_->executions;
+}
+
+int EventSimulation::restarts() const { return impl_->restarts; }
+
+}  // namespace sensode::simulation
