@@ -24,6 +24,8 @@ constexpr int kMaxCascade = 100000;
 // Illinois iterations before plain bisection takes over (guarantees the bracket shrinks).
 constexpr int kIllinoisIterations = 60;
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// Upper bound on the pieces one step is scanned in (see Impl::onStep).
+constexpr double kMaxPiecesPerStep = 1000;
 
 // Thrown by the step callback out of advanceTo(): a trigger switched to true (or a delayed
 // execution is due) at Impl::stopTime. Private to the driver; the integrator is initialized again.
@@ -87,6 +89,7 @@ struct EventSimulation::Impl {
   std::vector<Pending> queue;
   std::vector<double> triggerState;  // the value each trigger had when last looked at (0/1)
   std::vector<double> timeRootValues;
+  double sampleSpacing = kInf;       // longest piece of a step scanned at once
   double tLeft = 0;                  // where the trigger scan stands
   std::vector<double> gLeft;         // root functions there
   double stopTime = 0;
@@ -143,21 +146,19 @@ struct EventSimulation::Impl {
       values.resize(def.assignments.size());
       events.assignmentValues(pe.event, t, x.data(), pp(), values.data());
     }
-    const symbolic::ExprPool& pool = *model->system().pool;
-    bool scaled = false;
-    for (std::size_t i = 0; i < def.assignments.size(); ++i) {
-      if (pool.isConstant(def.assignments[i].scale, 1.0))
-        x[static_cast<std::size_t>(def.assignments[i].state)] = values[i];
-      else
-        scaled = true;
-    }
-    if (scaled) {  // species in concentration: amount = value × the size after this event
-      std::vector<double> scales(def.assignments.size());
-      events.assignmentScales(pe.event, t, x.data(), pp(), scales.data());
-      for (std::size_t i = 0; i < def.assignments.size(); ++i)
-        if (!pool.isConstant(def.assignments[i].scale, 1.0))
-          x[static_cast<std::size_t>(def.assignments[i].state)] = values[i] * scales[i];
-    }
+    // Species in concentration: amount = value × the compartment size before this execution
+    // (suite cases 01779, 01505: a compartment assigned by the same event changes the
+    // concentration afterwards, keeping the amount).
+    std::vector<double> scales(def.assignments.size());
+    events.assignmentScales(pe.event, t, x.data(), pp(), scales.data());
+    std::vector<double> sizeBefore(def.rescaled.size()), sizeAfter(def.rescaled.size());
+    events.rescaleSizes(pe.event, t, x.data(), pp(), sizeBefore.data());
+    for (std::size_t i = 0; i < def.assignments.size(); ++i)
+      x[static_cast<std::size_t>(def.assignments[i].state)] = values[i] * scales[i];
+    // Concentration states in a compartment the event resized keep their amounts.
+    events.rescaleSizes(pe.event, t, x.data(), pp(), sizeAfter.data());
+    for (std::size_t i = 0; i < def.rescaled.size(); ++i)
+      x[static_cast<std::size_t>(def.rescaled[i].state)] *= sizeBefore[i] / sizeAfter[i];
     executions.push_back({t, def.id});
   }
 
@@ -255,26 +256,45 @@ struct EventSimulation::Impl {
     return b;
   }
 
+  // The step is scanned in pieces no longer than the output spacing: the integrator's step size
+  // follows the states, not the triggers, and a trigger such as sin(10 t) < 0 over states that
+  // barely move (suite case 00936) changes sign several times inside one long step.
   void onStep(double tStart, double tEnd, integrators::StepDenseOutput& dense) {
-    double left = std::max(tLeft, tStart);
+    const double from = tLeft = std::max(tLeft, tStart);
+    const double pieces =
+        std::clamp(std::ceil((tEnd - from) / sampleSpacing), 1.0, kMaxPiecesPerStep);
+    for (double i = 1; i <= pieces; ++i)
+      scan(i == pieces ? tEnd : from + (tEnd - from) * (i / pieces), dense);
+    tLeft = tEnd;
+  }
+
+  // Trigger switches in (tLeft, right]: stops at the first switch to true (throws RootStop).
+  void scan(double right, integrators::StepDenseOutput& dense) {
+    double left = tLeft;
     const std::size_t nr = gLeft.size();
     for (;;) {
-      evaluateAt(tEnd, dense, xR, gR, trigR);
+      evaluateAt(right, dense, xR, gR, trigR);
       const double tol =
-          std::max(kTimeTolerance * std::max(std::abs(tEnd), tEnd - left), 1e-300);
+          std::max(kTimeTolerance * std::max(std::abs(right), right - left), 1e-300);
       double candidate = kInf;
       for (std::size_t k = 0; k < nr; ++k)
         if ((gLeft[k] > 0) != (gR[k] > 0))
-          candidate = std::min(candidate, locateRoot(static_cast<int>(k), left, gLeft[k], tEnd,
+          candidate = std::min(candidate, locateRoot(static_cast<int>(k), left, gLeft[k], right,
                                                      gR[k], dense, tol));
       for (double c : timeRootValues)
-        if (c > left && c <= tEnd) candidate = std::min(candidate, c);
+        if (c > left && c <= right) candidate = std::min(candidate, c);
       const double due = nextQueueTime();
-      if (due > left && due <= tEnd) candidate = std::min(candidate, due);
-      if (candidate == kInf)
-        for (int e = 0; e < ne(); ++e)
-          if (trigR[static_cast<std::size_t>(e)] != triggerState[static_cast<std::size_t>(e)])
-            candidate = std::min(candidate, bisectTrigger(e, left, tEnd, dense, tol));
+      if (due > left && due <= right) candidate = std::min(candidate, due);
+      // A trigger that has switched by the candidate (or by the end) without a root function
+      // changing sign there (t > c just after c; a non-relational trigger) switched earlier:
+      // bisect on its value.
+      const double check = candidate == kInf ? right : candidate;
+      evaluateAt(check, dense, xs, gs, trig);
+      double earliest = kInf;
+      for (int e = 0; e < ne(); ++e)
+        if (trig[static_cast<std::size_t>(e)] != triggerState[static_cast<std::size_t>(e)])
+          earliest = std::min(earliest, bisectTrigger(e, left, check, dense, tol));
+      if (earliest < check - tol || candidate == kInf) candidate = std::min(candidate, earliest);
       if (candidate == kInf) break;
 
       evaluateAt(candidate, dense, xs, gs, trig);
@@ -294,9 +314,10 @@ struct EventSimulation::Impl {
         triggerState[i] = trig[i];
       }
       left = candidate;
+      tLeft = candidate;
       gLeft = gs;
     }
-    tLeft = tEnd;
+    tLeft = right;
     gLeft = gR;
   }
 
@@ -354,6 +375,13 @@ void EventSimulation::run(double t0, std::vector<double> x, const std::vector<do
   for (auto* v : {&d.xs, &d.xR}) v->assign(nx, 0);
   for (auto* v : {&d.gs, &d.gR}) v->assign(nr, 0);
   for (auto* v : {&d.trig, &d.trigR}) v->assign(ne, 0);
+
+  // Scan pieces: the smallest gap between output times (the resolution the caller asked for).
+  d.sampleSpacing = kInf;
+  for (std::size_t i = 1; i < times.size(); ++i)
+    if (times[i] > times[i - 1]) d.sampleSpacing = std::min(d.sampleSpacing, times[i] - times[i - 1]);
+  if (!times.empty() && times.back() > t0)
+    d.sampleSpacing = std::min(d.sampleSpacing, times.back() - t0);
 
   double t = t0;
   d.processEvents(t, x);

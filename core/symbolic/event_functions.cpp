@@ -79,6 +79,9 @@ EventFunctions::EventFunctions(const OdeSystem& system) : system_(&system) {
       values.push_back(a.value);
       scales.push_back(a.scale);
     }
+    std::vector<Expr> sizes;
+    for (const auto& r : ev.rescaled) sizes.push_back(r.size);
+    pe.sizes = Tape(pool, in, sizes);
     pe.values = Tape(pool, in, values);
     pe.scales = Tape(pool, in, scales);
     events_.push_back(std::move(pe));
@@ -120,6 +123,11 @@ void EventFunctions::assignmentValues(int e, double t, const double* x, const do
 void EventFunctions::assignmentScales(int e, double t, const double* x, const double* p,
                                       double* out) const {
   events_[static_cast<std::size_t>(e)].scales.evaluate(t, x, p, out);
+}
+
+void EventFunctions::rescaleSizes(int e, double t, const double* x, const double* p,
+                                  double* out) const {
+  events_[static_cast<std::size_t>(e)].sizes.evaluate(t, x, p, out);
 }
 
 }  // namespace sensode::symbolic

@@ -39,12 +39,14 @@ class EventFunctions {
   double priority(int e, double t, const double* x, const double* p) const;
   // New values of event e's assignments (in the order of EventDef::assignments).
   void assignmentValues(int e, double t, const double* x, const double* p, double* out) const;
-  // Their scales (EventDef::assignments[i].scale), at the state after the unscaled assignments.
+  // Their scales (EventDef::assignments[i].scale), at the state before the execution.
   void assignmentScales(int e, double t, const double* x, const double* p, double* out) const;
+  // Sizes of the compartments of EventDef::rescaled (evaluated before and after an execution).
+  void rescaleSizes(int e, double t, const double* x, const double* p, double* out) const;
 
  private:
   struct PerEvent {
-    Tape delay, priority, values, scales;
+    Tape delay, priority, values, scales, sizes;
   };
   const OdeSystem* system_;
   Tape triggerTape_, rootTape_, timeRootTape_;

@@ -461,6 +461,16 @@ class Builder {
         }
         d.assignments.push_back({i, resolve(a.math, ev.id), scale});
       }
+      for (const auto& a : ev.assignments) {
+        if (kind_.at(a.variable).first != SymKind::Compartment) continue;
+        for (const auto& st : sys_.states) {
+          if (st.kind != StateKind::SpeciesConcentration || species(st.id).compartment != a.variable)
+            continue;
+          // Also when the event assigns the species: its value is a concentration in the old
+          // size (suite case 01506), as for amount states (scale above).
+          d.rescaled.push_back({stateIndex_.at(st.id), compartmentValue(a.variable)});
+        }
+      }
       sys_.events.push_back(std::move(d));
     }
   }
@@ -475,6 +485,7 @@ class Builder {
         f(a.value);
         f(a.scale);
       }
+      for (auto& r : d.rescaled) f(r.size);
     }
   }
 

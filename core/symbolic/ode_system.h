@@ -62,13 +62,21 @@ struct OutputVar {
 };
 
 // One assignment of an event: the state it sets and the value, as functions of (t, x, p) just
-// before the event. The state becomes value × scale, with scale evaluated after the event's
-// other (unscaled) assignments: for a species assigned in concentration it is its compartment's
-// size (so amount = concentration × the size the event leaves), otherwise 1.
+// before the event. The state becomes value × scale, scale evaluated before the execution too:
+// for a species assigned in concentration it is its compartment's size (amount = concentration
+// × size; a compartment assigned by the same event then changes the concentration, not the
+// amount), otherwise 1.
 struct EventAssignmentDef {
   int state;
   Expr value;
   Expr scale;
+};
+
+// A species integrated in concentration (rate rule) whose compartment an event resizes: its
+// amount is kept, so the concentration is multiplied by size before / size after.
+struct ConcentrationRescale {
+  int state;
+  Expr size;  // the compartment's size as a function of (t, x, p)
 };
 
 // An SBML event in terms of (t, x, p). Every quantity an event assigns is a state (with dx/dt = 0
@@ -81,6 +89,7 @@ struct EventDef {
   bool useValuesFromTriggerTime = true;
   std::optional<Expr> delay, priority;
   std::vector<EventAssignmentDef> assignments;
+  std::vector<ConcentrationRescale> rescaled;
 };
 
 struct OdeSystem {
