@@ -424,4 +424,14 @@ const std::vector<EventExecution>& EventSimulation::executions() const {
 
 int EventSimulation::restarts() const { return impl_->restarts; }
 
+std::optional<std::string> eventsNotSupported(const symbolic::OdeSystem& system,
+                                              const std::string& what) {
+  if (system.events.empty()) return std::nullopt;
+  return SbmlError(system.modelFile, system.events.front().id,
+                   "unsupported SBML feature: events in " + what +
+                       " (sensitivities across events are not supported yet; time courses of "
+                       "this model work)")
+      .what();
+}
+
 }  // namespace sensode::simulation

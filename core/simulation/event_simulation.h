@@ -26,6 +26,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,5 +67,11 @@ class EventSimulation {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// For computations that do not handle events yet (sensitivities, steady states, PEtab objectives):
+// the message refusing `what` for a model with events, naming the file and the first event, or
+// nullopt when the model has none. Never a silent number that ignores the events.
+std::optional<std::string> eventsNotSupported(const symbolic::OdeSystem& system,
+                                              const std::string& what);
 
 }  // namespace sensode::simulation

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "core/common/errors.h"
+#include "core/simulation/event_simulation.h"
 #include "core/sensitivity/output_sensitivities.h"
 #include "core/tasks/task_common.h"
 
@@ -498,6 +499,8 @@ SensitivityResult runSensitivities(const SensitivityProblem& problem,
     if (!problem.model) throw InvalidInput("sensitivities: no model");
     if (auto why = options.validate()) throw InvalidOptions(*why);
     const symbolic::CompiledModel& model = *problem.model;
+    if (auto why = simulation::eventsNotSupported(model.system(), "sensitivities"))
+      throw InvalidInput(*why);
     detail::checkOutputTimes(problem.t0, problem.times);
 
     setup.model = problem.model;
