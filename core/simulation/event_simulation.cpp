@@ -85,6 +85,7 @@ struct EventSimulation::Impl {
   const std::vector<double>* p = nullptr;
   const std::vector<double>* times = nullptr;
   const OutputSink* output = nullptr;
+  EventSink eventSink;
   std::size_t nextOutput = 0;
   std::vector<Pending> queue;
   std::vector<double> triggerState;  // the value each trigger had when last looked at (0/1)
@@ -165,6 +166,13 @@ struct EventSimulation::Impl {
   // Everything that happens at time t: triggers that switched, then the due executions one at a
   // time (highest priority first), re-evaluating every trigger after each.
   void processEvents(double t, std::vector<double>& x) {
+    const std::vector<double> before = x;
+    const std::size_t executed = executions.size();
+    runDue(t, x);
+    if (eventSink && executions.size() > executed) eventSink(t, before.data(), x.data());
+  }
+
+  void runDue(double t, std::vector<double>& x) {
     std::vector<double> now(static_cast<std::size_t>(ne()));
     events.triggers(t, x.data(), pp(), now.data());
     handleSwitches(t, x, now);
@@ -423,6 +431,8 @@ const std::vector<EventExecution>& EventSimulation::executions() const {
 }
 
 int EventSimulation::restarts() const { return impl_->restarts; }
+
+void EventSimulation::setEventSink(EventSink sink) { impl_->eventSink = std::move(sink); }
 
 std::optional<std::string> eventsNotSupported(const symbolic::OdeSystem& system,
                                               const std::string& what) {

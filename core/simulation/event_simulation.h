@@ -58,7 +58,12 @@ class EventSimulation {
            const std::vector<double>& times, const OutputSink& output,
            const ProgressMonitor& monitor = {});
 
-  // Integrator statistics summed over every restart; `restarts` in fallbacks is not used.
+  // Called once per time at which events changed the state (after the outputs before it and
+  // before an output at that time), with the state before and after all executions there.
+  using EventSink = std::function<void(double t, const double* before, const double* after)>;
+  void setEventSink(EventSink sink);
+
+  // Integrator statistics summed over every restart.
   integrators::IntegratorStats stats() const;
   const std::vector<EventExecution>& executions() const;
   int restarts() const;

@@ -96,6 +96,12 @@ TimeCourseResult runTimeCourse(const TimeCourseProblem& problem, const TimeCours
     if (!model.system().events.empty()) {  // the simulation driver stops and restarts at events
       eventSimulation = std::make_unique<simulation::EventSimulation>(
           problem.model, options.method, options.integrator);
+      eventSimulation->setEventSink([&](double t, const double* before, const double* after) {
+        result.eventTimes.push_back(t);
+        if (!problem.eventRows) return;
+        record(t, before);
+        record(t, after);
+      });
       eventSimulation->run(problem.t0, x, p, problem.times, record, runMonitor);
       return finish(Termination::Success, {});
     }

@@ -124,6 +124,26 @@ class TestEvents : public QObject {
     }
   }
 
+  // With eventRows the dose shows as two rows at t = 5: just before and just after.
+  void eventRowsShowBeforeAndAfter() {
+    sensode::tasks::TimeCourseProblem problem;
+    problem.model = compile(decay(
+        "", eventXml("dose", "<apply><geq/>" + std::string(kTime) + "<cn>5</cn></apply>",
+                     assign("x", "<apply><plus/><ci>x</ci><cn>4</cn></apply>"))));
+    problem.times = {0, 10};
+    problem.outputs = {"x"};
+    problem.eventRows = true;
+    sensode::tasks::TimeCourseOptions options;
+    options.integrator.rtol = 1e-10;
+    const auto r = sensode::tasks::runTimeCourse(problem, options);
+    QVERIFY2(r.termination == sensode::tasks::Termination::Success, r.message.c_str());
+    QCOMPARE(r.times, (std::vector<double>{0, 5, 5, 10}));
+    QCOMPARE(r.eventTimes, std::vector<double>{5});
+    const double before = 10 * std::exp(-1.5);
+    QVERIFY(close(r.at(1, 0), before, 1e-7));
+    QVERIFY(close(r.at(2, 0), before + 4, 1e-7));
+  }
+
   // x < 2 resets x to 10: the event fires every ln(5)/k, located on the dense output.
   void thresholdTimesAreAnalytic_data() { methods(); }
   void thresholdTimesAreAnalytic() {
