@@ -24,6 +24,7 @@ constexpr int kMaxCascade = 100000;
 // Illinois iterations before plain bisection takes over (guarantees the bracket shrinks).
 constexpr int kIllinoisIterations = 60;
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr std::mt19937::result_type kRandomSeed = 20261125;
 // Upper bound on the pieces one step is scanned in (see Impl::onStep).
 constexpr double kMaxPiecesPerStep = 1000;
 
@@ -79,7 +80,7 @@ struct EventSimulation::Impl {
   IntegratorStats finished;  // summed over the integrations before the current one
   std::vector<EventExecution> executions;
   int restarts = 0;
-  std::mt19937 random{20261125};  // tie-breaking among equal priorities, reproducible
+  std::mt19937 random{kRandomSeed};  // tie-breaking among equal priorities
 
   // ---- one run ----
   const std::vector<double>* p = nullptr;
@@ -372,6 +373,7 @@ void EventSimulation::run(double t0, std::vector<double> x, const std::vector<do
   d.queue.clear();
   d.executions.clear();
   d.restarts = 0;
+  d.random.seed(kRandomSeed);  // the same ties resolved the same way in every run
   if (d.integrator) d.integrator.reset();
   d.finished = {};
   d.triggerState.assign(ne, 0);

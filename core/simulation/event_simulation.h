@@ -9,9 +9,11 @@
 // Illinois variant of regula falsi on the dense output; a trigger that switched without any root
 // function changing sign (a trigger that is not a relational) is located by bisection on its
 // value; times of time events (t ⋚ c(p)) and of delayed executions are taken exactly. Both
-// brackets end on the side where the trigger has switched, at a width of kTimeTolerance relative
-// to the step. A switch to true stops the integration there: the callback throws a private
-// exception out of advanceTo() and the integrator is initialized again after the event.
+// brackets end on the side where the trigger has switched, 1e-12 × max(|t|, piece) wide. Steps
+// are scanned in pieces no longer than the smallest output spacing (the step size follows the
+// states, not the triggers). A switch to true stops the integration there: the callback throws a
+// private exception out of advanceTo(), outputs inside the aborted step come from its dense
+// output, and the integrator is initialized again after the events (odeSD: its start procedure).
 //
 // Semantics (SBML L3V2 §4.12, as the Test Suite checks them): a trigger fires when it goes from
 // false to true (its value before t0 is initialValue); an execution is due at the trigger time
