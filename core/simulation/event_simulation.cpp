@@ -36,6 +36,7 @@ struct RootStop {};
 struct Pending {
   int event;
   double time;
+  double triggerTime;
   std::vector<double> values;  // set when the event uses values from the trigger time
   bool hasValues = false;
 };
@@ -96,6 +97,24 @@ struct EventSimulation::Impl {
   std::vector<double> gLeft;         // root functions there
   double stopTime = 0;
   std::vector<double> stopState;
+  // What located the stop: a root function, a time event, a delayed execution, or bisection on
+  // a trigger's value. The sensitivity jump needs dτ/dp from the first two.
+  struct Cause {
+    enum Kind { Root, TimeRoot, Delayed, Bisected } kind = Bisected;
+    int index = 0;
+  };
+  Cause stopCause;
+  bool scanning = true;
+
+  // ---- forward sensitivities (enableSensitivities) ----
+  bool sens = false;
+  std::vector<int> sensParams;
+  bool errorControl = true;
+  std::vector<double> S;                  // nx × ns column-major, at the current time
+  std::vector<double> s0;                 // S at t0 (before events at t0)
+  double tSafe = 0;                       // the last time with x and S both known
+  std::vector<double> xSafe, sSafe;
+  std::vector<double> dTaudP;             // dτ/dp (ns) of the events being processed
   std::vector<double> xs, gs, trig, xR, gR, trigR;  // scratch
 
   const double* pp() const { return p->data(); }
@@ -116,7 +135,7 @@ struct EventSimulation::Impl {
     const double d = events.hasDelay(e) ? events.delay(e, t, x.data(), pp()) : 0.0;
     if (!std::isfinite(d) || d < 0)
       fail(e, "event delay is " + num(d) + " at t = " + num(t) + " (it must be finite and >= 0)");
-    Pending pe{e, t + d, {}, false};
+    Pending pe{e, t + d, t, {}, false};
     if (events.event(e).useValuesFromTriggerTime) {
       pe.values.resize(events.event(e).assignments.size());
       events.assignmentValues(e, t, x.data(), pp(), pe.values.data());
@@ -143,6 +162,9 @@ struct EventSimulation::Impl {
 
   void execute(const Pending& pe, double t, std::vector<double>& x) {
     const auto& def = events.event(pe.event);
+    const std::vector<double> before = sens ? x : std::vector<double>{};
+    if (sens && pe.time > pe.triggerTime)
+      fail(pe.event, "sensitivities across delayed events are not supported yet");
     std::vector<double> values = pe.values;
     if (!pe.hasValues) {
       values.resize(def.assignments.size());
@@ -162,6 +184,7 @@ struct EventSimulation::Impl {
     for (std::size_t i = 0; i < def.rescaled.size(); ++i)
       x[static_cast<std::size_t>(def.rescaled[i].state)] *= sizeBefore[i] / sizeAfter[i];
     executions.push_back({t, def.id});
+    if (sens) jumpSensitivities(pe.event, t, before, x);
   }
 
   // Everything that happens at time t: triggers that switched, then the due executions one at a
@@ -269,6 +292,7 @@ struct EventSimulation::Impl {
   // follows the states, not the triggers, and a trigger such as sin(10 t) < 0 over states that
   // barely move (suite case 00936) changes sign several times inside one long step.
   void onStep(double tStart, double tEnd, integrators::StepDenseOutput& dense) {
+    if (!scanning) return;
     const double from = tLeft = std::max(tLeft, tStart);
     const double pieces =
         std::clamp(std::ceil((tEnd - from) / sampleSpacing), 1.0, kMaxPiecesPerStep);
@@ -286,14 +310,19 @@ struct EventSimulation::Impl {
       const double tol =
           std::max(kTimeTolerance * std::max(std::abs(right), right - left), 1e-300);
       double candidate = kInf;
+      Cause cause{};
+      auto consider = [&](double t, Cause c) {
+        if (t < candidate) candidate = t, cause = c;
+      };
       for (std::size_t k = 0; k < nr; ++k)
         if ((gLeft[k] > 0) != (gR[k] > 0))
-          candidate = std::min(candidate, locateRoot(static_cast<int>(k), left, gLeft[k], right,
-                                                     gR[k], dense, tol));
-      for (double c : timeRootValues)
-        if (c > left && c <= right) candidate = std::min(candidate, c);
+          consider(locateRoot(static_cast<int>(k), left, gLeft[k], right, gR[k], dense, tol),
+                   {Cause::Root, static_cast<int>(k)});
+      for (std::size_t j = 0; j < timeRootValues.size(); ++j)
+        if (timeRootValues[j] > left && timeRootValues[j] <= right)
+          consider(timeRootValues[j], {Cause::TimeRoot, static_cast<int>(j)});
       const double due = nextQueueTime();
-      if (due > left && due <= right) candidate = std::min(candidate, due);
+      if (due > left && due <= right) consider(due, {Cause::Delayed, 0});
       // A trigger that has switched by the candidate (or by the end) without a root function
       // changing sign there (t > c just after c; a non-relational trigger) switched earlier:
       // bisect on its value.
@@ -303,7 +332,7 @@ struct EventSimulation::Impl {
       for (int e = 0; e < ne(); ++e)
         if (trig[static_cast<std::size_t>(e)] != triggerState[static_cast<std::size_t>(e)])
           earliest = std::min(earliest, bisectTrigger(e, left, check, dense, tol));
-      if (earliest < check - tol || candidate == kInf) candidate = std::min(candidate, earliest);
+      if (earliest < check - tol || candidate == kInf) consider(earliest, {Cause::Bisected, 0});
       if (candidate == kInf) break;
 
       evaluateAt(candidate, dense, xs, gs, trig);
@@ -313,7 +342,20 @@ struct EventSimulation::Impl {
       if (stop) {
         stopTime = candidate;
         stopState = xs;
-        emitOutputsBefore(candidate, dense);
+        stopCause = cause;
+        // A switch found by bisection just after a root function's sign change or a time event's
+        // time (t > c switches just after c) has that root as its trigger function.
+        if (cause.kind == Cause::Bisected) {
+          for (std::size_t k = 0; k < nr && stopCause.kind == Cause::Bisected; ++k)
+            if ((gLeft[k] > 0) != (gs[k] > 0)) stopCause = {Cause::Root, static_cast<int>(k)};
+          for (std::size_t j = 0; j < timeRootValues.size() && stopCause.kind == Cause::Bisected;
+               ++j)
+            if (timeRootValues[j] >= left && timeRootValues[j] <= candidate)
+              stopCause = {Cause::TimeRoot, static_cast<int>(j)};
+        }
+        // With sensitivities the outputs before the stop are integrated again (S is not part of
+        // the dense output); see EventSimulation::run.
+        if (!sens) emitOutputsBefore(candidate, dense);
         throw RootStop{};
       }
       // Only switches to false here: they cancel, and need no restart.
@@ -349,7 +391,97 @@ struct EventSimulation::Impl {
       });
     }
     integrator->initialize(model, options, t, x, *p);
+    if (sens) integrator->enableSensitivities(sensParams, S, errorControl);
     resetScan(t, x);
+  }
+
+  // S is not part of the dense output: after a stop, integrate again from the last point where x
+  // and S were both known, through the outputs before the stop (now with S) to the stop itself,
+  // which gives S⁻; then dτ/dp for the jumps.
+  void integrateAgainToStop(const ProgressMonitor& monitor) {
+    scanning = false;
+    S = sSafe;
+    restart(tSafe, xSafe);
+    std::vector<double> x = xSafe;
+    while (nextOutput < times->size() && (*times)[nextOutput] < stopTime) {
+      const double T = (*times)[nextOutput];
+      integrator->advanceTo(T, x, monitor);
+      integrator->sensitivities(S);
+      (*output)(T, x.data());
+      ++nextOutput;
+    }
+    integrator->advanceTo(stopTime, x, monitor);
+    integrator->sensitivities(S);
+    scanning = true;
+    computeTriggerTimeDerivative(stopTime, stopState);
+  }
+
+  // ---- sensitivity jumps (issue 15: S⁺ = G_x S⁻ + G_p + (G_x f⁻ − f⁺) dτ/dp) ----
+  std::size_t ns() const { return sensParams.size(); }
+
+  // dτ/dp for events triggered at the stop: h = the root function (or t − c for time events),
+  // dτ/dp = −(∂h/∂x·S⁻ + ∂h/∂p) / (∂h/∂x·f⁻ + ∂h/∂t).
+  void computeTriggerTimeDerivative(double t, const std::vector<double>& x) {
+    const auto nx = static_cast<std::size_t>(model->nx());
+    const auto np = static_cast<std::size_t>(model->np());
+    dTaudP.assign(ns(), 0.0);
+    if (stopCause.kind == Cause::TimeRoot) {
+      std::vector<double> dc(np);
+      events.timeRootGradient(stopCause.index, pp(), dc.data());
+      for (std::size_t j = 0; j < ns(); ++j) dTaudP[j] = dc[static_cast<std::size_t>(sensParams[j])];
+      return;
+    }
+    if (stopCause.kind != Cause::Root)
+      throw Error(std::string("sensitivities across events: the trigger at t = ") + num(t) +
+                  (stopCause.kind == Cause::Delayed
+                       ? " is a delayed execution (delayed events are not supported yet)"
+                       : " is not a relational of continuous functions (not supported yet)"));
+    std::vector<double> grad(nx + np + 1), f(nx);
+    events.rootGradient(stopCause.index, t, x.data(), pp(), grad.data());
+    model->rhs(t, x.data(), pp(), f.data());
+    double denominator = grad[nx + np];
+    for (std::size_t i = 0; i < nx; ++i) denominator += grad[i] * f[i];
+    if (!(std::abs(denominator) > 0))
+      throw Error("sensitivities across events: the trigger function at t = " + num(t) +
+                  " touches zero without crossing it (dτ/dp is undefined)");
+    for (std::size_t j = 0; j < ns(); ++j) {
+      double numerator = grad[nx + static_cast<std::size_t>(sensParams[j])];
+      for (std::size_t i = 0; i < nx; ++i) numerator += grad[i] * S[j * nx + i];
+      dTaudP[j] = -numerator / denominator;
+    }
+  }
+
+  // The jump of S over one execution that took the state from xMinus to xPlus.
+  void jumpSensitivities(int e, double t, const std::vector<double>& xMinus,
+                         const std::vector<double>& xPlus) {
+    const auto& def = events.event(e);
+    if (!def.rescaled.empty())
+      fail(e, "sensitivities across an event that resizes a compartment holding species in "
+              "concentration are not supported yet");
+    const auto nx = static_cast<std::size_t>(model->nx());
+    const auto np = static_cast<std::size_t>(model->np());
+    std::vector<double> fMinus(nx), fPlus(nx), jac(def.assignments.size() * (nx + np));
+    model->rhs(t, xMinus.data(), pp(), fMinus.data());
+    model->rhs(t, xPlus.data(), pp(), fPlus.data());
+    events.assignmentJacobian(e, t, xMinus.data(), pp(), jac.data());
+    // Unassigned states: G_x = I, G_p = 0, so S⁺ = S⁻ + (f⁻ − f⁺) dτ/dp.
+    std::vector<double> next = S;
+    for (std::size_t j = 0; j < ns(); ++j)
+      for (std::size_t i = 0; i < nx; ++i)
+        next[j * nx + i] += (fMinus[i] - fPlus[i]) * dTaudP[j];
+    for (std::size_t a = 0; a < def.assignments.size(); ++a) {
+      const auto row = static_cast<std::size_t>(def.assignments[a].state);
+      const double* gx = jac.data() + a * (nx + np);
+      const double* gp = gx + nx;
+      double gxf = 0;
+      for (std::size_t i = 0; i < nx; ++i) gxf += gx[i] * fMinus[i];
+      for (std::size_t j = 0; j < ns(); ++j) {
+        double v = gp[static_cast<std::size_t>(sensParams[j])];
+        for (std::size_t i = 0; i < nx; ++i) v += gx[i] * S[j * nx + i];
+        next[j * nx + row] = v + (gxf - fPlus[row]) * dTaudP[j];
+      }
+    }
+    S = std::move(next);
   }
 };
 
@@ -394,7 +526,18 @@ void EventSimulation::run(double t0, std::vector<double> x, const std::vector<do
     d.sampleSpacing = std::min(d.sampleSpacing, times.back() - t0);
 
   double t = t0;
+  if (d.sens) {
+    d.S = d.s0;
+    d.dTaudP.assign(d.ns(), 0.0);  // t0 does not depend on p
+  }
+  d.scanning = true;
   d.processEvents(t, x);
+  auto markSafe = [&] {
+    d.tSafe = t;
+    d.xSafe = x;
+    d.sSafe = d.S;
+  };
+  markSafe();
   bool needInit = true;
   while (d.nextOutput < times.size()) {
     const double T = times[d.nextOutput];
@@ -409,18 +552,34 @@ void EventSimulation::run(double t0, std::vector<double> x, const std::vector<do
     }
     try {
       d.integrator->advanceTo(T, x, monitor);
+      if (d.sens) d.integrator->sensitivities(d.S);
       t = T;
       output(T, x.data());
       ++d.nextOutput;
+      markSafe();
     } catch (const RootStop&) {
+      if (d.sens) d.integrateAgainToStop(monitor);
       t = d.stopTime;
       x = d.stopState;
       ++d.restarts;
       d.processEvents(t, x);
       needInit = true;
+      markSafe();
     }
   }
 }
+
+void EventSimulation::enableSensitivities(const std::vector<int>& paramIndices,
+                                          const std::vector<double>& s0, bool errorControl) {
+  Impl& d = *impl_;
+  d.sens = true;
+  d.sensParams = paramIndices;
+  d.s0 = s0;
+  d.errorControl = errorControl;
+  d.events.enableDerivatives();
+}
+
+const std::vector<double>& EventSimulation::sensitivities() const { return impl_->S; }
 
 IntegratorStats EventSimulation::stats() const {
   IntegratorStats total = impl_->finished;

@@ -50,6 +50,19 @@ class EventSimulation {
                   const integrators::IntegratorOptions& options);
   ~EventSimulation();
 
+  // Forward sensitivities S = ∂x/∂p for the parameters `paramIndices` from s0 (column-major
+  // nx × ns), through the integrator's own (CVODES forward, odeSD direct), with the jumps at
+  // events of issue 15: with h the trigger's root function (t − c for a time event),
+  // dτ/dp = −(∂h/∂x·S⁻ + ∂h/∂p) / (∂h/∂x·f⁻ + ∂h/∂t) and, per execution x⁺ = g(x⁻, p),
+  // S⁺ = ∂g/∂x·S⁻ + ∂g/∂p + (∂g/∂x·f⁻ − f⁺)·dτ/dp (cascades at one time apply it in turn).
+  // Delayed executions, triggers that are not relationals of continuous functions and events that
+  // resize a compartment of concentration states throw Error (not supported yet). Call before
+  // run().
+  void enableSensitivities(const std::vector<int>& paramIndices, const std::vector<double>& s0,
+                           bool errorControl);
+  // S at the time of the output being reported (valid inside the OutputSink).
+  const std::vector<double>& sensitivities() const;
+
   // State at an output time, after the events at that time.
   using OutputSink = std::function<void(double t, const double* x)>;
   // Integrates from (t0, x0) with parameters p through `times` (ascending, all >= t0), calling

@@ -27,7 +27,7 @@ EventFunctions::EventFunctions(const OdeSystem& system) : system_(&system) {
   // Read only: the pool is shared with the compiled model, so nothing new is built in it (a root
   // function a − b is taped as the pair a, b).
   const ExprPool& pool = *system.pool;
-  TapeInputs in;
+  TapeInputs& in = inputs_;
   in.time = system.time;
   for (const auto& s : system.states) in.x.push_back(s.symbol);
   for (const auto& p : system.params) in.p.push_back(p.symbol);
@@ -63,12 +63,14 @@ EventFunctions::EventFunctions(const OdeSystem& system) : system_(&system) {
     if (rootSet.insert({a, b}).second) {
       roots.push_back(a);
       roots.push_back(b);
+      rootSides_.emplace_back(a, b);
     }
   }
   triggerTape_ = Tape(pool, in, triggers);
   rootTape_ = Tape(pool, in, roots);
   sides_.resize(roots.size());
   timeRootTape_ = Tape(pool, in, timeRoots);
+  timeRootExprs_ = timeRoots;
   for (const auto& ev : system.events) {
     PerEvent pe;
     const Expr zero = pool.zero();  // placeholders for an absent delay or priority
@@ -123,6 +125,45 @@ void EventFunctions::assignmentValues(int e, double t, const double* x, const do
 void EventFunctions::assignmentScales(int e, double t, const double* x, const double* p,
                                       double* out) const {
   events_[static_cast<std::size_t>(e)].scales.evaluate(t, x, p, out);
+}
+
+void EventFunctions::enableDerivatives() {
+  if (derivatives_) return;
+  derivatives_ = true;
+  ExprPool& pool = *system_->pool;
+  auto gradient = [&](Expr e, bool withStates, bool withTime) {
+    std::vector<Expr> out;
+    if (withStates)
+      for (Expr x : inputs_.x) out.push_back(pool.diff(e, x));
+    for (Expr p : inputs_.p) out.push_back(pool.diff(e, p));
+    if (withTime) out.push_back(pool.diff(e, inputs_.time));
+    return out;
+  };
+  for (const auto& [a, b] : rootSides_)
+    rootGradients_.emplace_back(pool, inputs_, gradient(pool.sub(a, b), true, true));
+  for (Expr c : timeRootExprs_) timeRootGradients_.emplace_back(pool, inputs_, gradient(c, false, false));
+  for (std::size_t e = 0; e < events_.size(); ++e) {
+    std::vector<Expr> rows;
+    for (const auto& a : system_->events[e].assignments) {
+      const std::vector<Expr> g = gradient(pool.mul(a.value, a.scale), true, false);
+      rows.insert(rows.end(), g.begin(), g.end());
+    }
+    events_[e].jacobian = Tape(pool, inputs_, rows);
+  }
+}
+
+void EventFunctions::rootGradient(int k, double t, const double* x, const double* p,
+                                  double* out) const {
+  rootGradients_[static_cast<std::size_t>(k)].evaluate(t, x, p, out);
+}
+
+void EventFunctions::timeRootGradient(int j, const double* p, double* out) const {
+  timeRootGradients_[static_cast<std::size_t>(j)].evaluate(0, nullptr, p, out);
+}
+
+void EventFunctions::assignmentJacobian(int e, double t, const double* x, const double* p,
+                                        double* out) const {
+  events_[static_cast<std::size_t>(e)].jacobian.evaluate(t, x, p, out);
 }
 
 void EventFunctions::rescaleSizes(int e, double t, const double* x, const double* p,

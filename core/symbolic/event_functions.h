@@ -41,14 +41,31 @@ class EventFunctions {
   void assignmentValues(int e, double t, const double* x, const double* p, double* out) const;
   // Their scales (EventDef::assignments[i].scale), at the state before the execution.
   void assignmentScales(int e, double t, const double* x, const double* p, double* out) const;
+  // ---- derivatives for the sensitivity jumps at events (built by enableDerivatives()) ----
+  // Builds the tapes below. Differentiation adds nodes to the system's expression pool, so this
+  // is done only for sensitivity runs (a plain time course leaves the shared pool untouched).
+  void enableDerivatives();
+  // Root function k: out = [∂g/∂x (nx), ∂g/∂p (np), ∂g/∂t].
+  void rootGradient(int k, double t, const double* x, const double* p, double* out) const;
+  // Time root j: out = ∂c/∂p (np).
+  void timeRootGradient(int j, const double* p, double* out) const;
+  // Event e: for each assignment i (EventDef::assignments order), the row of the new state value
+  // value_i × scale_i: out = [∂/∂x (nx), ∂/∂p (np)] per assignment, one after another.
+  void assignmentJacobian(int e, double t, const double* x, const double* p, double* out) const;
+
   // Sizes of the compartments of EventDef::rescaled (evaluated before and after an execution).
   void rescaleSizes(int e, double t, const double* x, const double* p, double* out) const;
 
  private:
   struct PerEvent {
-    Tape delay, priority, values, scales, sizes;
+    Tape delay, priority, values, scales, sizes, jacobian;
   };
   const OdeSystem* system_;
+  TapeInputs inputs_;
+  std::vector<std::pair<Expr, Expr>> rootSides_;  // a_k, b_k of root function k
+  std::vector<Expr> timeRootExprs_;               // c_j of time root j
+  std::vector<Tape> rootGradients_, timeRootGradients_;
+  bool derivatives_ = false;
   Tape triggerTape_, rootTape_, timeRootTape_;
   std::vector<PerEvent> events_;
   mutable std::vector<double> sides_;  // a_k, b_k of every root function
