@@ -305,6 +305,8 @@ struct EventSimulation::Impl {
   void scan(double right, integrators::StepDenseOutput& dense) {
     double left = tLeft;
     const std::size_t nr = gLeft.size();
+    Cause passedRoot{};  // the last candidate passed without a stop in this piece
+    double passedRootTime = -kInf;
     for (;;) {
       evaluateAt(right, dense, xR, gR, trigR);
       const double tol =
@@ -345,7 +347,11 @@ struct EventSimulation::Impl {
         stopCause = cause;
         // A switch found by bisection just after a root function's sign change or a time event's
         // time (t > c switches just after c) has that root as its trigger function.
+        // (A root located where g = 0 exactly leaves a strict trigger still false there; it
+        // switches one bisection later.)
         if (cause.kind == Cause::Bisected) {
+          if (passedRoot.kind == Cause::Root && candidate - passedRootTime <= 4 * tol)
+            stopCause = passedRoot;
           for (std::size_t k = 0; k < nr && stopCause.kind == Cause::Bisected; ++k)
             if ((gLeft[k] > 0) != (gs[k] > 0)) stopCause = {Cause::Root, static_cast<int>(k)};
           for (std::size_t j = 0; j < timeRootValues.size() && stopCause.kind == Cause::Bisected;
@@ -367,6 +373,8 @@ struct EventSimulation::Impl {
       left = candidate;
       tLeft = candidate;
       gLeft = gs;
+      passedRoot = cause;
+      passedRootTime = candidate;
     }
     tLeft = right;
     gLeft = gR;
@@ -403,15 +411,24 @@ struct EventSimulation::Impl {
     S = sSafe;
     restart(tSafe, xSafe);
     std::vector<double> x = xSafe;
+    double reached = tSafe;
+    // A stop a rounding error after the last time reached (a time event just after an output
+    // time) is taken as that time: integrators refuse an output time that close.
+    auto distinct = [&](double t) { return t - reached > 1e-12 * std::max(1.0, std::abs(t)); };
     while (nextOutput < times->size() && (*times)[nextOutput] < stopTime) {
       const double T = (*times)[nextOutput];
-      integrator->advanceTo(T, x, monitor);
-      integrator->sensitivities(S);
+      if (distinct(T)) {
+        integrator->advanceTo(T, x, monitor);
+        integrator->sensitivities(S);
+        reached = T;
+      }
       (*output)(T, x.data());
       ++nextOutput;
     }
-    integrator->advanceTo(stopTime, x, monitor);
-    integrator->sensitivities(S);
+    if (distinct(stopTime)) {
+      integrator->advanceTo(stopTime, x, monitor);
+      integrator->sensitivities(S);
+    }
     scanning = true;
     computeTriggerTimeDerivative(stopTime, stopState);
   }
@@ -541,7 +558,9 @@ void EventSimulation::run(double t0, std::vector<double> x, const std::vector<do
   bool needInit = true;
   while (d.nextOutput < times.size()) {
     const double T = times[d.nextOutput];
-    if (T <= t) {  // an output at the time of the last events: the state after them
+    // An output at the time of the last events (or a rounding error after it, which an
+    // integrator refuses to step to): the state after them.
+    if (T <= t || T - t <= 1e-12 * std::max(1.0, std::abs(T))) {
       output(T, x.data());
       ++d.nextOutput;
       continue;
@@ -600,8 +619,7 @@ std::optional<std::string> eventsNotSupported(const symbolic::OdeSystem& system,
   if (system.events.empty()) return std::nullopt;
   return SbmlError(system.modelFile, system.events.front().id,
                    "unsupported SBML feature: events in " + what +
-                       " (sensitivities across events are not supported yet; time courses of "
-                       "this model work)")
+                       " (not supported yet; time courses of this model work)")
       .what();
 }
 

@@ -329,6 +329,24 @@ void runFiniteDifferences(const Setup& s, SensitivityResult& result) {
     std::unique_ptr<integrators::Integrator> integrator;
     const ProgressMonitor runMonitor =
         detail::wholeRunMonitor(*s.monitor, s.t0, s.tEnd, run, runs);
+    if (!s.model->system().events.empty()) {  // every run steps across the events the same way
+      simulation::EventSimulation sim(s.model, o.trajectory, tight);
+      auto record = [&](double t, const double* state) {
+        s.model->outputs(t, state, p.data(), yAll.data());
+        xs.insert(xs.end(), state, state + nx);
+        for (const std::size_t r : rows) ys.push_back(yAll[r]);
+      };
+      try {
+        sim.run(s.t0, x, p, times, record, runMonitor);
+      } catch (...) {
+        accumulate(result.stats.integrator, sim.stats());
+        throw;
+      }
+      accumulate(result.stats.integrator, sim.stats());
+      if (run > 0) result.stats.sensitivityEvals += sim.stats().rhsEvals;
+      ++result.stats.simulations;
+      return;
+    }
     try {
       if (s.tEnd > s.t0) {
         integrator = integrators::makeIntegrator(o.trajectory);
@@ -522,12 +540,10 @@ SensitivityResult runSensitivities(const SensitivityProblem& problem,
     if (!problem.model) throw InvalidInput("sensitivities: no model");
     if (auto why = options.validate()) throw InvalidOptions(*why);
     const symbolic::CompiledModel& model = *problem.model;
-    const bool direct = options.method == SensitivityMethod::OdeSd ||
-                        options.method == SensitivityMethod::Cvodes;
-    if (!direct)
+    if (options.method == SensitivityMethod::Pbsr || options.method == SensitivityMethod::Exp)
       if (auto why = simulation::eventsNotSupported(
               model.system(), std::string("sensitivities by ") + toString(options.method) +
-                                  " (odesd and cvodes handle events)"))
+                                  " (odesd, cvodes and fd handle events)"))
         throw InvalidInput(*why);
     detail::checkOutputTimes(problem.t0, problem.times);
 
