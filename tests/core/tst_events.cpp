@@ -345,6 +345,48 @@ class TestEvents : public QObject {
     }
   }
 
+  // Suite case 00349 (S1 < 0.75 sets S2 = 1; S3 > 1.4 sets S1 = 1; mass action): the direct
+  // sensitivities with their jumps against central finite differences of the whole simulation
+  // (which steps across the events through the same driver), every parameter, t = 0..5, to
+  // 1e-4 of each column's largest value (FD's own error near the events is ~1e-5).
+  void sensitivitiesAgreeWithFiniteDifferences_data() { methods(); }
+  void sensitivitiesAgreeWithFiniteDifferences() {
+    QFETCH(Method, method);
+    const auto path = std::filesystem::path(SENSODE_SHARED_DIR) / "sbml-test-suite" / "cases" /
+                      "00349" / "00349-sbml-l3v2.xml";
+    if (!std::filesystem::exists(path)) QSKIP("no SBML Test Suite in the shared folder");
+    sensode::tasks::SensitivityProblem sp;
+    sp.model = std::make_shared<const sensode::symbolic::CompiledModel>(
+        sensode::symbolic::buildOdeSystem(sensode::model::importSbmlFile(path)));
+    sp.times = {0, 1, 2, 3, 4, 5};
+    sensode::tasks::SensitivityOptions options;
+    options.integrator.rtol = 1e-9;
+    options.integrator.atol = 1e-13;
+    options.method = sensode::tasks::SensitivityMethod::FiniteDifferences;
+    const auto fd = sensode::tasks::runSensitivities(sp, options);
+    QVERIFY2(fd.termination == sensode::tasks::Termination::Success, fd.message.c_str());
+    options.method = method == Method::Cvodes ? sensode::tasks::SensitivityMethod::Cvodes
+                                               : sensode::tasks::SensitivityMethod::OdeSd;
+    const auto r = sensode::tasks::runSensitivities(sp, options);
+    QVERIFY2(r.termination == sensode::tasks::Termination::Success, r.message.c_str());
+    const std::size_t ny = r.outputIds.size(), np = r.parameterIds.size();
+    QVERIFY(np >= 4);
+    for (std::size_t iy = 0; iy < ny; ++iy)
+      for (std::size_t ip = 0; ip < np; ++ip) {
+        double scale = 1;
+        for (std::size_t it = 0; it < sp.times.size(); ++it)
+          scale = std::max(scale, std::abs(fd.at(it, iy, ip)));
+        for (std::size_t it = 0; it < sp.times.size(); ++it)
+          QVERIFY2(std::abs(r.at(it, iy, ip) - fd.at(it, iy, ip)) <= 1e-4 * scale,
+                   qPrintable(QString("d%1/d%2 at t = %3: %4 vs fd %5")
+                                  .arg(QString::fromStdString(r.outputIds[iy]),
+                                       QString::fromStdString(r.parameterIds[ip]))
+                                  .arg(sp.times[it])
+                                  .arg(r.at(it, iy, ip))
+                                  .arg(fd.at(it, iy, ip))));
+      }
+  }
+
   // Methods that do not handle events yet, and steady states: refused with the construct named.
   void otherMethodsAndSteadyStatesRefuseEvents() {
     const auto model = compile(decay(
