@@ -39,6 +39,9 @@ struct Pending {
   double triggerTime;
   std::vector<double> values;  // set when the event uses values from the trigger time
   bool hasValues = false;
+  // With sensitivities and values from the trigger time: the total derivatives of those values,
+  // d(value_i)/dp_j at the trigger (assignments × ns, row-major).
+  std::vector<double> valueSensitivities;
 };
 
 void addStats(IntegratorStats& total, const IntegratorStats& s) {
@@ -135,11 +138,12 @@ struct EventSimulation::Impl {
     const double d = events.hasDelay(e) ? events.delay(e, t, x.data(), pp()) : 0.0;
     if (!std::isfinite(d) || d < 0)
       fail(e, "event delay is " + num(d) + " at t = " + num(t) + " (it must be finite and >= 0)");
-    Pending pe{e, t + d, t, {}, false};
+    Pending pe{e, t + d, t, {}, false, {}};
     if (events.event(e).useValuesFromTriggerTime) {
       pe.values.resize(events.event(e).assignments.size());
       events.assignmentValues(e, t, x.data(), pp(), pe.values.data());
       pe.hasValues = true;
+      if (sens) pe.valueSensitivities = valueDerivatives(e, t, x);
     }
     queue.push_back(std::move(pe));
   }
@@ -184,7 +188,7 @@ struct EventSimulation::Impl {
     for (std::size_t i = 0; i < def.rescaled.size(); ++i)
       x[static_cast<std::size_t>(def.rescaled[i].state)] *= sizeBefore[i] / sizeAfter[i];
     executions.push_back({t, def.id});
-    if (sens) jumpSensitivities(pe.event, t, before, x);
+    if (sens) jumpSensitivities(pe, t, before, x);
   }
 
   // Everything that happens at time t: triggers that switched, then the due executions one at a
@@ -433,7 +437,7 @@ struct EventSimulation::Impl {
     computeTriggerTimeDerivative(stopTime, stopState);
   }
 
-  // ---- sensitivity jumps (issue 15: S⁺ = G_x S⁻ + G_p + (G_x f⁻ − f⁺) dτ/dp) ----
+  // ---- sensitivity jumps (issue 15: S⁺ = G_x S⁻ + G_p + (G_x f⁻ + G_t − f⁺) dτ/dp) ----
   std::size_t ns() const { return sensParams.size(); }
 
   // dτ/dp for events triggered at the stop: h = the root function (or t − c for time events),
@@ -468,19 +472,47 @@ struct EventSimulation::Impl {
     }
   }
 
-  // The jump of S over one execution that took the state from xMinus to xPlus.
-  void jumpSensitivities(int e, double t, const std::vector<double>& xMinus,
+  // d(value_i)/dp_j = ∂g/∂x·(S + f·dτ/dp) + ∂g/∂p + ∂g/∂t·dτ/dp at (t, x), per assignment i.
+  std::vector<double> valueDerivatives(int e, double t, const std::vector<double>& x) {
+    const auto& def = events.event(e);
+    const auto nx = static_cast<std::size_t>(model->nx());
+    const auto np = static_cast<std::size_t>(model->np());
+    const std::size_t stride = nx + np + 1;
+    std::vector<double> f(nx), jac(def.assignments.size() * stride);
+    model->rhs(t, x.data(), pp(), f.data());
+    events.assignmentJacobian(e, t, x.data(), pp(), jac.data());
+    std::vector<double> out(def.assignments.size() * ns());
+    for (std::size_t a = 0; a < def.assignments.size(); ++a) {
+      const double* gx = jac.data() + a * stride;
+      const double* gp = gx + nx;
+      double gxf = gp[np];
+      for (std::size_t i = 0; i < nx; ++i) gxf += gx[i] * f[i];
+      for (std::size_t j = 0; j < ns(); ++j) {
+        double v = gp[static_cast<std::size_t>(sensParams[j])] + gxf * dTaudP[j];
+        for (std::size_t i = 0; i < nx; ++i) v += gx[i] * S[j * nx + i];
+        out[a * ns() + j] = v;
+      }
+    }
+    return out;
+  }
+
+  // The jump of S over one execution that took the state from xMinus to xPlus: assigned rows get
+  // d(value)/dp − f⁺·dτ/dp (the value's derivative taken at the trigger when the event uses
+  // values from the trigger time, so that an earlier execution in the cascade does not leak in),
+  // the others S + (f⁻ − f⁺)·dτ/dp.
+  void jumpSensitivities(const Pending& pe, double t, const std::vector<double>& xMinus,
                          const std::vector<double>& xPlus) {
+    const int e = pe.event;
     const auto& def = events.event(e);
     if (!def.rescaled.empty())
       fail(e, "sensitivities across an event that resizes a compartment holding species in "
               "concentration are not supported yet");
     const auto nx = static_cast<std::size_t>(model->nx());
-    const auto np = static_cast<std::size_t>(model->np());
-    std::vector<double> fMinus(nx), fPlus(nx), jac(def.assignments.size() * (nx + np));
+    std::vector<double> fMinus(nx), fPlus(nx);
     model->rhs(t, xMinus.data(), pp(), fMinus.data());
     model->rhs(t, xPlus.data(), pp(), fPlus.data());
-    events.assignmentJacobian(e, t, xMinus.data(), pp(), jac.data());
+    const std::vector<double> dValue =
+        pe.valueSensitivities.empty() ? valueDerivatives(e, t, xMinus) : pe.valueSensitivities;
     // Unassigned states: G_x = I, G_p = 0, so S⁺ = S⁻ + (f⁻ − f⁺) dτ/dp.
     std::vector<double> next = S;
     for (std::size_t j = 0; j < ns(); ++j)
@@ -488,15 +520,8 @@ struct EventSimulation::Impl {
         next[j * nx + i] += (fMinus[i] - fPlus[i]) * dTaudP[j];
     for (std::size_t a = 0; a < def.assignments.size(); ++a) {
       const auto row = static_cast<std::size_t>(def.assignments[a].state);
-      const double* gx = jac.data() + a * (nx + np);
-      const double* gp = gx + nx;
-      double gxf = 0;
-      for (std::size_t i = 0; i < nx; ++i) gxf += gx[i] * fMinus[i];
-      for (std::size_t j = 0; j < ns(); ++j) {
-        double v = gp[static_cast<std::size_t>(sensParams[j])];
-        for (std::size_t i = 0; i < nx; ++i) v += gx[i] * S[j * nx + i];
-        next[j * nx + row] = v + (gxf - fPlus[row]) * dTaudP[j];
-      }
+      for (std::size_t j = 0; j < ns(); ++j)
+        next[j * nx + row] = dValue[a * ns() + j] - fPlus[row] * dTaudP[j];
     }
     S = std::move(next);
   }

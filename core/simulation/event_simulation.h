@@ -54,7 +54,8 @@ class EventSimulation {
   // nx × ns), through the integrator's own (CVODES forward, odeSD direct), with the jumps at
   // events of issue 15: with h the trigger's root function (t − c for a time event),
   // dτ/dp = −(∂h/∂x·S⁻ + ∂h/∂p) / (∂h/∂x·f⁻ + ∂h/∂t) and, per execution x⁺ = g(x⁻, p),
-  // S⁺ = ∂g/∂x·S⁻ + ∂g/∂p + (∂g/∂x·f⁻ − f⁺)·dτ/dp (cascades at one time apply it in turn).
+  // S⁺ = ∂g/∂x·S⁻ + ∂g/∂p + (∂g/∂x·f⁻ + ∂g/∂t − f⁺)·dτ/dp (cascades at one time apply it in
+  // turn; ∂g/∂t for assignments that use the time).
   // Delayed executions, triggers that are not relationals of continuous functions and events that
   // resize a compartment of concentration states throw Error (not supported yet). Call before
   // run().

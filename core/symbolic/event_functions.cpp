@@ -145,7 +145,7 @@ void EventFunctions::enableDerivatives() {
   for (std::size_t e = 0; e < events_.size(); ++e) {
     std::vector<Expr> rows;
     for (const auto& a : system_->events[e].assignments) {
-      const std::vector<Expr> g = gradient(pool.mul(a.value, a.scale), true, false);
+      const std::vector<Expr> g = gradient(pool.mul(a.value, a.scale), true, true);
       rows.insert(rows.end(), g.begin(), g.end());
     }
     events_[e].jacobian = Tape(pool, inputs_, rows);

@@ -50,7 +50,7 @@ class EventFunctions {
   // Time root j: out = ∂c/∂p (np).
   void timeRootGradient(int j, const double* p, double* out) const;
   // Event e: for each assignment i (EventDef::assignments order), the row of the new state value
-  // value_i × scale_i: out = [∂/∂x (nx), ∂/∂p (np)] per assignment, one after another.
+  // value_i × scale_i: out = [∂/∂x (nx), ∂/∂p (np), ∂/∂t] per assignment, one after another.
   void assignmentJacobian(int e, double t, const double* x, const double* p, double* out) const;
 
   // Sizes of the compartments of EventDef::rescaled (evaluated before and after an execution).
