@@ -8,6 +8,7 @@
 #include <random>
 
 #include "core/common/errors.h"
+#include "core/simulation/sensitivity_jumps.h"
 #include "core/symbolic/event_functions.h"
 
 namespace sensode::simulation {
@@ -437,93 +438,42 @@ struct EventSimulation::Impl {
     computeTriggerTimeDerivative(stopTime, stopState);
   }
 
-  // ---- sensitivity jumps (issue 15: S⁺ = G_x S⁻ + G_p + (G_x f⁻ + G_t − f⁺) dτ/dp) ----
+  // ---- sensitivity jumps (sensitivity_jumps.h) ----
   std::size_t ns() const { return sensParams.size(); }
 
-  // dτ/dp for events triggered at the stop: h = the root function (or t − c for time events),
-  // dτ/dp = −(∂h/∂x·S⁻ + ∂h/∂p) / (∂h/∂x·f⁻ + ∂h/∂t).
+  JumpContext jumpContext() const { return {*model, events, pp(), sensParams}; }
+
+  // dτ/dp for the events triggered at the stop, from what located it.
   void computeTriggerTimeDerivative(double t, const std::vector<double>& x) {
-    const auto nx = static_cast<std::size_t>(model->nx());
-    const auto np = static_cast<std::size_t>(model->np());
-    dTaudP.assign(ns(), 0.0);
-    if (stopCause.kind == Cause::TimeRoot) {
-      std::vector<double> dc(np);
-      events.timeRootGradient(stopCause.index, pp(), dc.data());
-      for (std::size_t j = 0; j < ns(); ++j) dTaudP[j] = dc[static_cast<std::size_t>(sensParams[j])];
-      return;
+    switch (stopCause.kind) {
+      case Cause::TimeRoot: dTaudP = timeEventDerivative(jumpContext(), stopCause.index); return;
+      case Cause::Root:
+        dTaudP = rootTimeDerivative(jumpContext(), stopCause.index, t, x, S);
+        return;
+      case Cause::Delayed:
+      case Cause::Bisected: break;
     }
-    if (stopCause.kind != Cause::Root)
-      throw Error(std::string("sensitivities across events: the trigger at t = ") + num(t) +
-                  (stopCause.kind == Cause::Delayed
-                       ? " is a delayed execution (delayed events are not supported yet)"
-                       : " is not a relational of continuous functions (not supported yet)"));
-    std::vector<double> grad(nx + np + 1), f(nx);
-    events.rootGradient(stopCause.index, t, x.data(), pp(), grad.data());
-    model->rhs(t, x.data(), pp(), f.data());
-    double denominator = grad[nx + np];
-    for (std::size_t i = 0; i < nx; ++i) denominator += grad[i] * f[i];
-    if (!(std::abs(denominator) > 0))
-      throw Error("sensitivities across events: the trigger function at t = " + num(t) +
-                  " touches zero without crossing it (dτ/dp is undefined)");
-    for (std::size_t j = 0; j < ns(); ++j) {
-      double numerator = grad[nx + static_cast<std::size_t>(sensParams[j])];
-      for (std::size_t i = 0; i < nx; ++i) numerator += grad[i] * S[j * nx + i];
-      dTaudP[j] = -numerator / denominator;
-    }
+    throw Error(std::string("sensitivities across events: the trigger at t = ") + num(t) +
+                (stopCause.kind == Cause::Delayed
+                     ? " is a delayed execution (delayed events are not supported yet)"
+                     : " is not a relational of continuous functions (not supported yet)"));
   }
 
-  // d(value_i)/dp_j = ∂g/∂x·(S + f·dτ/dp) + ∂g/∂p + ∂g/∂t·dτ/dp at (t, x), per assignment i.
   std::vector<double> valueDerivatives(int e, double t, const std::vector<double>& x) {
-    const auto& def = events.event(e);
-    const auto nx = static_cast<std::size_t>(model->nx());
-    const auto np = static_cast<std::size_t>(model->np());
-    const std::size_t stride = nx + np + 1;
-    std::vector<double> f(nx), jac(def.assignments.size() * stride);
-    model->rhs(t, x.data(), pp(), f.data());
-    events.assignmentJacobian(e, t, x.data(), pp(), jac.data());
-    std::vector<double> out(def.assignments.size() * ns());
-    for (std::size_t a = 0; a < def.assignments.size(); ++a) {
-      const double* gx = jac.data() + a * stride;
-      const double* gp = gx + nx;
-      double gxf = gp[np];
-      for (std::size_t i = 0; i < nx; ++i) gxf += gx[i] * f[i];
-      for (std::size_t j = 0; j < ns(); ++j) {
-        double v = gp[static_cast<std::size_t>(sensParams[j])] + gxf * dTaudP[j];
-        for (std::size_t i = 0; i < nx; ++i) v += gx[i] * S[j * nx + i];
-        out[a * ns() + j] = v;
-      }
-    }
-    return out;
+    return assignmentValueDerivatives(jumpContext(), e, t, x, S, dTaudP);
   }
 
-  // The jump of S over one execution that took the state from xMinus to xPlus: assigned rows get
-  // d(value)/dp − f⁺·dτ/dp (the value's derivative taken at the trigger when the event uses
-  // values from the trigger time, so that an earlier execution in the cascade does not leak in),
-  // the others S + (f⁻ − f⁺)·dτ/dp.
+  // The value's derivative is taken at the trigger when the event uses values from the trigger
+  // time (so that an earlier execution in the cascade does not leak in), else now.
   void jumpSensitivities(const Pending& pe, double t, const std::vector<double>& xMinus,
                          const std::vector<double>& xPlus) {
-    const int e = pe.event;
-    const auto& def = events.event(e);
-    if (!def.rescaled.empty())
-      fail(e, "sensitivities across an event that resizes a compartment holding species in "
-              "concentration are not supported yet");
-    const auto nx = static_cast<std::size_t>(model->nx());
-    std::vector<double> fMinus(nx), fPlus(nx);
-    model->rhs(t, xMinus.data(), pp(), fMinus.data());
-    model->rhs(t, xPlus.data(), pp(), fPlus.data());
-    const std::vector<double> dValue =
-        pe.valueSensitivities.empty() ? valueDerivatives(e, t, xMinus) : pe.valueSensitivities;
-    // Unassigned states: G_x = I, G_p = 0, so S⁺ = S⁻ + (f⁻ − f⁺) dτ/dp.
-    std::vector<double> next = S;
-    for (std::size_t j = 0; j < ns(); ++j)
-      for (std::size_t i = 0; i < nx; ++i)
-        next[j * nx + i] += (fMinus[i] - fPlus[i]) * dTaudP[j];
-    for (std::size_t a = 0; a < def.assignments.size(); ++a) {
-      const auto row = static_cast<std::size_t>(def.assignments[a].state);
-      for (std::size_t j = 0; j < ns(); ++j)
-        next[j * nx + row] = dValue[a * ns() + j] - fPlus[row] * dTaudP[j];
-    }
-    S = std::move(next);
+    if (!events.event(pe.event).rescaled.empty())
+      fail(pe.event, "sensitivities across an event that resizes a compartment holding species "
+                     "in concentration are not supported yet");
+    const std::vector<double> dValue = pe.valueSensitivities.empty()
+                                           ? valueDerivatives(pe.event, t, xMinus)
+                                           : pe.valueSensitivities;
+    simulation::jumpSensitivities(jumpContext(), pe.event, t, xMinus, xPlus, dValue, dTaudP, S);
   }
 };
 
