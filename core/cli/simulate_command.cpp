@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // sensode simulate MODEL.xml [--t-end T] [--points N | --times t1,t2,...] [--method odesd|cvodes]
-//                  [--rtol R] [--atol A] [--set ID=VALUE ...] [--out FILE.csv] [--stats FILE.json]
+//                  [--rtol R] [--atol A] [--set ID=VALUE ...] [--event-times] [--out FILE.csv]
+//                  [--stats FILE.json]
 //
 // Imports the model, compiles it, runs the time-course task and writes the trajectory (CSV, with
 // --out) and the solver statistics (JSON, with --stats). Stdout gets a short human summary.
@@ -40,6 +41,8 @@ const std::vector<OptionSpec>& simulateOptions() {
        "override a parameter, species initial value or compartment size;"
        " repeatable",
        true},
+      {"--event-times", "",
+       "models with events: add two rows at every event time, the values just before and after"},
       {"--out", "FILE.csv", "write the trajectory: time,<id>,... one row per output time"},
       {"--stats", "FILE.json", "write solver statistics as one JSON object"},
       {"--help", "", "show this help"},
@@ -59,6 +62,7 @@ struct SimulateSettings {
   tasks::TimeCourseOptions options;
   std::vector<std::pair<std::string, double>> overrides;
   std::optional<std::string> out, stats;
+  bool eventRows = false;
 };
 
 SimulateSettings parseSimulate(const Arguments& a) {
@@ -87,6 +91,7 @@ SimulateSettings parseSimulate(const Arguments& a) {
   }
   s.out = a.string("--out");
   s.stats = a.string("--stats");
+  s.eventRows = a.has("--event-times");
   return s;
 }
 
@@ -117,6 +122,12 @@ void printSummary(const std::string& modelId, const symbolic::CompiledModel& com
   o << "jac evals    " << r.stats.jacEvals << "\n";
   o << "wall time    " << shortNumber(r.wallSeconds) << " s  (load and compile "
     << shortNumber(loadSeconds) << " s)\n";
+  if (!compiled.system().events.empty())
+    o << "events       " << compiled.system().events.size() << " in the model, state changed at "
+      << r.eventTimes.size() << " times"
+      << (r.eventTimes.empty() ? std::string()
+                               : " (first t = " + shortNumber(r.eventTimes.front()) + ")")
+      << "\n";
   if (r.stats.handoverTime >= 0)
     o << "hand-over    to CVODES BDF at t = " << shortNumber(r.stats.handoverTime) << " ("
       << r.stats.handoverSteps << " BDF steps)\n";
@@ -144,6 +155,7 @@ JsonObject statsObject(const symbolic::CompiledModel& compiled, const SimulateSe
       .add("n_parameters", compiled.np())
       .add("n_outputs", static_cast<long>(r.columns.size()))
       .add("n_times", static_cast<long>(r.times.size()))
+      .add("n_event_times", static_cast<long>(r.eventTimes.size()))
       .add("rtol", s.options.integrator.rtol)
       .add("atol", s.options.integrator.atol)
       .add("load_seconds", loadSeconds)
@@ -175,6 +187,7 @@ int runSimulate(std::span<const std::string> args) {
   problem.t0 = 0;
   problem.times = s.times;
   problem.overrides = s.overrides;
+  problem.eventRows = s.eventRows;
   const tasks::TimeCourseResult r = tasks::runTimeCourse(problem, s.options);
 
   if (s.stats) statsObject(*compiled, s, r, loadSeconds).write(*s.stats);

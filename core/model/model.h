@@ -88,6 +88,25 @@ struct InitialAssignment {
   Expr math;
 };
 
+// An SBML event. Trigger, delay and priority are math over model symbols (csymbol time allowed);
+// assignments give the new value of a species (in its SBML units: concentration unless
+// hasOnlySubstanceUnits), compartment, parameter or species reference.
+struct EventAssignment {
+  std::string variable;
+  Expr math;
+};
+
+struct Event {
+  std::string id;  // the SBML id, or "event<n>" (1-based) when the file gives none
+  Expr trigger;    // boolean-valued (non-zero = true)
+  bool initialValue = true;  // the trigger's value just before t0
+  bool persistent = true;    // false: a pending execution is cancelled when the trigger turns false
+  bool useValuesFromTriggerTime = true;
+  std::optional<Expr> delay;
+  std::optional<Expr> priority;
+  std::vector<EventAssignment> assignments;
+};
+
 struct Model {
   std::string file;  // where it came from (for error messages)
   std::string id, name;
@@ -99,6 +118,7 @@ struct Model {
   std::vector<Reaction> reactions;
   std::vector<Rule> rules;  // assignment rules in the order the file gives; rate rules too
   std::vector<InitialAssignment> initialAssignments;
+  std::vector<Event> events;  // in file order
   std::string conversionFactor;  // model-level conversion factor parameter id, empty if none
   // What the import assumed where the file is silent (one sentence each, naming the element),
   // for the front ends to show: e.g. a global parameter without any value taken as 1.

@@ -3,7 +3,7 @@
 //   1. read (XML and SBML syntax errors; required packages libSBML does not know);
 //   2. refuse packages Sensode cannot honour, flatten comp models;
 //   3. SBML consistency check (errors only);
-//   4. refuse unsupported constructs (events, algebraic rules, fast reactions);
+//   4. refuse unsupported constructs (algebraic rules, fast reactions);
 //   5. copy the model, translating MathML into ExprPool expressions (function definitions
 //      expanded inline, local parameters renamed, every symbol checked to be defined).
 #include "core/model/sbml_importer.h"
@@ -129,7 +129,7 @@ std::string elementName(const SBase* object) {
     if (const auto* ia = dynamic_cast<const lsb::InitialAssignment*>(e); ia && ia->isSetSymbol()) {
       return ia->getSymbol();
     }
-    if (const auto* ea = dynamic_cast<const EventAssignment*>(e); ea && ea->isSetVariable()) {
+    if (const auto* ea = dynamic_cast<const ::EventAssignment*>(e); ea && ea->isSetVariable()) {
       return ea->getVariable();
     }
     if (e->getTypeCode() != SBML_DOCUMENT && e->isSetId()) return e->getId();
@@ -192,6 +192,7 @@ class Importer {
                                           const std::string& reactionId);
   void importRules(const lsb::Model& m);
   void importInitialAssignments(const lsb::Model& m);
+  void importEvents(const lsb::Model& m);
   void defaultValuelessParameters();
   double finiteInitialValue(double v, const std::string& element) const;
 
@@ -247,6 +248,7 @@ Model Importer::run(SBMLDocument& doc) {
   importReactions(*m);
   importRules(*m);
   importInitialAssignments(*m);
+  importEvents(*m);
   defaultValuelessParameters();
   return std::move(model_);
 }
@@ -344,10 +346,6 @@ void Importer::checkConsistency(SBMLDocument& doc) const {
 }
 
 void Importer::refuseUnsupportedConstructs(const lsb::Model& m) const {
-  if (m.getNumEvents() > 0) {
-    const Event* e = m.getEvent(0);
-    refuse(e->isSetId() ? e->getId() : "event", "events");
-  }
   for (unsigned int i = 0; i < m.getNumRules(); ++i) {
     const lsb::Rule* r = m.getRule(i);
     // Rules have an id attribute only in L3V2 (getId() would return the variable).
@@ -564,6 +562,42 @@ void Importer::importInitialAssignments(const lsb::Model& m) {
     if (!globals_.contains(symbol)) fail(symbol, "initial assignment to an undefined symbol");
     model_.initialAssignments.push_back(
         InitialAssignment{symbol, convert(a->getMath(), MathScope{symbol})});
+  }
+}
+
+// Events: the trigger is required (L3V2 allows it without math: such an event never fires, so it
+// is dropped); L2 has no initialValue or persistent attributes and means true for both.
+void Importer::importEvents(const lsb::Model& m) {
+  for (unsigned int i = 0; i < m.getNumEvents(); ++i) {
+    const ::Event* e = m.getEvent(i);
+    Event out;
+    out.id = e->isSetId() ? e->getId() : "event" + std::to_string(i + 1);
+    const ::Trigger* trigger = e->getTrigger();
+    if (trigger == nullptr || !trigger->isSetMath()) {
+      if (m.getLevel() < 3) fail(out.id, "event without trigger math");
+      continue;
+    }
+    const MathScope scope{out.id};
+    out.trigger = convert(trigger->getMath(), scope);
+    if (trigger->isSetInitialValue()) out.initialValue = trigger->getInitialValue();
+    if (trigger->isSetPersistent()) out.persistent = trigger->getPersistent();
+    if (e->isSetUseValuesFromTriggerTime())
+      out.useValuesFromTriggerTime = e->getUseValuesFromTriggerTime();
+    if (e->isSetDelay() && e->getDelay()->isSetMath())
+      out.delay = convert(e->getDelay()->getMath(), scope);
+    if (e->isSetPriority() && e->getPriority()->isSetMath())
+      out.priority = convert(e->getPriority()->getMath(), scope);
+    for (unsigned int k = 0; k < e->getNumEventAssignments(); ++k) {
+      const ::EventAssignment* a = e->getEventAssignment(k);
+      if (!a->isSetMath()) continue;  // L3V2: no math, no effect
+      const std::string variable = a->getVariable();
+      if (!globals_.contains(variable) || functions_.contains(variable))
+        fail(out.id, "event assigns the undefined symbol '" + variable + "'");
+      if (m.getReaction(variable) != nullptr)
+        fail(out.id, "event assigns reaction '" + variable + "' (a reaction has no value to set)");
+      out.assignments.push_back({variable, convert(a->getMath(), MathScope{out.id})});
+    }
+    model_.events.push_back(std::move(out));
   }
 }
 

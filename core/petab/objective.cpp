@@ -13,6 +13,7 @@
 #include <Eigen/SparseLU>
 
 #include "core/common/errors.h"
+#include "core/simulation/event_simulation.h"
 #include "core/steadystate/adjoint_time_course.h"
 
 namespace sensode::petab {
@@ -807,6 +808,8 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
                                   GradientMethod method, const ObjectiveOptions& options,
                                   const ProgressMonitor& monitor) {
   if (!problem.model) throw InvalidOptions("objective: the problem has no model");
+  if (auto why = simulation::eventsNotSupported(problem.model->system(), "PEtab objectives"))
+    throw Error(*why);
   const steadystate::ConservedModel cm(problem.model);
   if (method != GradientMethod::FiniteDifferences) {
     Evaluator e(problem, cm, scaled, method, options, monitor, 0, 1);

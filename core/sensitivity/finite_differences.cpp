@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/common/errors.h"
+#include "core/simulation/event_simulation.h"
 
 namespace sensode::sensitivity {
 
@@ -84,6 +85,25 @@ class Simulator {
     const ProgressMonitor monitor =
         monitorFor_ ? monitorFor_(first_ + std::min(local_, perParameter_ - 1), runs_)
                     : ProgressMonitor{};
+    if (!model.system().events.empty()) {  // every run steps across the events the same way
+      simulation::EventSimulation sim(problem_.model, options_.integrator, options_.integration);
+      auto record = [&](double t, const double* state) {
+        model.outputs(t, state, p.data(), yAll_.data());
+        run.x.insert(run.x.end(), state, state + nx);
+        for (const std::size_t r : problem_.outputRows) run.y.push_back(yAll_[r]);
+      };
+      try {
+        sim.run(problem_.t0, x, p, problem_.times, record, monitor);
+      } catch (...) {
+        accumulate(result_.integrator, sim.stats());
+        throw;
+      }
+      accumulate(result_.integrator, sim.stats());
+      if (first_ > 0) result_.perturbedRhsEvals += sim.stats().rhsEvals;
+      ++result_.simulations;
+      if (first_ > 0) ++local_;
+      return run;
+    }
     try {
       if (tEnd > problem_.t0) {
         integrator = integrators::makeIntegrator(options_.integrator);

@@ -12,6 +12,11 @@
 // - Assignment rules are substituted (they hold at all times, t0 included); cycles are an error.
 // - Quantities with an initial assignment but no rule are constants defined by that assignment.
 // - rateOf(X) is the total time derivative of X's value, Σ ∂X/∂x_j f_j + ∂X/∂t.
+// - A parameter, compartment, species reference or species that an event assigns is a state
+//   (dx/dt = 0 unless a rule or reactions change it), as AMICI does, so that f, J and S stay those
+//   of one system between events. A species is always an amount state: a compartment event
+//   keeps amounts (its concentration follows the new size, as SBML specifies), and a species
+//   assigned in concentration gets amount = value × size.
 // Every quantity that is a free constant becomes a parameter p_k (so that sensitivities and
 // --set cover global and local parameters, species initial values and compartment sizes).
 #include <algorithm>
@@ -80,6 +85,7 @@ class Builder {
     createStatesAndParameters();
     buildRates();
     computeAllValues();
+    buildEvents();
     resolveRateOf();
     buildInitialValues();
     buildOutputs();
@@ -125,6 +131,16 @@ class Builder {
         fail(ia.symbol, "initial assignment to undefined symbol '" + ia.symbol + "'");
       initialAssignment_[ia.symbol] = ia.math;
     }
+    for (const auto& ev : m_.events)
+      for (const auto& a : ev.assignments) {
+        auto it = kind_.find(a.variable);
+        if (it == kind_.end() || it->second.first == SymKind::Reaction ||
+            it->second.first == SymKind::Local)
+          fail(ev.id, "event assigns '" + a.variable + "', which has no value to set");
+        if (assignment_.count(a.variable))
+          fail(ev.id, "event assigns '" + a.variable + "', which an assignment rule sets");
+        eventAssigned_.insert(a.variable);
+      }
   }
 
   const model::Species& species(const std::string& id) const {
@@ -191,14 +207,19 @@ class Builder {
       else if (reactionDriven_.count(sp.id)) {
         addState(sp.id, StateKind::SpeciesAmount);
         sys_.states.back().byReactions = true;
+      } else if (eventAssigned_.count(sp.id)) {
+        addState(sp.id, StateKind::SpeciesAmount);
       }
     }
+    auto dynamic = [this](const std::string& id) {
+      return rateRule_.count(id) > 0 || eventAssigned_.count(id) > 0;
+    };
     for (const auto& c : m_.compartments)
-      if (rateRule_.count(c.id)) addState(c.id, StateKind::Compartment);
+      if (dynamic(c.id)) addState(c.id, StateKind::Compartment);
     for (const auto& p : m_.parameters)
-      if (rateRule_.count(p.id)) addState(p.id, StateKind::Parameter);
+      if (dynamic(p.id)) addState(p.id, StateKind::Parameter);
     for (const auto& [id, ref] : speciesRefs_)
-      if (rateRule_.count(id)) addState(id, StateKind::SpeciesReference);
+      if (dynamic(id)) addState(id, StateKind::SpeciesReference);
 
     // Free constants: everything without an assignment rule or initial assignment. For rate-rule
     // states the parameter is the initial value.
@@ -418,6 +439,56 @@ class Builder {
       if (kind.first != SymKind::Local) valueOf(id);
   }
 
+  // ---- events ------------------------------------------------------------------------------
+  void buildEvents() {
+    for (const auto& ev : m_.events) {
+      EventDef d;
+      d.id = ev.id;
+      d.trigger = resolve(ev.trigger, ev.id);
+      d.initialValue = ev.initialValue;
+      d.persistent = ev.persistent;
+      d.useValuesFromTriggerTime = ev.useValuesFromTriggerTime;
+      if (ev.delay) d.delay = resolve(*ev.delay, ev.id);
+      if (ev.priority) d.priority = resolve(*ev.priority, ev.id);
+      for (const auto& a : ev.assignments) {
+        const int i = stateIndex_.at(a.variable);
+        const auto& st = sys_.states[static_cast<std::size_t>(i)];
+        Expr scale = pool_.one();
+        if (st.kind == StateKind::SpeciesAmount) {
+          const auto& sp = species(st.id);
+          if (!sp.hasOnlySubstanceUnits && !isZeroDimensional(sp.compartment))
+            scale = compartmentValue(sp.compartment);
+        }
+        d.assignments.push_back({i, resolve(a.math, ev.id), scale});
+      }
+      for (const auto& a : ev.assignments) {
+        if (kind_.at(a.variable).first != SymKind::Compartment) continue;
+        for (const auto& st : sys_.states) {
+          if (st.kind != StateKind::SpeciesConcentration || species(st.id).compartment != a.variable)
+            continue;
+          // Also when the event assigns the species: its value is a concentration in the old
+          // size (suite case 01506), as for amount states (scale above).
+          d.rescaled.push_back({stateIndex_.at(st.id), compartmentValue(a.variable)});
+        }
+      }
+      sys_.events.push_back(std::move(d));
+    }
+  }
+  // Every expression of every event, for passes that rewrite them all.
+  template <class F>
+  void forEachEventExpr(F&& f) {
+    for (auto& d : sys_.events) {
+      f(d.trigger);
+      if (d.delay) f(*d.delay);
+      if (d.priority) f(*d.priority);
+      for (auto& a : d.assignments) {
+        f(a.value);
+        f(a.scale);
+      }
+      for (auto& r : d.rescaled) f(r.size);
+    }
+  }
+
   // rateOf(X) = Σ_j ∂value(X)/∂x_j · f_j + ∂value(X)/∂t, substituted until no rateOf remains;
   // a rate that depends on itself is an algebraic loop.
   void resolveRateOf() {
@@ -430,6 +501,7 @@ class Builder {
     };
     for (Expr e : sys_.rhs) collect(e);
     for (const auto& [id, e] : value_) collect(e);
+    forEachEventExpr([&](Expr& e) { collect(e); });
     if (placeholders.empty()) return;
     std::unordered_map<Expr, Expr> rate;
     for (const auto& [sym, id] : placeholders) {
@@ -448,6 +520,7 @@ class Builder {
                                                 placeholders.begin()->second + "'");
     }
     for (auto& e : sys_.rhs) e = pool_.substitute(e, rate);
+    forEachEventExpr([&](Expr& e) { e = pool_.substitute(e, rate); });
     rateOf_ = std::move(rate);
   }
 
@@ -527,6 +600,7 @@ class Builder {
     };
     for (Expr e : sys_.rhs) mark(e);
     for (Expr e : sys_.initial) mark(e);
+    forEachEventExpr([&](Expr& e) { mark(e); });
     for (const auto& p : sys_.params) {
       if (std::isfinite(p.nominal) || !used.count(p.symbol)) continue;
       if (std::isnan(p.nominal))
@@ -542,7 +616,7 @@ class Builder {
   std::unordered_map<std::string, std::pair<SymKind, int>> kind_;
   std::map<std::string, const model::SpeciesReference*> speciesRefs_;
   std::unordered_map<std::string, Expr> assignment_, rateRule_, initialAssignment_;
-  std::set<std::string> reactionDriven_;
+  std::set<std::string> reactionDriven_, eventAssigned_;
   std::unordered_map<std::string, int> stateIndex_, paramIndex_;
   std::unordered_map<std::string, Expr> value_, init_;
   std::set<std::string> visiting_;

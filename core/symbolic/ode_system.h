@@ -2,10 +2,11 @@
 // dx/dt = f(t, x, p) as expressions: stage 2 of the pipeline. Built from a model::Model by
 // buildOdeSystem() (ode_builder.cpp), which applies SBML semantics: amounts vs concentrations,
 // compartment-size factors, conversion factors, assignment rules (substituted in dependency
-// order), rate rules, initial assignments and rateOf.
+// order), rate rules, initial assignments, rateOf and events.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,37 @@ struct OutputVar {
   Expr concentration;  // species: concentration (amount / size; amount for 0-D); others: value
 };
 
+// One assignment of an event: the state it sets and the value, as functions of (t, x, p) just
+// before the event. The state becomes value × scale, scale evaluated before the execution too:
+// for a species assigned in concentration it is its compartment's size (amount = concentration
+// × size; a compartment assigned by the same event then changes the concentration, not the
+// amount), otherwise 1.
+struct EventAssignmentDef {
+  int state;
+  Expr value;
+  Expr scale;
+};
+
+// A species integrated in concentration (rate rule) whose compartment an event resizes: its
+// amount is kept, so the concentration is multiplied by size before / size after.
+struct ConcentrationRescale {
+  int state;
+  Expr size;  // the compartment's size as a function of (t, x, p)
+};
+
+// An SBML event in terms of (t, x, p). Every quantity an event assigns is a state (with dx/dt = 0
+// where no rule sets it), so assignments only ever change x.
+struct EventDef {
+  std::string id;
+  Expr trigger;  // non-zero = true
+  bool initialValue = true;
+  bool persistent = true;
+  bool useValuesFromTriggerTime = true;
+  std::optional<Expr> delay, priority;
+  std::vector<EventAssignmentDef> assignments;
+  std::vector<ConcentrationRescale> rescaled;
+};
+
 struct OdeSystem {
   std::string modelFile;
   std::shared_ptr<ExprPool> pool;
@@ -69,6 +101,7 @@ struct OdeSystem {
   std::vector<Expr> rhs;         // f_i(t, x, p), one per state
   std::vector<Expr> initial;     // x_i(t0) as functions of p (and t at t0), one per state
   std::vector<OutputVar> outputs;
+  std::vector<EventDef> events;  // in file order
 
   // Stoichiometry of the species-amount states changed by reactions with constant
   // stoichiometry (for conservation laws): triplets (state index, reaction index, coefficient),

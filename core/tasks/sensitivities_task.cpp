@@ -11,6 +11,7 @@
 
 #include "core/common/errors.h"
 #include "core/sensitivity/finite_differences.h"
+#include "core/simulation/event_simulation.h"
 #include "core/sensitivity/output_sensitivities.h"
 #include "core/tasks/task_common.h"
 
@@ -166,6 +167,29 @@ struct Setup {
 // odeSD direct or CVODES forward: the integrator computes S with the states.
 void runDirect(const Setup& s, integrators::Method method, SensitivityResult& result) {
   Recorder recorder(s.model, s.p, s.columns, s.params, s.problem->times.size(), result);
+  if (!s.model->system().events.empty()) {  // the simulation driver applies the jumps at events
+    simulation::EventSimulation sim(s.model, method, s.options->integrator);
+    sim.enableSensitivities(s.params, s.s0, s.options->errorControl);
+    std::vector<double> state;
+    auto finishStats = [&] {
+      result.stats.integrator = sim.stats();
+      result.stats.sensitivityEvals = result.stats.integrator.sensitivityRhsEvals;
+    };
+    try {
+      result.stats.simulations = 1;
+      sim.run(s.t0, s.x0, s.p, s.problem->times,
+              [&](double t, const double* x) {
+                state.assign(x, x + s.model->nx());
+                recorder.record(t, state, sim.sensitivities());
+              },
+              detail::wholeRunMonitor(*s.monitor, s.t0, s.tEnd));
+    } catch (...) {
+      finishStats();
+      throw;
+    }
+    finishStats();
+    return;
+  }
   std::unique_ptr<integrators::Integrator> integrator;
   std::vector<double> x = s.x0, sens = s.s0;
   try {
@@ -461,6 +485,11 @@ SensitivityResult runSensitivities(const SensitivityProblem& problem,
     if (!problem.model) throw InvalidInput("sensitivities: no model");
     if (auto why = options.validate()) throw InvalidOptions(*why);
     const symbolic::CompiledModel& model = *problem.model;
+    if (options.method == SensitivityMethod::Pbsr || options.method == SensitivityMethod::Exp)
+      if (auto why = simulation::eventsNotSupported(
+              model.system(), std::string("sensitivities by ") + toString(options.method) +
+                                  " (odesd, cvodes and fd handle events)"))
+        throw InvalidInput(*why);
     detail::checkOutputTimes(problem.t0, problem.times);
 
     setup.model = problem.model;

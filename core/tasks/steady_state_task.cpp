@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "core/common/errors.h"
+#include "core/simulation/event_simulation.h"
 #include "core/tasks/task_common.h"
 
 namespace sensode::tasks {
@@ -52,6 +53,8 @@ SteadyStateResult runSteadyState(const SteadyStateProblem& problem,
     if (auto why = options.validate()) throw InvalidOptions(*why);
     const symbolic::CompiledModel& model = *problem.model;
     const symbolic::OdeSystem& sys = model.system();
+    if (auto why = simulation::eventsNotSupported(sys, "steady states"))
+      throw detail::InvalidInput(*why);
     for (const auto& s : sys.states) result.stateIds.push_back(s.id);
     for (const auto& p : sys.params) result.parameterIds.push_back(p.id);
     const std::vector<detail::OutputColumn> columns =

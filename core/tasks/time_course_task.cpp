@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "core/common/errors.h"
+#include "core/simulation/event_simulation.h"
 #include "core/tasks/task_common.h"
 
 namespace sensode::tasks {
@@ -57,7 +58,33 @@ void integrate(const TimeCourseProblem& problem, const TimeCourseOptions& option
   const symbolic::CompiledModel& model = *problem.model;
   result.times.clear();
   result.values.clear();
+  result.eventTimes.clear();
   result.stats = {};
+  if (!model.system().events.empty()) {  // the simulation driver stops and restarts at events
+    const std::size_t nOut = model.system().outputs.size();
+    std::vector<double> y(3 * nOut);
+    auto record = [&](double t, const double* state) {
+      model.outputs(t, state, p.data(), y.data());
+      result.times.push_back(t);
+      for (const OutputColumn& c : columns) result.values.push_back(y[c.row(nOut)]);
+    };
+    simulation::EventSimulation events(problem.model, method, options.integrator);
+    events.setEventSink([&](double t, const double* before, const double* after) {
+      result.eventTimes.push_back(t);
+      if (!problem.eventRows) return;
+      record(t, before);
+      record(t, after);
+    });
+    try {
+      events.run(problem.t0, detail::initialState(model, problem.t0, p), p, problem.times, record,
+                 runMonitor);
+    } catch (...) {
+      result.stats = events.stats();
+      throw;
+    }
+    result.stats = events.stats();
+    return;
+  }
   std::unique_ptr<integrators::Integrator> integrator;
   try {
     std::vector<double> x = detail::initialState(model, problem.t0, p);

@@ -28,6 +28,9 @@ struct TimeCourseProblem {
   // How species are reported: by SBML semantics (concentration unless hasOnlySubstanceUnits),
   // or forced amounts / concentrations for the listed ids (the test suite's settings).
   std::vector<std::string> forceAmount, forceConcentration;
+  // Models with events: also two rows at every time events changed the state, the values just
+  // before and just after them (as modellers plot a dose). Off: rows only at `times`.
+  bool eventRows = false;
 };
 
 struct TimeCourseOptions {
@@ -48,6 +51,8 @@ struct TimeCourseResult {
   // On failure: the technical detail behind `message` (which evaluator entry, which solver
   // flag, what was tried), for a details pane; `message` stays in a modeller's words.
   std::string details;
+  // Times at which events changed the state (models with events; each time once).
+  std::vector<double> eventTimes;
   double at(std::size_t row, std::size_t col) const { return values[row * columns.size() + col]; }
 };
 

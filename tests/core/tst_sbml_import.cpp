@@ -524,7 +524,6 @@ class TestSbmlImport : public QObject {
     QTest::addColumn<QString>("levelVersion");
     QTest::addColumn<QString>("feature");
     QTest::addColumn<QString>("element");
-    QTest::newRow("events 00026") << "00026" << "l3v2" << "events" << "event1";
     QTest::newRow("delay 00937") << "00937" << "l3v2" << "delay" << "y";
     QTest::newRow("algebraic rule 00039") << "00039" << "l3v2" << "algebraic rules"
                                           << "algebraicRule";

@@ -517,12 +517,12 @@ class TestMainWindow : public QObject {
 
     // An unsupported model: the importer's message, and the open model stays.
     QVERIFY(w.openModel(kRepressilator));
-    QVERIFY(!w.openModel(QStringLiteral(SENSODE_TEST_DATA_DIR "/bad_sbml/event.xml")));
+    QVERIFY(!w.openModel(QStringLiteral(SENSODE_TEST_DATA_DIR "/bad_sbml/delay.xml")));
     QCOMPARE(errors.count(), 1);
-    QVERIFY2(w.lastError().contains(QStringLiteral("event.xml")), qPrintable(w.lastError()));
+    QVERIFY2(w.lastError().contains(QStringLiteral("delay.xml")), qPrintable(w.lastError()));
     QCOMPARE(QFileInfo(w.session().filePath).fileName(), QStringLiteral("repressilator.xml"));
     QVERIFY(w.findChild<QMessageBox*>(QStringLiteral("errorBox")));
-    QVERIFY(w.statusBar()->currentMessage().contains(QStringLiteral("event.xml")));
+    QVERIFY(w.statusBar()->currentMessage().contains(QStringLiteral("delay.xml")));
 
     // Invalid settings are refused before running, naming the field.
     TaskPanel* panel = w.openTask(QStringLiteral("timecourse"));

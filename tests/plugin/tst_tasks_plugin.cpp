@@ -126,10 +126,10 @@ class TestTasksPlugin : public QObject {
 
   void modelErrorsCarryTheCoreMessage() {
     QString why;
-    const QString file = QStringLiteral(SENSODE_TEST_DATA_DIR "/bad_sbml/event.xml");
+    const QString file = QStringLiteral(SENSODE_TEST_DATA_DIR "/bad_sbml/delay.xml");
     QVERIFY(!staticTaskPlugin()->readModel(file, &why));
-    QVERIFY2(why.contains(QStringLiteral("event.xml")), qPrintable(why));
-    QVERIFY2(why.contains(QStringLiteral("event"), Qt::CaseInsensitive), qPrintable(why));
+    QVERIFY2(why.contains(QStringLiteral("delay.xml")), qPrintable(why));
+    QVERIFY2(why.contains(QStringLiteral("delay"), Qt::CaseInsensitive), qPrintable(why));
     QVERIFY(!staticTaskPlugin()->readModel(QStringLiteral("/nonexistent/model.xml"), &why));
     QVERIFY(!why.isEmpty());
   }
@@ -261,11 +261,11 @@ class TestTasksPlugin : public QObject {
     QCOMPARE(int(result->status()), int(api::TaskStatus::Failed));
     QVERIFY2(result->message().contains(QStringLiteral("no_such_id")), qPrintable(result->message()));
 
-    const api::ModelSession bad{QStringLiteral(SENSODE_TEST_DATA_DIR "/bad_sbml/event.xml"),
+    const api::ModelSession bad{QStringLiteral(SENSODE_TEST_DATA_DIR "/bad_sbml/delay.xml"),
                                 QStringLiteral("sbml"), {}};
     result = runAndWait(*runner, bad, {});
     QCOMPARE(int(result->status()), int(api::TaskStatus::Failed));
-    QVERIFY2(result->message().contains(QStringLiteral("event.xml")), qPrintable(result->message()));
+    QVERIFY2(result->message().contains(QStringLiteral("delay.xml")), qPrintable(result->message()));
 
     result = runAndWait(*runner, {kRepressilator, QStringLiteral("sbml"), {}}, {{"rtol", 2.0}});
     QCOMPARE(int(result->status()), int(api::TaskStatus::Failed));
