@@ -291,25 +291,25 @@ class TestFallbacks : public QObject {
   // ---- the sensitivities task: odeSD → CVODES forward → finite differences ----
 
   // x' = k − x^n with n a parameter: ∂f/∂n = −x^n ln x is 0·(−∞) at x(0) = 0 (BIOMD0000000067's
-  // (AcP/Kg)^n with AcP(0) = 0), so both direct methods stop at t = 0; finite differences do not
-  // need ∂f/∂p. References: ∂x/∂k in closed form (above, n = 1.5); ∂x/∂n = −(1 − x^n)·∂t/∂n with
-  // ∂t/∂n = ∫₀ˣ s^n ln s /(1 − s^n)² ds (t(x) = ∫₀ˣ ds/(1 − s^n)) by composite Simpson.
-  void sensitivitiesFallBackToFiniteDifferences() {
+  // (AcP/Kg)^n with AcP(0) = 0). Before the symbolic layer took its limit (Op::PowLog) both direct
+  // methods stopped at t = 0 and the task fell back to finite differences; now odeSD computes it
+  // itself, with no fallback. References: ∂x/∂k in closed form (above, n = 1.5); ∂x/∂n =
+  // −(1 − x^n)·∂t/∂n with ∂t/∂n = ∫₀ˣ s^n ln s /(1 − s^n)² ds (t(x) = ∫₀ˣ ds/(1 − s^n)) by
+  // composite Simpson. (The finite-difference stage of the chain has no model here that reaches
+  // it: every non-finite ∂f/∂p we know of is now a limit.)
+  void hillExponentSensitivitiesNeedNoFallback() {
     tasks::SensitivityProblem problem;
     problem.model = hillModel(1.5, true);
     problem.times = linspace(0, 2, 5);
     tasks::SensitivityOptions cvodesOnly;
     cvodesOnly.method = tasks::SensitivityMethod::Cvodes;
     const tasks::SensitivityResult direct = tasks::runSensitivities(problem, cvodesOnly);
-    QVERIFY2(direct.termination == tasks::Termination::IntegrationFailure,
-             "CVODES forward cannot start either");
+    QVERIFY2(direct.termination == tasks::Termination::Success, direct.message.c_str());
 
     const tasks::SensitivityResult r = tasks::runSensitivities(problem, {});
     QVERIFY2(r.termination == tasks::Termination::Success, r.message.c_str());
     qInfo("fallbacks:\n%s", joined(r.stats.fallbacks).c_str());
-    QCOMPARE(r.stats.fallbacks.size(), std::size_t{1});
-    QVERIFY(mentions(r.stats.fallbacks, "computed by central finite differences instead"));
-    QVERIFY(mentions(r.stats.fallbacks, "'n'"));
+    QVERIFY(!mentions(r.stats.fallbacks, "finite differences"));
     QCOMPARE(r.parameterIds, (std::vector<std::string>{"k", "n"}));
     for (std::size_t i = 1; i < r.times.size(); ++i) {
       const double t = r.times[i], y = hillState(1.5, t);
@@ -383,13 +383,8 @@ class TestFallbacks : public QObject {
     QTest::addColumn<QString>("expected");
     const QString crauste = QString::fromStdString(
         (kShared / "petab/Crauste_CellSystems2017/model_Crauste_CellSystems2017.xml").string());
-    const QString fung = QString::fromStdString((kShared / "biomodels/BIOMD0000000067.xml").string());
     QTest::newRow("simulate Crauste") << QStringList{"simulate", crauste, "--t-end", "100"}
                                       << QString("computed again from t = 0 with CVODES BDF");
-    // BIOMD0000000067: ∂f/∂n of (AcP/Kg)^n is 0·ln 0 at AcP(0) = 0.
-    QTest::newRow("sensitivities BIOMD0000000067")
-        << QStringList{"sensitivities", fung, "--t-end", "100", "--points", "11"}
-        << QString("computed by central finite differences instead");
   }
   void cliReportsFallbacks() {
     QFETCH(QStringList, args);
