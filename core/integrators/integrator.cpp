@@ -92,4 +92,24 @@ std::unique_ptr<Integrator> makeIntegrator(Method method) {
   throw InvalidOptions("unknown integration method");
 }
 
+void accumulate(IntegratorStats& into, const IntegratorStats& s) {
+  into.steps += s.steps;
+  into.rhsEvals += s.rhsEvals;
+  into.jacEvals += s.jacEvals;
+  into.luFactorizations += s.luFactorizations;
+  into.newtonIterations += s.newtonIterations;
+  into.newtonFailures += s.newtonFailures;
+  into.errorTestFailures += s.errorTestFailures;
+  into.secondDerivativeEvals += s.secondDerivativeEvals;
+  into.jacobianOfSecondEvals += s.jacobianOfSecondEvals;
+  into.sensitivityRhsEvals += s.sensitivityRhsEvals;
+  into.sensitivityErrorTestFailures += s.sensitivityErrorTestFailures;
+  into.handoverSteps += s.handoverSteps;
+  into.fallbackSteps += s.fallbackSteps;
+  if (into.handoverTime < 0) into.handoverTime = s.handoverTime;
+  for (const std::string& f : s.fallbacks)
+    if (std::find(into.fallbacks.begin(), into.fallbacks.end(), f) == into.fallbacks.end())
+      into.fallbacks.push_back(f);
+}
+
 }  // namespace sensode::integrators

@@ -121,4 +121,8 @@ class Integrator {
 
 std::unique_ptr<Integrator> makeIntegrator(Method method);
 
+// Adds the counters of `s` to `into` (several integrations of one task: finite differences, the
+// pieces between events): handoverTime stays the first one, fallback sentences are kept once each.
+void accumulate(IntegratorStats& into, const IntegratorStats& s);
+
 }  // namespace sensode::integrators

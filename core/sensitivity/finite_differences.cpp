@@ -22,23 +22,6 @@ const char* toString(FiniteDifferenceScheme s) {
 
 namespace {
 
-void accumulate(integrators::IntegratorStats& into, const integrators::IntegratorStats& s) {
-  into.steps += s.steps;
-  into.rhsEvals += s.rhsEvals;
-  into.jacEvals += s.jacEvals;
-  into.luFactorizations += s.luFactorizations;
-  into.newtonIterations += s.newtonIterations;
-  into.newtonFailures += s.newtonFailures;
-  into.errorTestFailures += s.errorTestFailures;
-  into.secondDerivativeEvals += s.secondDerivativeEvals;
-  into.jacobianOfSecondEvals += s.jacobianOfSecondEvals;
-  into.sensitivityRhsEvals += s.sensitivityRhsEvals;
-  into.sensitivityErrorTestFailures += s.sensitivityErrorTestFailures;
-  into.handoverSteps += s.handoverSteps;
-  if (into.handoverTime < 0) into.handoverTime = s.handoverTime;
-  into.fallbacks.insert(into.fallbacks.end(), s.fallbacks.begin(), s.fallbacks.end());
-}
-
 std::string number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.17g", v);
@@ -95,10 +78,10 @@ class Simulator {
       try {
         sim.run(problem_.t0, x, p, problem_.times, record, monitor);
       } catch (...) {
-        accumulate(result_.integrator, sim.stats());
+        integrators::accumulate(result_.integrator, sim.stats());
         throw;
       }
-      accumulate(result_.integrator, sim.stats());
+      integrators::accumulate(result_.integrator, sim.stats());
       if (first_ > 0) result_.perturbedRhsEvals += sim.stats().rhsEvals;
       ++result_.simulations;
       if (first_ > 0) ++local_;
@@ -120,11 +103,11 @@ class Simulator {
         for (const std::size_t r : problem_.outputRows) run.y.push_back(yAll_[r]);
       }
     } catch (...) {
-      if (integrator) accumulate(result_.integrator, integrator->stats());
+      if (integrator) integrators::accumulate(result_.integrator, integrator->stats());
       throw;
     }
     if (integrator) {
-      accumulate(result_.integrator, integrator->stats());
+      integrators::accumulate(result_.integrator, integrator->stats());
       if (first_ > 0) result_.perturbedRhsEvals += integrator->stats().rhsEvals;
       ++result_.simulations;
     }

@@ -45,25 +45,6 @@ struct Pending {
   std::vector<double> valueSensitivities;
 };
 
-void addStats(IntegratorStats& total, const IntegratorStats& s) {
-  total.steps += s.steps;
-  total.rhsEvals += s.rhsEvals;
-  total.jacEvals += s.jacEvals;
-  total.luFactorizations += s.luFactorizations;
-  total.newtonIterations += s.newtonIterations;
-  total.newtonFailures += s.newtonFailures;
-  total.errorTestFailures += s.errorTestFailures;
-  total.secondDerivativeEvals += s.secondDerivativeEvals;
-  total.jacobianOfSecondEvals += s.jacobianOfSecondEvals;
-  total.sensitivityRhsEvals += s.sensitivityRhsEvals;
-  total.sensitivityErrorTestFailures += s.sensitivityErrorTestFailures;
-  total.handoverSteps += s.handoverSteps;
-  if (total.handoverTime < 0) total.handoverTime = s.handoverTime;
-  for (const std::string& f : s.fallbacks)
-    if (std::find(total.fallbacks.begin(), total.fallbacks.end(), f) == total.fallbacks.end())
-      total.fallbacks.push_back(f);
-}
-
 std::string num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.10g", v);
@@ -396,7 +377,7 @@ struct EventSimulation::Impl {
   }
 
   void restart(double t, const std::vector<double>& x) {
-    if (integrator) addStats(finished, integrator->stats());
+    if (integrator) integrators::accumulate(finished, integrator->stats());
     else {
       integrator = integrators::makeIntegrator(method);
       integrator->setStepCallback([this](double a, double b, integrators::StepDenseOutput& d) {
@@ -577,7 +558,7 @@ const std::vector<double>& EventSimulation::sensitivities() const { return impl_
 
 IntegratorStats EventSimulation::stats() const {
   IntegratorStats total = impl_->finished;
-  if (impl_->integrator) addStats(total, impl_->integrator->stats());
+  if (impl_->integrator) integrators::accumulate(total, impl_->integrator->stats());
   return total;
 }
 
