@@ -36,6 +36,9 @@ namespace fs = std::filesystem;
 const std::vector<OptionSpec>& gradientOptions() {
   static const std::vector<OptionSpec> specs = {
       {"--method", "ssasa|adjoint|forward|fd", "gradient method (default forward)"},
+      {"--rtol", "R", "relative tolerance of the time courses (default 1e-10)"},
+      {"--atol", "A", "absolute tolerance of the time courses (default 1e-12)"},
+      {"--fd-step", "H", "fd: central-difference step on the parameter scale (default 1e-5)"},
       {"--params", "FILE.tsv", "parameterId<TAB>value rows, values on the parameter scale"},
       {"--out", "FILE.csv", "write parameterId,value,gradient"},
       {"--stats", "FILE.json", "write the objective and statistics as one JSON object"},
@@ -99,7 +102,11 @@ int runGradient(std::span<const std::string> args) {
   const petab::Problem problem = petab::loadProblem(fs::absolute(yaml));
   std::vector<double> q = petab::nominalScaledParameters(problem);
   if (const auto p = a.string("--params")) q = readParams(*p, problem, q);
-  const petab::ObjectiveResult r = petab::evaluateObjective(problem, q, method);
+  petab::ObjectiveOptions options;
+  options.integrator.rtol = a.number("--rtol", options.integrator.rtol);
+  options.integrator.atol = a.number("--atol", options.integrator.atol);
+  options.fdStep = a.number("--fd-step", options.fdStep);
+  const petab::ObjectiveResult r = petab::evaluateObjective(problem, q, method, options);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   if (outFile) {

@@ -990,6 +990,16 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
   x = d.xLast;
 }
 
+void CvodesIntegrator::setStopTime(double tStop) {
+  Impl& d = *impl_;
+  if (!d.initialized) throw Error("CvodesIntegrator::setStopTime called before initialize");
+  if (!(tStop >= d.t)) {
+    throw InvalidOptions("CvodesIntegrator: stop time " + num(tStop) +
+                         " is before the current time " + num(d.t));
+  }
+  if (d.mem) sundials::checkCvode(CVodeSetStopTime(d.mem.get(), tStop), "CVodeSetStopTime");
+}
+
 void CvodesIntegrator::setStepCallback(StepCallback callback) {
   impl_->stepCallback = std::move(callback);
 }

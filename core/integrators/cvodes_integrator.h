@@ -49,6 +49,10 @@ class CvodesIntegrator final : public Integrator {
   const IntegratorStats& stats() const override;
   Method method() const override { return Method::Cvodes; }
 
+  // Steps never pass tStop and land exactly on it (CVodeSetStopTime), as OdeSdIntegrator's:
+  // for a discontinuity of the right-hand side at a known time, which a step must not straddle.
+  // Call after initialize() (and after enableSensitivities, which may rebuild the memory).
+  void setStopTime(double tStop);
   // True when initialize() chose the sparse (KLU) linear solver.
   bool usesSparseSolver() const;
 

@@ -13,6 +13,9 @@
 #include <Eigen/SparseLU>
 
 #include "core/common/errors.h"
+#include "core/integrators/cvodes_integrator.h"
+#include "core/integrators/odesd_integrator.h"
+#include "core/petab/time_breakpoints.h"
 #include "core/steadystate/adjoint_time_course.h"
 
 namespace sensode::petab {
@@ -162,6 +165,12 @@ class Evaluator {
                       double t, const Eigen::MatrixXd& dTheta, const Eigen::MatrixXd* dxdq,
                       Eigen::RowVectorXd* gState, Eigen::RowVectorXd* gExplicit);
   void experiment(int pre, int sim, const std::vector<std::size_t>& measurements);
+  // The time course to the `timed` measurements (sorted by time) from x0, with forward
+  // sensitivities started from s0Model (nx × np) when the method is Forward; restarted at each
+  // time breakpoint of the right-hand side (time_breakpoints.h).
+  void timeCourseForward(const std::vector<std::size_t>& timed, const std::vector<double>& x0,
+                         const Eigen::MatrixXd& s0Model, const Eigen::MatrixXd& dFlow,
+                         const std::vector<double>& thetaS, const Eigen::MatrixXd& dS);
   // ssASA at a steady state: g·dx*/dθ = −μᵀF_θ + g_D·dT/dθ with J_rᵀμ = (g_I − g_D Γ_I)ᵀ and
   // dT/dθ = Γ ∂x₀/∂θ(θ) (1 × np). One transposed solve, independent of np (Eqs. 15 and 17).
   // With totalsWeight, the totals are not functions of ∂x₀/∂θ (post-equilibration after a
@@ -436,41 +445,7 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
       }
       note("time-course data: backward adjoint (CVODES, checkpointing, quadratures)");
     } else {
-    auto integrator = integrators::makeIntegrator(integrators::Method::Cvodes);
-    std::vector<double> x = x0;
-    integrator->initialize(pr_.model, o_.integrator, 0.0, x0, thetaS);
-    ++result_.simulations;
-    std::vector<int> k;
-    Eigen::MatrixXd dK;  // rows of dS for the parameters in k
-    std::vector<double> s;
-    if (forward()) {
-      for (int r = 0; r < model_.np(); ++r)
-        if (!dFlow.row(r).isZero(0.0)) k.push_back(r);
-      dK.resize(static_cast<Eigen::Index>(k.size()), nq_);
-      s.resize(static_cast<std::size_t>(nx) * k.size());
-      for (std::size_t c = 0; c < k.size(); ++c) {
-        dK.row(static_cast<Eigen::Index>(c)) = dFlow.row(k[c]);
-        for (int i = 0; i < nx; ++i)
-          s[c * static_cast<std::size_t>(nx) + static_cast<std::size_t>(i)] = s0Model(i, k[c]);
-      }
-      integrator->enableSensitivities(k, s, true);
-    }
-    double t = 0;
-    for (std::size_t i : timed) {
-      const Measurement& m = pr_.measurements[i];
-      if (m.time > t) {
-        integrator->advanceTo(m.time, x, monitor_);
-        t = m.time;
-        if (forward()) integrator->sensitivities(s);
-      }
-      Eigen::MatrixXd dxdq;
-      if (forward()) {
-        const Eigen::Map<const Eigen::MatrixXd> sm(s.data(), nx, static_cast<Eigen::Index>(k.size()));
-        dxdq = sm * dK;
-      }
-      addMeasurement(m, x, thetaS, m.time, dS, forward() ? &dxdq : nullptr, nullptr, nullptr);
-    }
-    if (forward()) note("time-course data: forward sensitivities (CVODES)");
+      timeCourseForward(timed, x0, s0Model, dFlow, thetaS, dS);
     }
   }
 
@@ -548,6 +523,76 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
       note("pre-equilibration: backward integration through the equilibration");
     }
   }
+}
+
+void Evaluator::timeCourseForward(const std::vector<std::size_t>& timed,
+                                  const std::vector<double>& x0, const Eigen::MatrixXd& s0Model,
+                                  const Eigen::MatrixXd& dFlow, const std::vector<double>& thetaS,
+                                  const Eigen::MatrixXd& dS) {
+  const int nx = model_.nx();
+  const integrators::Method kind = o_.forwardIntegrator;
+  std::unique_ptr<integrators::Integrator> integrator;
+  std::vector<double> x = x0;
+  ++result_.simulations;
+  std::vector<int> k;
+  Eigen::MatrixXd dK;  // rows of dFlow for the parameters in k
+  std::vector<double> s;
+  if (forward()) {
+    for (int r = 0; r < model_.np(); ++r)
+      if (!dFlow.row(r).isZero(0.0)) k.push_back(r);
+    dK.resize(static_cast<Eigen::Index>(k.size()), nq_);
+    s.resize(static_cast<std::size_t>(nx) * k.size());
+    for (std::size_t c = 0; c < k.size(); ++c) {
+      dK.row(static_cast<Eigen::Index>(c)) = dFlow.row(k[c]);
+      for (int i = 0; i < nx; ++i)
+        s[c * static_cast<std::size_t>(nx) + static_cast<std::size_t>(i)] = s0Model(i, k[c]);
+    }
+  }
+  const std::vector<double> breaks =
+      timeBreakpoints(sys_, thetaS, 0.0, pr_.measurements[timed.back()].time);
+  std::size_t nextBreak = 0;
+  // A fresh integrator from (t, x, S), stopping at the next breakpoint: no step straddles a jump
+  // of the right-hand side, and none carries the history of the other side across it.
+  const auto start = [&](double t) {
+    integrator = integrators::makeIntegrator(kind);
+    integrator->initialize(pr_.model, o_.integrator, t, x, thetaS);
+    if (forward()) integrator->enableSensitivities(k, s, true);
+    if (nextBreak < breaks.size()) {
+      if (auto* c = dynamic_cast<integrators::CvodesIntegrator*>(integrator.get()))
+        c->setStopTime(breaks[nextBreak]);
+      else if (auto* d = dynamic_cast<integrators::OdeSdIntegrator*>(integrator.get()))
+        d->setStopTime(breaks[nextBreak]);
+    }
+  };
+  double t = 0;
+  start(t);
+  const auto advance = [&](double tout) {
+    if (tout > t) {
+      integrator->advanceTo(tout, x, monitor_);
+      if (forward()) integrator->sensitivities(s);
+      t = tout;
+    }
+  };
+  for (std::size_t i : timed) {
+    const Measurement& m = pr_.measurements[i];
+    while (nextBreak < breaks.size() && breaks[nextBreak] <= m.time) {
+      advance(breaks[nextBreak++]);
+      start(t);
+    }
+    advance(m.time);
+    Eigen::MatrixXd dxdq;
+    if (forward()) {
+      const Eigen::Map<const Eigen::MatrixXd> sm(s.data(), nx, static_cast<Eigen::Index>(k.size()));
+      dxdq = sm * dK;
+    }
+    addMeasurement(m, x, thetaS, m.time, dS, forward() ? &dxdq : nullptr, nullptr, nullptr);
+  }
+  if (!breaks.empty())
+    note("time course restarted at " + std::to_string(breaks.size()) +
+         " discontinuity time(s) of the right-hand side");
+  if (forward())
+    note(std::string("time-course data: forward sensitivities (") +
+         (kind == integrators::Method::OdeSd ? "odeSD direct" : "CVODES") + ")");
 }
 
 Eigen::RowVectorXd Evaluator::steadyStateAdjoint(const Eigen::RowVectorXd& g,

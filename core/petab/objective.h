@@ -52,6 +52,9 @@ struct ObjectiveOptions {
   integrators::IntegratorOptions integrator{1e-10, 1e-12, 1000000};  // time courses (CVODES)
   steadystate::SteadyStateOptions steadyState;  // pre- and post-equilibration
   double fdStep = 1e-5;  // central-difference step on the parameter scale
+  // GradientMethod::Forward over time courses: CVODES forward sensitivities (staggered, with
+  // error control) or odeSD's direct sensitivities (NUMERICS §3).
+  integrators::Method forwardIntegrator = integrators::Method::Cvodes;
 };
 
 // A steady state the objective needed, with the solver's diagnostics (path, fallback reason,
