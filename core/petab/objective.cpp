@@ -168,6 +168,17 @@ class Evaluator {
   // The time course to the `timed` measurements (sorted by time) from x0, with forward
   // sensitivities started from s0Model (nx × np) when the method is Forward; restarted at each
   // time breakpoint of the right-hand side (time_breakpoints.h).
+  // The same by the backward adjoint, one CVODES adjoint pass per interval between time
+  // breakpoints; adds the quadratures, the explicit parts and the breakpoints' terms to the
+  // gradient and returns λ(0) (nx).
+  Eigen::RowVectorXd timeCourseAdjoint(const std::vector<std::size_t>& timed,
+                                       const std::vector<double>& x0,
+                                       const std::vector<double>& thetaS, const Eigen::MatrixXd& dS);
+  // f(τ⁻) − f(τ⁺) at a breakpoint τ with state x (nx).
+  Eigen::VectorXd rhsJump(double tau, const std::vector<double>& x,
+                          const std::vector<double>& theta) const;
+  std::vector<TimeBreakpoint> breakpoints(const std::vector<std::size_t>& timed,
+                                          const std::vector<double>& theta);
   void timeCourseForward(const std::vector<std::size_t>& timed, const std::vector<double>& x0,
                          const Eigen::MatrixXd& s0Model, const Eigen::MatrixXd& dFlow,
                          const std::vector<double>& thetaS, const Eigen::MatrixXd& dS);
@@ -415,35 +426,12 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
     if (backwardMethod()) {
       // Backward adjoint over the time course (CVODES adjoint with checkpoints), then λ(t0)
       // through x0: ∂x0/∂θ, or the steady-state adjoint of the pre-equilibration (Eq. 17).
-      std::vector<double> times;
-      std::vector<std::size_t> slot(timed.size());
-      for (std::size_t a = 0; a < timed.size(); ++a) {
-        const double t = pr_.measurements[timed[a]].time;
-        if (times.empty() || t > times.back()) times.push_back(t);
-        slot[a] = times.size() - 1;
-      }
-      steadystate::AdjointTimeCourse adjoint(pr_.model, o_.integrator, 0.0, x0, thetaS, monitor_);
-      const std::vector<std::vector<double>> states = adjoint.forward(times);
-      ++result_.simulations;
-      std::vector<std::vector<double>> jumps(times.size(), std::vector<double>(static_cast<std::size_t>(nx), 0.0));
-      Eigen::RowVectorXd explicitPart = Eigen::RowVectorXd::Zero(nq_);
-      for (std::size_t a = 0; a < timed.size(); ++a) {
-        Eigen::RowVectorXd g = Eigen::RowVectorXd::Zero(nx);
-        addMeasurement(pr_.measurements[timed[a]], states[slot[a]], thetaS,
-                       pr_.measurements[timed[a]].time, dS, nullptr, &g, &explicitPart);
-        for (int i = 0; i < nx; ++i) jumps[slot[a]][static_cast<std::size_t>(i)] += g(i);
-      }
-      std::vector<double> lambda0, quad;
-      adjoint.backward(jumps, lambda0, quad);
-      const Eigen::Map<const Eigen::RowVectorXd> q(quad.data(), static_cast<Eigen::Index>(quad.size()));
-      const Eigen::Map<const Eigen::RowVectorXd> l0(lambda0.data(), nx);
-      grad_ += q * dS + explicitPart;
+      const Eigen::RowVectorXd l0 = timeCourseAdjoint(timed, x0, thetaS, dS);
       if (pre >= 0) {
         gPre += l0;
       } else {
         grad_ += l0 * cm_.initialSensitivity(thetaS) * dS;
       }
-      note("time-course data: backward adjoint (CVODES, checkpointing, quadratures)");
     } else {
       timeCourseForward(timed, x0, s0Model, dFlow, thetaS, dS);
     }
@@ -525,6 +513,100 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
   }
 }
 
+std::vector<TimeBreakpoint> Evaluator::breakpoints(const std::vector<std::size_t>& timed,
+                                                   const std::vector<double>& theta) {
+  bool ambiguous = false;
+  auto bps = timeBreakpoints(sys_, theta, 0.0, pr_.measurements[timed.back()].time, &ambiguous);
+  if (ambiguous)
+    note("two switches of the right-hand side at the same time depend differently on the "
+         "parameters: the gradient takes the first one's dependence for both");
+  if (!bps.empty())
+    note("time course restarted at " + std::to_string(bps.size()) +
+         " discontinuity time(s) of the right-hand side");
+  return bps;
+}
+
+Eigen::VectorXd Evaluator::rhsJump(double tau, const std::vector<double>& x,
+                                   const std::vector<double>& theta) const {
+  // The switch is `t − τ < 0` or alike: the neighbouring doubles are on either side of it.
+  Eigen::VectorXd before(model_.nx()), after(model_.nx());
+  model_.rhs(std::nextafter(tau, -INFINITY), x.data(), theta.data(), before.data());
+  model_.rhs(std::nextafter(tau, INFINITY), x.data(), theta.data(), after.data());
+  return before - after;
+}
+
+Eigen::RowVectorXd Evaluator::timeCourseAdjoint(const std::vector<std::size_t>& timed,
+                                                const std::vector<double>& x0,
+                                                const std::vector<double>& thetaS,
+                                                const Eigen::MatrixXd& dS) {
+  const int nx = model_.nx();
+  const auto unx = static_cast<std::size_t>(nx);
+  // Segments [τ_s, τ_{s+1}] between the breakpoints (τ_0 = 0), each its own forward and
+  // backward pass: no step straddles a jump, and CVODES' checkpoint recomputation never meets a
+  // stop time (with CVodeSetStopTime inside one pass it takes other steps than CVodeF took and
+  // overruns its data: SUNDIALS issue #49, a segfault on Beer). Data at exactly τ belong to the
+  // later segment (as in the forward pass, which measures after the restart).
+  const std::vector<TimeBreakpoint> bps = breakpoints(timed, thetaS);
+  std::vector<double> bounds{0.0};
+  for (const auto& b : bps) bounds.push_back(b.time);
+  const std::size_t nseg = bounds.size();
+  std::vector<std::vector<double>> times(nseg);
+  std::vector<std::vector<std::vector<double>>> jumps(nseg);
+  std::vector<std::unique_ptr<steadystate::AdjointTimeCourse>> passes(nseg);
+  std::vector<std::vector<double>> xStart(nseg);
+  Eigen::RowVectorXd explicitPart = Eigen::RowVectorXd::Zero(nq_);
+  std::size_t next = 0;  // into timed
+  std::vector<double> x = x0;
+  for (std::size_t sg = 0; sg < nseg; ++sg) {
+    const double end = sg + 1 < nseg ? bounds[sg + 1] : INFINITY;
+    std::vector<std::size_t> mine;
+    while (next < timed.size() && pr_.measurements[timed[next]].time < end) mine.push_back(timed[next++]);
+    std::vector<double>& ts = times[sg];
+    for (std::size_t i : mine)
+      if (ts.empty() || pr_.measurements[i].time > ts.back()) ts.push_back(pr_.measurements[i].time);
+    if (sg + 1 < nseg && (ts.empty() || ts.back() < end)) ts.push_back(end);  // to the next start
+    xStart[sg] = x;
+    passes[sg] = std::make_unique<steadystate::AdjointTimeCourse>(pr_.model, o_.integrator,
+                                                                  bounds[sg], x, thetaS, monitor_);
+    const std::vector<std::vector<double>> states = passes[sg]->forward(ts);
+    ++result_.simulations;
+    jumps[sg].assign(ts.size(), std::vector<double>(unx, 0.0));
+    for (std::size_t i : mine) {
+      const std::size_t slot = static_cast<std::size_t>(
+          std::lower_bound(ts.begin(), ts.end(), pr_.measurements[i].time) - ts.begin());
+      Eigen::RowVectorXd g = Eigen::RowVectorXd::Zero(nx);
+      addMeasurement(pr_.measurements[i], states[slot], thetaS, pr_.measurements[i].time, dS,
+                     nullptr, &g, &explicitPart);
+      for (std::size_t c = 0; c < unx; ++c) jumps[sg][slot][c] += g(static_cast<Eigen::Index>(c));
+    }
+    if (!states.empty()) x = states.back();
+  }
+  grad_ += explicitPart;
+  // Backward, last segment first: λ at a segment's start is the jump at the previous one's end
+  // (λ is continuous at τ: the state is), and adds λ(τ)ᵀ(f(τ⁻) − f(τ⁺))·dτ/dθ.
+  std::vector<double> lambda(unx, 0.0), quad;
+  for (std::size_t sg = nseg; sg-- > 0;) {
+    if (sg + 1 < nseg) {
+      auto& last = jumps[sg].back();
+      for (std::size_t c = 0; c < unx; ++c) last[c] += lambda[c];
+    }
+    if (times[sg].empty()) {
+      continue;  // no data and no later segment: λ stays 0
+    }
+    passes[sg]->backward(jumps[sg], lambda, quad);
+    if (sg > 0) {
+      const TimeBreakpoint& bp = bps[sg - 1];
+      const Eigen::VectorXd jump = rhsJump(bp.time, xStart[sg], thetaS);
+      const double lj = Eigen::Map<const Eigen::VectorXd>(lambda.data(), nx).dot(jump);
+      grad_ += lj * Eigen::Map<const Eigen::RowVectorXd>(bp.dTime.data(), model_.np()) * dS;
+    }
+  }
+  if (!quad.empty())
+    grad_ += Eigen::Map<const Eigen::RowVectorXd>(quad.data(), static_cast<Eigen::Index>(quad.size())) * dS;
+  note("time-course data: backward adjoint (CVODES, checkpointing, quadratures)");
+  return Eigen::Map<const Eigen::RowVectorXd>(lambda.data(), nx);
+}
+
 void Evaluator::timeCourseForward(const std::vector<std::size_t>& timed,
                                   const std::vector<double>& x0, const Eigen::MatrixXd& s0Model,
                                   const Eigen::MatrixXd& dFlow, const std::vector<double>& thetaS,
@@ -548,8 +630,8 @@ void Evaluator::timeCourseForward(const std::vector<std::size_t>& timed,
         s[c * static_cast<std::size_t>(nx) + static_cast<std::size_t>(i)] = s0Model(i, k[c]);
     }
   }
-  const std::vector<double> breaks =
-      timeBreakpoints(sys_, thetaS, 0.0, pr_.measurements[timed.back()].time);
+  const std::vector<TimeBreakpoint> bps = breakpoints(timed, thetaS);
+  const std::vector<double> breaks = breakpointTimes(bps);
   std::size_t nextBreak = 0;
   // A fresh integrator from (t, x, S), stopping at the next breakpoint: no step straddles a jump
   // of the right-hand side, and none carries the history of the other side across it.
@@ -576,7 +658,18 @@ void Evaluator::timeCourseForward(const std::vector<std::size_t>& timed,
   for (std::size_t i : timed) {
     const Measurement& m = pr_.measurements[i];
     while (nextBreak < breaks.size() && breaks[nextBreak] <= m.time) {
-      advance(breaks[nextBreak++]);
+      const TimeBreakpoint& bp = bps[nextBreak++];
+      advance(bp.time);
+      if (forward()) {
+        // S(τ⁺) = S(τ⁻) + (f(τ⁻) − f(τ⁺))·dτ/dθ_k per sensitivity column.
+        const Eigen::VectorXd jump = rhsJump(bp.time, x, thetaS);
+        for (std::size_t c = 0; c < k.size(); ++c) {
+          const double dt = bp.dTime[static_cast<std::size_t>(k[c])];
+          if (dt == 0.0) continue;
+          for (int r = 0; r < nx; ++r)
+            s[c * static_cast<std::size_t>(nx) + static_cast<std::size_t>(r)] += jump(r) * dt;
+        }
+      }
       start(t);
     }
     advance(m.time);
@@ -587,9 +680,6 @@ void Evaluator::timeCourseForward(const std::vector<std::size_t>& timed,
     }
     addMeasurement(m, x, thetaS, m.time, dS, forward() ? &dxdq : nullptr, nullptr, nullptr);
   }
-  if (!breaks.empty())
-    note("time course restarted at " + std::to_string(breaks.size()) +
-         " discontinuity time(s) of the right-hand side");
   if (forward())
     note(std::string("time-course data: forward sensitivities (") +
          (kind == integrators::Method::OdeSd ? "odeSD direct" : "CVODES") + ")");

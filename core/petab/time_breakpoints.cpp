@@ -8,8 +8,15 @@
 
 namespace sensode::petab {
 
-std::vector<double> timeBreakpoints(const symbolic::OdeSystem& system,
-                                    const std::vector<double>& theta, double tStart, double tEnd) {
+std::vector<double> breakpointTimes(const std::vector<TimeBreakpoint>& breakpoints) {
+  std::vector<double> t;
+  for (const auto& b : breakpoints) t.push_back(b.time);
+  return t;
+}
+
+std::vector<TimeBreakpoint> timeBreakpoints(const symbolic::OdeSystem& system,
+                                            const std::vector<double>& theta, double tStart,
+                                            double tEnd, bool* ambiguous) {
   using symbolic::Expr;
   using symbolic::Op;
   symbolic::ExprPool& pool = *system.pool;
@@ -36,7 +43,7 @@ std::vector<double> timeBreakpoints(const symbolic::OdeSystem& system,
     return std::isfinite(slope) && std::isfinite(offset);
   };
 
-  std::vector<double> out;
+  std::vector<TimeBreakpoint> out;
   std::unordered_set<Expr> seen;
   std::vector<Expr> stack(system.rhs.begin(), system.rhs.end());
   while (!stack.empty()) {
@@ -51,13 +58,36 @@ std::vector<double> timeBreakpoints(const symbolic::OdeSystem& system,
         pool.dependsOn(e, system.time) && linearInTime(kids[0], sa, oa) &&
         linearInTime(kids[1], sb, ob) && sa != sb) {
       const double v = (ob - oa) / (sa - sb);
-      if (std::isfinite(v) && v > tStart && v <= tEnd) out.push_back(v);
+      if (std::isfinite(v) && v > tStart && v <= tEnd) {
+        // a(τ) = b(τ) ⇒ dτ/dθ_k = −(∂a/∂θ_k − ∂b/∂θ_k)|_τ / (slope_a − slope_b).
+        TimeBreakpoint b{v, std::vector<double>(system.params.size(), 0.0)};
+        values[pool.node(system.time).symbol] = v;
+        for (std::size_t k = 0; k < system.params.size(); ++k) {
+          const Expr p = system.params[k].symbol;
+          if (!pool.dependsOn(e, p)) continue;
+          const double da = pool.evaluate(pool.diff(kids[0], p), values);
+          const double db = pool.evaluate(pool.diff(kids[1], p), values);
+          b.dTime[k] = -(da - db) / (sa - sb);
+        }
+        values[pool.node(system.time).symbol] = 0;
+        out.push_back(std::move(b));
+      }
     }
     for (Expr k : kids) stack.push_back(k);
   }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
+  std::sort(out.begin(), out.end(), [](const TimeBreakpoint& a, const TimeBreakpoint& b) {
+    return a.time < b.time;
+  });
+  std::vector<TimeBreakpoint> merged;
+  if (ambiguous) *ambiguous = false;
+  for (auto& b : out) {
+    if (!merged.empty() && merged.back().time == b.time) {
+      if (merged.back().dTime != b.dTime && ambiguous) *ambiguous = true;
+      continue;
+    }
+    merged.push_back(std::move(b));
+  }
+  return merged;
 }
 
 }  // namespace sensode::petab

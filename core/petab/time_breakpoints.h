@@ -14,10 +14,25 @@
 
 namespace sensode::petab {
 
+// When the breakpoint τ depends on parameters (Beer's `time < tau` with tau estimated), moving
+// it moves the jump: x(t > τ) changes by (f(τ⁻) − f(τ⁺))·dτ/dθ, a term the sensitivity
+// equations (∂f/∂θ of a piecewise is 0 almost everywhere) do not contain. The forward pass adds
+// it to S at τ, the adjoint adds λ(τ)ᵀ(f(τ⁻) − f(τ⁺))·dτ/dθ.
+struct TimeBreakpoint {
+  double time = 0;
+  std::vector<double> dTime;  // dτ/dθ_k per model parameter (np)
+  bool operator==(const TimeBreakpoint&) const = default;
+};
+
 // Breakpoints in (tStart, tEnd], ascending and distinct: for every relational node (<, <=, >,
-// >=) of the right-hand sides with `time` on one side and an expression of parameters only on
-// the other, that expression's value under θ = `theta` (model parameter order).
-std::vector<double> timeBreakpoints(const symbolic::OdeSystem& system,
-                                    const std::vector<double>& theta, double tStart, double tEnd);
+// >=) of the right-hand sides whose sides are a(t) and b(t), both linear in time with
+// coefficients of the parameters only, the time where a = b under θ = `theta` (model parameter
+// order). Two conditions that switch at the same time with different dτ/dθ are one breakpoint
+// with `ambiguous` set (the jump cannot be split between them).
+std::vector<TimeBreakpoint> timeBreakpoints(const symbolic::OdeSystem& system,
+                                            const std::vector<double>& theta, double tStart,
+                                            double tEnd, bool* ambiguous = nullptr);
+// Their times only.
+std::vector<double> breakpointTimes(const std::vector<TimeBreakpoint>& breakpoints);
 
 }  // namespace sensode::petab
