@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // sensode gradient PROBLEM.yaml [--method ssasa|adjoint|forward|fd] [--params FILE.tsv]
-//                  [--out FILE.csv] [--stats FILE.json]
+//                  [--forward-integrator cvodes|odesd] [--rtol R] [--atol A] [--fd-step H]
+//                  [--all-methods] [--out FILE.csv] [--stats FILE.json]
 //
 // The PEtab objective (negative log-likelihood, core/petab/objective.h) and its gradient with
 // respect to the estimated parameters on their PEtab scales.
@@ -12,8 +13,16 @@
 //             the runs are many; counts are in simulations/steady_states).
 // Methods (objective.h): ssasa = backward adjoint over the time course + the steady-state
 // adjoint linear solves (Eqs. 15, 17); adjoint = backward integration through the equilibrations
-// too; forward = forward sensitivities; fd = central differences.
+// too; forward = forward sensitivities; fd = central differences. Without --method the default
+// (forward) falls back to ssasa, adjoint, then fd when it fails, and says so (stderr, notes and
+// the JSON's `fallbacks`); an explicit --method runs that method only.
+//   --all-methods  every method (forward by CVODES and by odeSD, adjoint, ssasa, fd with steps
+//             1e-3, 1e-5, 1e-7 and "fd best" per component, gradient_check.h): one table of
+//             status, seconds and max|g|, and the pairwise agreement
+//             max|g_a − g_b| / max|g|; the CSV then has one gradient column per method.
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -25,6 +34,7 @@
 #include "core/cli/csv_writer.h"
 #include "core/cli/stats_json.h"
 #include "core/common/errors.h"
+#include "core/petab/gradient_check.h"
 #include "core/petab/objective.h"
 #include "core/petab/petab_problem.h"
 
@@ -35,7 +45,9 @@ namespace fs = std::filesystem;
 
 const std::vector<OptionSpec>& gradientOptions() {
   static const std::vector<OptionSpec> specs = {
-      {"--method", "ssasa|adjoint|forward|fd", "gradient method (default forward)"},
+      {"--method", "ssasa|adjoint|forward|fd", "gradient method (default forward, with fallback)"},
+      {"--all-methods", "", "run every gradient method and print their agreement and timings"},
+      {"--forward-integrator", "cvodes|odesd", "forward sensitivities by (default cvodes)"},
       {"--rtol", "R", "relative tolerance of the time courses (default 1e-10)"},
       {"--atol", "A", "absolute tolerance of the time courses (default 1e-12)"},
       {"--fd-step", "H", "fd: central-difference step on the parameter scale (default 1e-5)"},
@@ -79,6 +91,87 @@ std::vector<double> readParams(const fs::path& file, const petab::Problem& probl
   return q;
 }
 
+std::string cell(double v) {
+  if (std::isnan(v)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2g", v);
+  return buf;
+}
+
+double maxAbs(const std::vector<double>& g) {
+  double m = 0;
+  for (double v : g) m = std::max(m, std::abs(v));
+  return m;
+}
+
+int runAllMethods(const petab::Problem& problem, const std::vector<double>& q,
+                  const petab::ObjectiveOptions& options, const std::string& yaml,
+                  const std::optional<std::string>& outFile,
+                  const std::optional<std::string>& statsFile) {
+  petab::GradientCheckOptions co;
+  co.objective = options;
+  co.methods = {petab::GradientMethod::Forward, petab::GradientMethod::Adjoint,
+                petab::GradientMethod::Ssasa};
+  petab::GradientCheck check = petab::checkGradients(problem, q, co);
+  // odeSD's direct sensitivities beside CVODES forward.
+  petab::GradientCheckOptions odesd = co;
+  odesd.objective.forwardIntegrator = integrators::Method::OdeSd;
+  odesd.methods = {petab::GradientMethod::Forward};
+  odesd.fdSteps.clear();
+  petab::GradientCheck extra = petab::checkGradients(problem, q, odesd);
+  check.runs.insert(check.runs.begin() + 1, extra.runs.front());
+  const std::size_t n = check.runs.size();
+  check.agreement.assign(n, std::vector<double>(n, std::nan("")));
+  for (std::size_t a = 0; a < n; ++a)
+    for (std::size_t b = 0; b < n; ++b)
+      if (check.runs[a].ok && check.runs[b].ok)
+        check.agreement[a][b] = petab::relativeDifference(check.runs[a].result.gradient,
+                                                          check.runs[b].result.gradient);
+
+  std::printf("objective %.12g  (%zu estimated parameters, rtol %g, atol %g)\n\n",
+              check.objective, check.parameterIds.size(), options.integrator.rtol,
+              options.integrator.atol);
+  std::printf("%-14s %-7s %9s %11s  %s\n", "method", "status", "seconds", "max|g|", "notes");
+  for (const auto& r : check.runs)
+    std::printf("%-14s %-7s %9.3f %11s  %s\n", r.label.c_str(), r.ok ? "ok" : "failed",
+                r.seconds, r.ok ? cell(maxAbs(r.result.gradient)).c_str() : "-",
+                (r.ok ? r.result.notes : r.error).c_str());
+  std::printf("\nagreement max|g_a - g_b| / max|g|\n%-14s", "");
+  for (const auto& r : check.runs) std::printf(" %9.9s", r.label.c_str());
+  std::printf("\n");
+  for (std::size_t a = 0; a < n; ++a) {
+    std::printf("%-14s", check.runs[a].label.c_str());
+    for (std::size_t b = 0; b < n; ++b) std::printf(" %9s", cell(check.agreement[a][b]).c_str());
+    std::printf("\n");
+  }
+  if (outFile) {
+    std::ofstream out(*outFile);
+    if (!out) throw Error(*outFile + ": cannot open for writing");
+    out << "parameterId,value";
+    for (const auto& r : check.runs) out << "," << csvField(r.label);
+    out << "\n";
+    for (std::size_t i = 0; i < check.parameterIds.size(); ++i) {
+      out << csvField(check.parameterIds[i]) << "," << formatNumber(q[i]);
+      for (const auto& r : check.runs)
+        out << "," << (r.ok ? formatNumber(r.result.gradient[i]) : std::string("nan"));
+      out << "\n";
+    }
+    if (!out) throw Error(*outFile + ": write failed");
+  }
+  if (statsFile) {
+    JsonObject json;
+    json.add("method", "all").add("problem", yaml).add("objective", check.objective);
+    addIntegratorStats(json, {});
+    for (const auto& r : check.runs) {
+      json.add("seconds_" + r.label, r.seconds);
+      if (!r.ok) json.add("error_" + r.label, r.error);
+    }
+    json.add("analytic_spread", check.analyticSpread()).add("fd_spread", check.fdSpread());
+    json.write(*statsFile);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int runGradient(std::span<const std::string> args) {
@@ -90,6 +183,7 @@ int runGradient(std::span<const std::string> args) {
   }
   const std::string yaml = a.onlyPositional("PROBLEM.yaml");
   petab::GradientMethod method = petab::GradientMethod::Forward;
+  const bool fallback = !a.has("--method");
   if (const auto m = a.string("--method")) {
     const auto parsed = petab::gradientMethodFromString(*m);
     if (!parsed || *parsed == petab::GradientMethod::None)
@@ -106,7 +200,18 @@ int runGradient(std::span<const std::string> args) {
   options.integrator.rtol = a.number("--rtol", options.integrator.rtol);
   options.integrator.atol = a.number("--atol", options.integrator.atol);
   options.fdStep = a.number("--fd-step", options.fdStep);
-  const petab::ObjectiveResult r = petab::evaluateObjective(problem, q, method, options);
+  if (const auto f = a.string("--forward-integrator")) {
+    const auto kind = integrators::methodFromString(*f);
+    if (!kind) throw UsageError("gradient: --forward-integrator: '" + *f + "' is not cvodes or odesd");
+    options.forwardIntegrator = *kind;
+  }
+  if (!(options.integrator.rtol > 0) || !(options.integrator.atol > 0) || !(options.fdStep > 0))
+    throw UsageError("gradient: --rtol, --atol and --fd-step must be > 0");
+  if (a.has("--all-methods")) return runAllMethods(problem, q, options, yaml, outFile, statsFile);
+  const petab::ObjectiveResult r =
+      fallback ? petab::evaluateWithFallback(problem, q, method, options)
+               : petab::evaluateObjective(problem, q, method, options);
+  for (const auto& f : r.fallbacks) std::cerr << "sensode: " << f << "\n";
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   if (outFile) {
@@ -121,7 +226,9 @@ int runGradient(std::span<const std::string> args) {
   if (statsFile) {
     JsonObject json;
     json.add("method", petab::toString(method)).add("wall_seconds", wall);
-    addIntegratorStats(json, {});
+    integrators::IntegratorStats stats;
+    stats.fallbacks = r.fallbacks;
+    addIntegratorStats(json, stats);
     json.add("objective", r.objective)
         .add("half_weighted_squares", r.halfWeightedSquares)
         .add("n_parameters", static_cast<long>(r.parameterIds.size()))

@@ -78,6 +78,9 @@ struct ObjectiveResult {
   long simulations = 0;   // time courses run
   long steadyStates = 0;  // steady states solved
   std::string notes;      // how the gradient was computed, per part
+  // What ran instead of the requested method, one sentence each (evaluateWithFallback,
+  // gradient_check.h); empty when the requested method ran.
+  std::vector<std::string> fallbacks;
   // The steady states of this evaluation, in the order solved (not those of finite-difference
   // neighbours or of the backward integrations' own simulations).
   std::vector<EquilibrationReport> equilibrations;
