@@ -8,9 +8,10 @@
 //   --params  TSV with header `parameterId<TAB>value`: values of estimated parameters ON THEIR
 //             SCALE (as the CSV's value column); parameters not listed keep their nominal value.
 //   CSV       `parameterId,value,gradient`, one row per estimated parameter (value on its scale).
-//   JSON      method, wall_seconds, objective, half_weighted_squares, n_parameters,
-//             simulations, steady_states, notes, plus the contract's integrator keys (zero:
-//             the runs are many; counts are in simulations/steady_states).
+//   JSON      method, wall_seconds, evaluation_seconds (objective and gradient only), objective,
+//             half_weighted_squares, n_parameters, n_states, n_conditions, n_measurements,
+//             simulations, steady_states, notes, fallbacks, plus the contract's integrator keys
+//             (zero: the runs are many; counts are in simulations/steady_states).
 // Methods (objective.h): ssasa = backward adjoint over the time course + the steady-state
 // adjoint linear solves (Eqs. 15, 17); adjoint = backward integration through the equilibrations
 // too; forward = forward sensitivities; fd = central differences. Without --method the default
@@ -45,7 +46,8 @@ namespace fs = std::filesystem;
 
 const std::vector<OptionSpec>& gradientOptions() {
   static const std::vector<OptionSpec> specs = {
-      {"--method", "ssasa|adjoint|forward|fd", "gradient method (default forward, with fallback)"},
+      {"--method", "ssasa|adjoint|forward|fd|none", "gradient method (default forward, with "
+                                                   "fallback; none: the objective only)"},
       {"--all-methods", "", "run every gradient method and print their agreement and timings"},
       {"--forward-integrator", "cvodes|odesd", "forward sensitivities by (default cvodes)"},
       {"--rtol", "R", "relative tolerance of the time courses (default 1e-10)"},
@@ -186,8 +188,9 @@ int runGradient(std::span<const std::string> args) {
   const bool fallback = !a.has("--method");
   if (const auto m = a.string("--method")) {
     const auto parsed = petab::gradientMethodFromString(*m);
-    if (!parsed || *parsed == petab::GradientMethod::None)
-      throw UsageError("gradient: --method: '" + *m + "' is not one of ssasa, adjoint, forward, fd");
+    if (!parsed)
+      throw UsageError("gradient: --method: '" + *m +
+                       "' is not one of ssasa, adjoint, forward, fd, none");
     method = *parsed;
   }
   const auto outFile = a.string("--out"), statsFile = a.string("--stats");
@@ -208,9 +211,12 @@ int runGradient(std::span<const std::string> args) {
   if (!(options.integrator.rtol > 0) || !(options.integrator.atol > 0) || !(options.fdStep > 0))
     throw UsageError("gradient: --rtol, --atol and --fd-step must be > 0");
   if (a.has("--all-methods")) return runAllMethods(problem, q, options, yaml, outFile, statsFile);
+  const auto evaluationStart = std::chrono::steady_clock::now();
   const petab::ObjectiveResult r =
       fallback ? petab::evaluateWithFallback(problem, q, method, options)
                : petab::evaluateObjective(problem, q, method, options);
+  const double evaluation =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - evaluationStart).count();
   for (const auto& f : r.fallbacks) std::cerr << "sensode: " << f << "\n";
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -220,18 +226,23 @@ int runGradient(std::span<const std::string> args) {
     out << "parameterId,value,gradient\n";
     for (std::size_t i = 0; i < r.parameterIds.size(); ++i)
       out << csvField(r.parameterIds[i]) << "," << formatNumber(r.parameters[i]) << ","
-          << formatNumber(r.gradient[i]) << "\n";
+          << (r.gradient.empty() ? std::string("nan") : formatNumber(r.gradient[i])) << "\n";
     if (!out) throw Error(*outFile + ": write failed");
   }
   if (statsFile) {
     JsonObject json;
-    json.add("method", petab::toString(method)).add("wall_seconds", wall);
+    json.add("method", petab::toString(method))
+        .add("wall_seconds", wall)
+        .add("evaluation_seconds", evaluation);  // without loading and compiling the problem
     integrators::IntegratorStats stats;
     stats.fallbacks = r.fallbacks;
     addIntegratorStats(json, stats);
     json.add("objective", r.objective)
         .add("half_weighted_squares", r.halfWeightedSquares)
         .add("n_parameters", static_cast<long>(r.parameterIds.size()))
+        .add("n_states", static_cast<long>(problem.model->nx()))
+        .add("n_conditions", static_cast<long>(problem.conditions.size()))
+        .add("n_measurements", static_cast<long>(problem.measurements.size()))
         .add("simulations", r.simulations)
         .add("steady_states", r.steadyStates)
         .add("notes", r.notes)
