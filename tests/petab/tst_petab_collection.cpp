@@ -23,6 +23,7 @@
 // Armistead, Lang, Laske, Liu, Oliveira, Giordano, Bachmann, Schwen, Zhao) stay in the list and
 // run once the reader accepts them. Liu has an SBML event: until events are supported its
 // refusal must name the event.
+#include <QtCore/QCoreApplication>
 #include <QtTest/QtTest>
 
 #include <algorithm>
@@ -321,5 +322,11 @@ class TestPetabCollection : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestPetabCollection)
+int main(int argc, char** argv) {
+  // One line per problem as it finishes, also when the output goes to a file (CTest's log).
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  QCoreApplication app(argc, argv);
+  TestPetabCollection test;
+  return QTest::qExec(&test, argc, argv);
+}
 #include "tst_petab_collection.moc"
