@@ -638,7 +638,7 @@ void Evaluator::timeCourseForward(const std::vector<std::size_t>& timed,
   const auto start = [&](double t) {
     integrator = integrators::makeIntegrator(kind);
     integrator->initialize(pr_.model, o_.integrator, t, x, thetaS);
-    if (forward()) integrator->enableSensitivities(k, s, true);
+    if (forward()) integrator->enableSensitivities(k, s, o_.sensitivityErrorControl);
     if (nextBreak < breaks.size()) {
       if (auto* c = dynamic_cast<integrators::CvodesIntegrator*>(integrator.get()))
         c->setStopTime(breaks[nextBreak]);
