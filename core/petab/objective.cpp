@@ -13,9 +13,7 @@
 #include <Eigen/SparseLU>
 
 #include "core/common/errors.h"
-#include "core/integrators/cvodes_integrator.h"
-#include "core/integrators/odesd_integrator.h"
-#include "core/petab/time_breakpoints.h"
+#include "core/petab/objective_evaluator.h"
 #include "core/steadystate/adjoint_time_course.h"
 
 namespace sensode::petab {
@@ -86,143 +84,9 @@ std::string num(double v) {
   return buf;
 }
 
-class Evaluator {
- public:
-  // Progress: this evaluation is work units [unitOffset, unitOffset + 1) of unitTotal.
-  Evaluator(const Problem& pr, const steadystate::ConservedModel& cm, const std::vector<double>& q,
-            GradientMethod method, const ObjectiveOptions& o, const ProgressMonitor& monitor,
-            double unitOffset, double unitTotal)
-      : pr_(pr),
-        model_(*pr.model),
-        sys_(model_.system()),
-        pool_(*sys_.pool),
-        method_(method),
-        o_(o),
-        cm_(cm),
-        outer_(monitor),
-        unitOffset_(unitOffset),
-        unitTotal_(unitTotal) {
-    // Integrations and Newton iterations check this one: the outer token, and the outer
-    // callback with the evaluation's own progress instead of the integration's t.
-    monitor_.token = monitor.token;
-    if (monitor.callback)
-      monitor_.callback = [this](const ProgressInfo& info) {
-        return outer_.callback({unitOffset_ + fractionDone_, unitTotal_, info.steps});
-      };
-    const std::vector<int> est = estimatedParameters(pr);
-    nq_ = static_cast<int>(est.size());
-    if (q.size() != est.size())
-      throw InvalidOptions("objective: " + std::to_string(q.size()) + " parameter values for " +
-                           std::to_string(est.size()) + " estimated parameters");
-    values_.resize(pr.parameters.size());
-    dvalue_.assign(pr.parameters.size(), 0.0);
-    estIndex_.assign(pr.parameters.size(), -1);
-    for (std::size_t j = 0; j < pr.parameters.size(); ++j)
-      values_[j] = pr.parameters[j].nominalValue;
-    for (int i = 0; i < nq_; ++i) {
-      const auto j = static_cast<std::size_t>(est[static_cast<std::size_t>(i)]);
-      const Parameter& p = pr.parameters[j];
-      values_[j] = fromScale(p.scale, q[static_cast<std::size_t>(i)]);
-      dvalue_[j] = p.scale == Scale::Lin ? 1.0
-                   : p.scale == Scale::Log ? values_[j]
-                                           : values_[j] * std::numbers::ln10;
-      estIndex_[j] = i;
-    }
-    for (int i = 0; i < model_.nx(); ++i) stateOf_[sys_.states[static_cast<std::size_t>(i)].symbol] = i;
-    for (int k = 0; k < model_.np(); ++k) paramOf_[sys_.params[static_cast<std::size_t>(k)].symbol] = k;
-    for (const auto& [id, e] : pr.extraSymbols) extraOf_[e] = id;
-    symbolValues_.assign(pool_.numSymbols(), 0.0);
-    grad_ = Eigen::RowVectorXd::Zero(nq_);
-  }
+}  // namespace
 
-  ObjectiveResult run();
-
- private:
-  bool forward() const { return method_ == GradientMethod::Forward; }
-  bool ssasa() const { return method_ == GradientMethod::Ssasa; }
-  bool adjoint() const { return method_ == GradientMethod::Adjoint; }
-  bool backwardMethod() const { return ssasa() || adjoint(); }
-  bool anyGradient() const { return forward() || backwardMethod(); }
-  // Backward integration through an equilibration from xStart under θ, with the jump g at the
-  // horizon: λ(0) (nx) and ∫λᵀf_θ dt (np).
-  // `target` is the steady state the data were evaluated at (its eigenvalues set the horizon).
-  void equilibrationAdjoint(const std::vector<double>& xStart, const std::vector<double>& theta,
-                            const steadystate::SteadyStateSolution& target,
-                            const Eigen::RowVectorXd& g, const std::string& what,
-                            Eigen::RowVectorXd& lambda0, Eigen::RowVectorXd& quad);
-
-  // θ of a condition and dθ/dq (np × nq).
-  void conditionParameters(int c, std::vector<double>& theta, Eigen::MatrixXd& d) const;
-  // A formula's value and partial derivatives: ∂/∂x (nx) and the explicit dq part.
-  struct Partial {
-    double value = 0;
-    Eigen::RowVectorXd dx, dq;
-  };
-  Partial evaluate(Expr e, const Eigen::MatrixXd& dTheta, bool derivatives);
-  void setPlaceholders(const Measurement& m);
-  // Adds one measurement; returns (a_y, a_σ) and the two partials through out-params.
-  void addMeasurement(const Measurement& m, const std::vector<double>& x, const std::vector<double>& theta,
-                      double t, const Eigen::MatrixXd& dTheta, const Eigen::MatrixXd* dxdq,
-                      Eigen::RowVectorXd* gState, Eigen::RowVectorXd* gExplicit);
-  void experiment(int pre, int sim, const std::vector<std::size_t>& measurements);
-  // The time course to the `timed` measurements (sorted by time) from x0, with forward
-  // sensitivities started from s0Model (nx × np) when the method is Forward; restarted at each
-  // time breakpoint of the right-hand side (time_breakpoints.h).
-  // The same by the backward adjoint, one CVODES adjoint pass per interval between time
-  // breakpoints; adds the quadratures, the explicit parts and the breakpoints' terms to the
-  // gradient and returns λ(0) (nx).
-  Eigen::RowVectorXd timeCourseAdjoint(const std::vector<std::size_t>& timed,
-                                       const std::vector<double>& x0,
-                                       const std::vector<double>& thetaS, const Eigen::MatrixXd& dS);
-  // f(τ⁻) − f(τ⁺) at a breakpoint τ with state x (nx).
-  Eigen::VectorXd rhsJump(double tau, const std::vector<double>& x,
-                          const std::vector<double>& theta) const;
-  std::vector<TimeBreakpoint> breakpoints(const std::vector<std::size_t>& timed,
-                                          const std::vector<double>& theta);
-  void timeCourseForward(const std::vector<std::size_t>& timed, const std::vector<double>& x0,
-                         const Eigen::MatrixXd& s0Model, const Eigen::MatrixXd& dFlow,
-                         const std::vector<double>& thetaS, const Eigen::MatrixXd& dS);
-  // ssASA at a steady state: g·dx*/dθ = −μᵀF_θ + g_D·dT/dθ with J_rᵀμ = (g_I − g_D Γ_I)ᵀ and
-  // dT/dθ = Γ ∂x₀/∂θ(θ) (1 × np). One transposed solve, independent of np (Eqs. 15 and 17).
-  // With totalsWeight, the totals are not functions of ∂x₀/∂θ (post-equilibration after a
-  // pre-equilibration): the dT/dθ term is left out and r_T = g_D − μᵀ ∂f_r/∂T returned instead.
-  Eigen::RowVectorXd steadyStateAdjoint(const Eigen::RowVectorXd& g,
-                                        const steadystate::SteadyStateSolution& sol,
-                                        const std::vector<double>& theta, const std::string& what,
-                                        Eigen::RowVectorXd* totalsWeight = nullptr);
-  void report(const std::string& conditionId, const char* role,
-              const steadystate::SteadyStateSolution& sol) {
-    EquilibrationReport r{conditionId, role, sol};
-    r.solution.sensitivities.resize(0, 0);
-    result_.equilibrations.push_back(std::move(r));
-  }
-  void note(const std::string& text) {
-    if (result_.notes.find(text) == std::string::npos)
-      result_.notes += (result_.notes.empty() ? "" : "; ") + text;
-  }
-
-  const Problem& pr_;
-  const symbolic::CompiledModel& model_;
-  const symbolic::OdeSystem& sys_;
-  symbolic::ExprPool& pool_;
-  GradientMethod method_;
-  const ObjectiveOptions& o_;
-  const steadystate::ConservedModel& cm_;
-  const ProgressMonitor& outer_;
-  ProgressMonitor monitor_;
-  double unitOffset_ = 0, unitTotal_ = 1;
-  double fractionDone_ = 0;  // of this evaluation's experiments
-  int nq_ = 0;
-  std::vector<double> values_, dvalue_;
-  std::vector<int> estIndex_;
-  std::unordered_map<Expr, int> stateOf_, paramOf_;
-  std::unordered_map<Expr, std::string> extraOf_;
-  std::vector<double> symbolValues_;
-  // Per measurement: value and d value/dq of each extra symbol id.
-  std::unordered_map<std::string, std::pair<double, int>> extraValue_;  // value, petab index
-  ObjectiveResult result_;
-  Eigen::RowVectorXd grad_;
-};
+namespace detail {
 
 void Evaluator::conditionParameters(int c, std::vector<double>& theta, Eigen::MatrixXd& d) const {
   theta = model_.nominalParameters();
@@ -513,178 +377,6 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
   }
 }
 
-std::vector<TimeBreakpoint> Evaluator::breakpoints(const std::vector<std::size_t>& timed,
-                                                   const std::vector<double>& theta) {
-  bool ambiguous = false;
-  auto bps = timeBreakpoints(sys_, theta, 0.0, pr_.measurements[timed.back()].time, &ambiguous);
-  if (ambiguous)
-    note("two switches of the right-hand side at the same time depend differently on the "
-         "parameters: the gradient takes the first one's dependence for both");
-  if (!bps.empty())
-    note("time course restarted at " + std::to_string(bps.size()) +
-         " discontinuity time(s) of the right-hand side");
-  return bps;
-}
-
-Eigen::VectorXd Evaluator::rhsJump(double tau, const std::vector<double>& x,
-                                   const std::vector<double>& theta) const {
-  // The switch is `t − τ < 0` or alike: the neighbouring doubles are on either side of it.
-  Eigen::VectorXd before(model_.nx()), after(model_.nx());
-  model_.rhs(std::nextafter(tau, -INFINITY), x.data(), theta.data(), before.data());
-  model_.rhs(std::nextafter(tau, INFINITY), x.data(), theta.data(), after.data());
-  return before - after;
-}
-
-Eigen::RowVectorXd Evaluator::timeCourseAdjoint(const std::vector<std::size_t>& timed,
-                                                const std::vector<double>& x0,
-                                                const std::vector<double>& thetaS,
-                                                const Eigen::MatrixXd& dS) {
-  const int nx = model_.nx();
-  const auto unx = static_cast<std::size_t>(nx);
-  // Segments [τ_s, τ_{s+1}] between the breakpoints (τ_0 = 0), each its own forward and
-  // backward pass: no step straddles a jump, and CVODES' checkpoint recomputation never meets a
-  // stop time (with CVodeSetStopTime inside one pass it takes other steps than CVodeF took and
-  // overruns its data: SUNDIALS issue #49, a segfault on Beer). Data at exactly τ belong to the
-  // later segment (as in the forward pass, which measures after the restart).
-  const std::vector<TimeBreakpoint> bps = breakpoints(timed, thetaS);
-  std::vector<double> bounds{0.0};
-  for (const auto& b : bps) bounds.push_back(b.time);
-  const std::size_t nseg = bounds.size();
-  std::vector<std::vector<double>> times(nseg);
-  std::vector<std::vector<std::vector<double>>> jumps(nseg);
-  std::vector<std::unique_ptr<steadystate::AdjointTimeCourse>> passes(nseg);
-  std::vector<std::vector<double>> xStart(nseg);
-  Eigen::RowVectorXd explicitPart = Eigen::RowVectorXd::Zero(nq_);
-  std::size_t next = 0;  // into timed
-  std::vector<double> x = x0;
-  for (std::size_t sg = 0; sg < nseg; ++sg) {
-    const double end = sg + 1 < nseg ? bounds[sg + 1] : INFINITY;
-    std::vector<std::size_t> mine;
-    while (next < timed.size() && pr_.measurements[timed[next]].time < end) mine.push_back(timed[next++]);
-    std::vector<double>& ts = times[sg];
-    for (std::size_t i : mine)
-      if (ts.empty() || pr_.measurements[i].time > ts.back()) ts.push_back(pr_.measurements[i].time);
-    if (sg + 1 < nseg && (ts.empty() || ts.back() < end)) ts.push_back(end);  // to the next start
-    xStart[sg] = x;
-    passes[sg] = std::make_unique<steadystate::AdjointTimeCourse>(pr_.model, o_.integrator,
-                                                                  bounds[sg], x, thetaS, monitor_);
-    const std::vector<std::vector<double>> states = passes[sg]->forward(ts);
-    ++result_.simulations;
-    jumps[sg].assign(ts.size(), std::vector<double>(unx, 0.0));
-    for (std::size_t i : mine) {
-      const std::size_t slot = static_cast<std::size_t>(
-          std::lower_bound(ts.begin(), ts.end(), pr_.measurements[i].time) - ts.begin());
-      Eigen::RowVectorXd g = Eigen::RowVectorXd::Zero(nx);
-      addMeasurement(pr_.measurements[i], states[slot], thetaS, pr_.measurements[i].time, dS,
-                     nullptr, &g, &explicitPart);
-      for (std::size_t c = 0; c < unx; ++c) jumps[sg][slot][c] += g(static_cast<Eigen::Index>(c));
-    }
-    if (!states.empty()) x = states.back();
-  }
-  grad_ += explicitPart;
-  // Backward, last segment first: λ at a segment's start is the jump at the previous one's end
-  // (λ is continuous at τ: the state is), and adds λ(τ)ᵀ(f(τ⁻) − f(τ⁺))·dτ/dθ.
-  std::vector<double> lambda(unx, 0.0), quad;
-  for (std::size_t sg = nseg; sg-- > 0;) {
-    if (sg + 1 < nseg) {
-      auto& last = jumps[sg].back();
-      for (std::size_t c = 0; c < unx; ++c) last[c] += lambda[c];
-    }
-    if (times[sg].empty()) {
-      continue;  // no data and no later segment: λ stays 0
-    }
-    passes[sg]->backward(jumps[sg], lambda, quad);
-    if (sg > 0) {
-      const TimeBreakpoint& bp = bps[sg - 1];
-      const Eigen::VectorXd jump = rhsJump(bp.time, xStart[sg], thetaS);
-      const double lj = Eigen::Map<const Eigen::VectorXd>(lambda.data(), nx).dot(jump);
-      grad_ += lj * Eigen::Map<const Eigen::RowVectorXd>(bp.dTime.data(), model_.np()) * dS;
-    }
-  }
-  if (!quad.empty())
-    grad_ += Eigen::Map<const Eigen::RowVectorXd>(quad.data(), static_cast<Eigen::Index>(quad.size())) * dS;
-  note("time-course data: backward adjoint (CVODES, checkpointing, quadratures)");
-  return Eigen::Map<const Eigen::RowVectorXd>(lambda.data(), nx);
-}
-
-void Evaluator::timeCourseForward(const std::vector<std::size_t>& timed,
-                                  const std::vector<double>& x0, const Eigen::MatrixXd& s0Model,
-                                  const Eigen::MatrixXd& dFlow, const std::vector<double>& thetaS,
-                                  const Eigen::MatrixXd& dS) {
-  const int nx = model_.nx();
-  const integrators::Method kind = o_.forwardIntegrator;
-  std::unique_ptr<integrators::Integrator> integrator;
-  std::vector<double> x = x0;
-  ++result_.simulations;
-  std::vector<int> k;
-  Eigen::MatrixXd dK;  // rows of dFlow for the parameters in k
-  std::vector<double> s;
-  if (forward()) {
-    for (int r = 0; r < model_.np(); ++r)
-      if (!dFlow.row(r).isZero(0.0)) k.push_back(r);
-    dK.resize(static_cast<Eigen::Index>(k.size()), nq_);
-    s.resize(static_cast<std::size_t>(nx) * k.size());
-    for (std::size_t c = 0; c < k.size(); ++c) {
-      dK.row(static_cast<Eigen::Index>(c)) = dFlow.row(k[c]);
-      for (int i = 0; i < nx; ++i)
-        s[c * static_cast<std::size_t>(nx) + static_cast<std::size_t>(i)] = s0Model(i, k[c]);
-    }
-  }
-  const std::vector<TimeBreakpoint> bps = breakpoints(timed, thetaS);
-  const std::vector<double> breaks = breakpointTimes(bps);
-  std::size_t nextBreak = 0;
-  // A fresh integrator from (t, x, S), stopping at the next breakpoint: no step straddles a jump
-  // of the right-hand side, and none carries the history of the other side across it.
-  const auto start = [&](double t) {
-    integrator = integrators::makeIntegrator(kind);
-    integrator->initialize(pr_.model, o_.integrator, t, x, thetaS);
-    if (forward()) integrator->enableSensitivities(k, s, o_.sensitivityErrorControl);
-    if (nextBreak < breaks.size()) {
-      if (auto* c = dynamic_cast<integrators::CvodesIntegrator*>(integrator.get()))
-        c->setStopTime(breaks[nextBreak]);
-      else if (auto* d = dynamic_cast<integrators::OdeSdIntegrator*>(integrator.get()))
-        d->setStopTime(breaks[nextBreak]);
-    }
-  };
-  double t = 0;
-  start(t);
-  const auto advance = [&](double tout) {
-    if (tout > t) {
-      integrator->advanceTo(tout, x, monitor_);
-      if (forward()) integrator->sensitivities(s);
-      t = tout;
-    }
-  };
-  for (std::size_t i : timed) {
-    const Measurement& m = pr_.measurements[i];
-    while (nextBreak < breaks.size() && breaks[nextBreak] <= m.time) {
-      const TimeBreakpoint& bp = bps[nextBreak++];
-      advance(bp.time);
-      if (forward()) {
-        // S(τ⁺) = S(τ⁻) + (f(τ⁻) − f(τ⁺))·dτ/dθ_k per sensitivity column.
-        const Eigen::VectorXd jump = rhsJump(bp.time, x, thetaS);
-        for (std::size_t c = 0; c < k.size(); ++c) {
-          const double dt = bp.dTime[static_cast<std::size_t>(k[c])];
-          if (dt == 0.0) continue;
-          for (int r = 0; r < nx; ++r)
-            s[c * static_cast<std::size_t>(nx) + static_cast<std::size_t>(r)] += jump(r) * dt;
-        }
-      }
-      start(t);
-    }
-    advance(m.time);
-    Eigen::MatrixXd dxdq;
-    if (forward()) {
-      const Eigen::Map<const Eigen::MatrixXd> sm(s.data(), nx, static_cast<Eigen::Index>(k.size()));
-      dxdq = sm * dK;
-    }
-    addMeasurement(m, x, thetaS, m.time, dS, forward() ? &dxdq : nullptr, nullptr, nullptr);
-  }
-  if (forward())
-    note(std::string("time-course data: forward sensitivities (") +
-         (kind == integrators::Method::OdeSd ? "odeSD direct" : "CVODES") + ")");
-}
-
 Eigen::RowVectorXd Evaluator::steadyStateAdjoint(const Eigen::RowVectorXd& g,
                                                  const steadystate::SteadyStateSolution& sol,
                                                  const std::vector<double>& theta,
@@ -839,7 +531,9 @@ ObjectiveResult Evaluator::run() {
   return result_;
 }
 
-}  // namespace
+}  // namespace detail
+
+using detail::Evaluator;
 
 ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<double>& scaled,
                                   GradientMethod method, const ObjectiveOptions& options,
