@@ -113,6 +113,7 @@ GradientCheck checkGradients(const Problem& problem, const std::vector<double>& 
   for (double h : options.fdSteps) {
     ObjectiveOptions o = options.objective;
     o.fdStep = h;
+    o.fdOrder = options.fdOrder;
     if (options.fdTightTolerances) {
       o.integrator.rtol = std::max(1e-13, std::min(o.integrator.rtol, 1e-2 * o.integrator.rtol));
       o.steadyState.rtol = std::max(1e-12, 1e-2 * o.steadyState.rtol);

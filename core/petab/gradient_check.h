@@ -40,6 +40,10 @@ struct GradientCheckOptions {
   // objective's noise by the step, and the steady-state criterion (rtol 1e-8) leaves noise of
   // ~1e-7 in a pre-equilibrated objective (Brannmark: FD off by 3.5e-2 with the defaults).
   bool fdTightTolerances = true;
+  // Fourth-order central differences (ObjectiveOptions::fdOrder): twice the objectives, but
+  // truncation O(h⁴) — Fujita's and Borghans's curvature left second-order differences 1e-2
+  // off at every step where the noise allowed.
+  int fdOrder = 4;
 };
 
 struct MethodRun {

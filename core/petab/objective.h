@@ -52,6 +52,7 @@ struct ObjectiveOptions {
   integrators::IntegratorOptions integrator{1e-10, 1e-12, 1000000};  // time courses (CVODES)
   steadystate::SteadyStateOptions steadyState;  // pre- and post-equilibration
   double fdStep = 1e-5;  // central-difference step on the parameter scale
+  int fdOrder = 2;       // 2: (J(q+h) − J(q−h))/2h; 4: the five-point formula (O(h⁴))
   // GradientMethod::Forward over time courses: CVODES forward sensitivities (staggered, with
   // error control) or odeSD's direct sensitivities (NUMERICS §3).
   integrators::Method forwardIntegrator = integrators::Method::Cvodes;
