@@ -231,7 +231,7 @@ int runGradient(std::span<const std::string> args) {
   }
   if (statsFile) {
     JsonObject json;
-    json.add("method", petab::toString(method))
+    json.add("method", petab::toString(r.method))
         .add("wall_seconds", wall)
         .add("evaluation_seconds", evaluation);  // without loading and compiling the problem
     integrators::IntegratorStats stats;
@@ -250,7 +250,7 @@ int runGradient(std::span<const std::string> args) {
     json.write(*statsFile);
   }
   std::cout << "objective " << formatNumber(r.objective) << "  (" << r.parameterIds.size()
-            << " estimated parameters, gradient by " << petab::toString(method) << ": " << r.notes
+            << " estimated parameters, gradient by " << petab::toString(r.method) << ": " << r.notes
             << ")\n";
   return 0;
 }

@@ -544,6 +544,7 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
     Evaluator e(problem, cm, scaled, method, options, monitor, 0, 1);
     ObjectiveResult r = e.run();
     r.parameters = scaled;
+    r.method = method;
     return r;
   }
   // Second order: (J(q + h) − J(q − h))/2h. Fourth order: (8(J(q + h) − J(q − h)) −
@@ -555,6 +556,7 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
   Evaluator e(problem, cm, scaled, GradientMethod::None, options, monitor, 0, units);
   ObjectiveResult r = e.run();
   r.parameters = scaled;
+  r.method = method;
   r.gradient.resize(scaled.size());
   for (std::size_t i = 0; i < scaled.size(); ++i) {
     double offset = 1 + perParameter * static_cast<double>(i);

@@ -89,6 +89,7 @@ struct ObjectiveResult {
   // What ran instead of the requested method, one sentence each (evaluateWithFallback,
   // gradient_check.h); empty when the requested method ran.
   std::vector<std::string> fallbacks;
+  GradientMethod method = GradientMethod::None;  // the method that computed `gradient`
   // The steady states of this evaluation, in the order solved (not those of finite-difference
   // neighbours or of the backward integrations' own simulations).
   std::vector<EquilibrationReport> equilibrations;

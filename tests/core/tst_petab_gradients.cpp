@@ -115,6 +115,31 @@ class TestPetabGradients : public QObject {
                    .c_str());
   }
 
+  // A default method that fails falls back and says so: forward sensitivities refuse a
+  // pre-equilibration whose condition maps an estimated parameter to k1 differently from the
+  // simulation condition; ssASA takes over and the result names what failed.
+  void failingDefaultFallsBack() {
+    const Problem p = loadProblem(SENSODE_TEST_DATA_DIR
+                                  "/petab/preequilibration_mapping/preequilibration_mapping.yaml");
+    const std::vector<double> q = nominalScaledParameters(p);
+    QVERIFY_THROWS_EXCEPTION(PetabError, evaluateObjective(p, q, GradientMethod::Forward));
+    const ObjectiveResult r = evaluateWithFallback(p, q, GradientMethod::Forward);
+    QVERIFY(r.method == GradientMethod::Ssasa);
+    QCOMPARE(r.fallbacks.size(), std::size_t{1});
+    QVERIFY2(r.fallbacks[0].find("forward gradient failed") != std::string::npos &&
+                 r.fallbacks[0].find("k1") != std::string::npos &&
+                 r.fallbacks[0].find("used ssasa instead") != std::string::npos,
+             r.fallbacks[0].c_str());
+    ObjectiveOptions fd;
+    fd.fdOrder = 4;
+    fd.fdStep = 1e-4;
+    const ObjectiveResult f = evaluateObjective(p, q, GradientMethod::FiniteDifferences, fd);
+    QVERIFY2(relativeDifference(r.gradient, f.gradient) < 1e-5,
+             std::to_string(relativeDifference(r.gradient, f.gradient)).c_str());
+    // An explicitly chosen method that works runs without fallbacks.
+    QVERIFY(evaluateWithFallback(p, q, GradientMethod::Adjoint).fallbacks.empty());
+  }
+
   void checkReportsAgreement() {
     const Problem p = load();
     const GradientCheck check = checkGradients(p, nominalScaledParameters(p));
