@@ -858,6 +858,9 @@ struct OdeSdIntegrator::Impl {
              t, hNext);
       }
     }
+    // CVODES keeps odeSD's promise not to step past the stop time (a jump of the right-hand
+    // side there; with sensitivities CVODES otherwise cuts its step until t + h = t).
+    if (stopTime < kInf) bdf->setStopTime(stopTime);
     mergeStats();
   }
 
@@ -894,6 +897,7 @@ void OdeSdIntegrator::setStopTime(double tStop) {
                          " is before the current time " + num(d.t, 17));
   }
   d.stopTime = tStop;
+  if (d.bdf) d.bdf->setStopTime(tStop);
 }
 
 void OdeSdIntegrator::setStepObserver(std::function<void(const OdeSdStepInfo&)> observer) {
