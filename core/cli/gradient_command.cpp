@@ -17,8 +17,8 @@
 // too; forward = forward sensitivities; fd = central differences. Without --method the default
 // (forward) falls back to ssasa, adjoint, then fd when it fails, and says so (stderr, notes and
 // the JSON's `fallbacks`); an explicit --method runs that method only.
-//   --all-methods  every method (forward by CVODES and by odeSD, adjoint, ssasa, fd with steps
-//             1e-3, 1e-5, 1e-7 and "fd best" per component, gradient_check.h): one table of
+//   --all-methods  every method (forward by CVODES and by odeSD, adjoint, ssasa, fourth-order fd
+//             with steps 1e-3, 1e-4, 1e-5 and "fd best" per component, gradient_check.h): one table of
 //             status, seconds and max|g|, and the pairwise agreement
 //             max|g_a − g_b| / max|g|; the CSV then has one gradient column per method.
 #include <chrono>

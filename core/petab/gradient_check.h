@@ -6,11 +6,11 @@
 //   agreement(a, b) = max_k |g_a,k − g_b,k| / max_k max(|g_a,k|, |g_b,k|)
 //
 // (relative to the gradient's largest entry, so that entries near zero neither hide nor inflate
-// a disagreement). Finite differences are "best of three steps": central differences with each
-// step of GradientCheckOptions::fdSteps (on the parameter scale), and per component the step
-// whose value is closest to the mean of the analytic gradients — large steps have truncation
-// error, small ones the integrator's noise divided by the step, and which wins differs per
-// parameter.
+// a disagreement). Finite differences are "best of three steps": fourth-order central
+// differences with each step of GradientCheckOptions::fdSteps (on the parameter scale), and per
+// component the step whose value is closest to the mean of the analytic gradients — large steps
+// have truncation error, small ones the integrator's noise divided by the step, and which wins
+// differs per parameter.
 //
 // evaluateWithFallback() is what a default method does when it fails: the next method of the
 // chain Forward → Ssasa → Adjoint → FiniteDifferences runs instead, and ObjectiveResult::fallbacks
