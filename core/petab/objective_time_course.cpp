@@ -43,10 +43,11 @@ Eigen::RowVectorXd Evaluator::timeCourseAdjoint(const std::vector<std::size_t>& 
   const int nx = model_.nx();
   const auto unx = static_cast<std::size_t>(nx);
   // Segments [τ_s, τ_{s+1}] between the breakpoints (τ_0 = 0), each its own forward and
-  // backward pass: no step straddles a jump, and CVODES' checkpoint recomputation never meets a
-  // stop time (with CVodeSetStopTime inside one pass it takes other steps than CVodeF took and
-  // overruns its data: SUNDIALS issue #49, a segfault on Beer). Data at exactly τ belong to the
-  // later segment (as in the forward pass, which measures after the restart).
+  // backward pass: no step straddles a jump, and no stop time lies inside a pass (with
+  // CVodeSetStopTime at interior times, CVodeB's recomputation from a checkpoint took other
+  // steps than CVodeF had taken and overran its data: SUNDIALS issue #49, a segfault on Beer;
+  // a pass only stops at its own end). Data at exactly τ belong to the later segment (as in the
+  // forward pass, which measures after the restart).
   const std::vector<TimeBreakpoint> bps = breakpoints(timed, thetaS);
   std::vector<double> bounds{0.0};
   for (const auto& b : bps) bounds.push_back(b.time);
