@@ -62,6 +62,8 @@ struct Settings {
   std::string referenceMismatch;
   // Finite differences cannot confirm to kFdAgreement (why); they still run and print.
   std::string fdLimit;
+  // The collection's simulatedData are not the model at the nominal parameters (why).
+  std::string simulatedDataMismatch;
 };
 
 Settings settingsFor(const std::string& id) {
@@ -85,6 +87,15 @@ Settings settingsFor(const std::string& id) {
     s.fdLimit =
         "every finite-difference step >= 2.3e-6 (relative) in rho_P reaches the blow-up, and "
         "smaller ones are noise";
+  }
+  if (id == "Perelson_Science1996") {
+    // Perelson's closed form V(t) = V0·e^{−ct} + cV0/(c−δ)·[c/(c−δ)(e^{−δt} − e^{−ct}) − δt·e^{−ct}]
+    // (c = 2.06, δ = 0.53, V0 = 1.86e6) gives 1859285 at t = 0.105 and 83717 at t = 6.973;
+    // Sensode 1859281 and 83709, simulatedData 1979067 and 57731 (V cannot rise above V0 at
+    // these parameters: dV/dt(0) = 0). With σ = 1e5 on log10 V the objective cannot tell.
+    s.simulatedDataMismatch =
+        "simulatedData are not the model at the nominal parameters (V rises above V0; the "
+        "closed form and Sensode agree to 1e-4)";
   }
   if (id == "Fujita_SciSignal2010") {
     // Forward and adjoint agree to 2.6e-5; the objective's curvature in init_AKT (second
@@ -308,7 +319,8 @@ class TestPetabCollection : public QObject {
       // The acceptance rule: the published value where there is one, simulatedData elsewhere
       // (Zheng's simulatedData imply −308.33 where the published value −278.33354 is matched
       // to 1e-6).
-      auto& bucket = published ? notes : failures;
+      auto& bucket = published || !settings.simulatedDataMismatch.empty() ? notes : failures;
+      if (!settings.simulatedDataMismatch.empty()) notes.push_back(settings.simulatedDataMismatch);
       if (!(worst <= 1))
         bucket.push_back("simulated observables differ from simulatedData (" + fmt(worst) +
                          " x tolerance at " + worstAt + ")");
