@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // sensode gradient PROBLEM.yaml [--method ssasa|adjoint|forward|fd|none] [--params FILE.tsv]
-//                  [--out FILE.csv] [--stats FILE.json] [--simulations FILE.tsv]
+//                  [--forward-integrator cvodes|odesd] [--rtol R] [--atol A] [--fd-step H]
+//                  [--all-methods] [--out FILE.csv] [--stats FILE.json] [--simulations FILE.tsv]
 //
 // The PEtab objective (negative log-likelihood, core/petab/objective.h) and its gradient with
 // respect to the estimated parameters on their PEtab scales.
@@ -9,14 +10,23 @@
 //   CSV       `parameterId,value,gradient`, one row per estimated parameter (value on its scale).
 //   --simulations  the PEtab simulation table: the measurement table's columns with the
 //             simulated observable in column `simulation` (as the collection's simulatedData).
-//   JSON      method, wall_seconds, objective, objective_without_priors, prior_term,
-//             half_weighted_squares, n_parameters,
-//             simulations, steady_states, notes, plus the contract's integrator keys (zero:
-//             the runs are many; counts are in simulations/steady_states).
+//   JSON      method, wall_seconds, evaluation_seconds (objective and gradient only), objective,
+//             objective_without_priors, prior_term,
+//             half_weighted_squares, n_parameters, n_states, n_conditions, n_measurements,
+//             simulations, steady_states, notes, fallbacks, plus the contract's integrator keys
+//             (zero: the runs are many; counts are in simulations/steady_states).
 // Methods (objective.h): ssasa = backward adjoint over the time course + the steady-state
 // adjoint linear solves (Eqs. 15, 17); adjoint = backward integration through the equilibrations
-// too; forward = forward sensitivities; fd = central differences; none = the objective only.
+// too; forward = forward sensitivities; fd = central differences. Without --method the default
+// (forward) falls back to ssasa, adjoint, then fd when it fails, and says so (stderr, notes and
+// the JSON's `fallbacks`); an explicit --method runs that method only.
+//   --all-methods  every method (forward by CVODES and by odeSD, adjoint, ssasa, fourth-order fd
+//             with steps 1e-3, 1e-4, 1e-5 and "fd best" per component, gradient_check.h): one table of
+//             status, seconds and max|g|, and the pairwise agreement
+//             max|g_a − g_b| / max|g|; the CSV then has one gradient column per method.
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -28,6 +38,7 @@
 #include "core/cli/csv_writer.h"
 #include "core/cli/stats_json.h"
 #include "core/common/errors.h"
+#include "core/petab/gradient_check.h"
 #include "core/petab/objective.h"
 #include "core/petab/petab_problem.h"
 
@@ -38,12 +49,17 @@ namespace fs = std::filesystem;
 
 const std::vector<OptionSpec>& gradientOptions() {
   static const std::vector<OptionSpec> specs = {
-      {"--method", "ssasa|adjoint|forward|fd|none",
-       "gradient method (default forward; none: objective only)"},
+      {"--method", "ssasa|adjoint|forward|fd|none", "gradient method (default forward, with "
+                                                   "fallback; none: the objective only)"},
+      {"--all-methods", "", "run every gradient method and print their agreement and timings"},
+      {"--forward-integrator", "cvodes|odesd", "forward sensitivities by (default cvodes)"},
+      {"--rtol", "R", "relative tolerance of the time courses (default 1e-10)"},
+      {"--atol", "A", "absolute tolerance of the time courses (default 1e-12)"},
+      {"--fd-step", "H", "fd: central-difference step on the parameter scale (default 1e-5)"},
       {"--params", "FILE.tsv", "parameterId<TAB>value rows, values on the parameter scale"},
       {"--out", "FILE.csv", "write parameterId,value,gradient"},
-      {"--stats", "FILE.json", "write the objective and statistics as one JSON object"},
       {"--simulations", "FILE.tsv", "write the simulated observable per measurement row"},
+      {"--stats", "FILE.json", "write the objective and statistics as one JSON object"},
       {"--help", "", "show this help"},
   };
   return specs;
@@ -107,6 +123,87 @@ void writeSimulations(const std::string& file, const petab::Problem& problem,
   if (!out) throw Error(file + ": write failed");
 }
 
+std::string cell(double v) {
+  if (std::isnan(v)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2g", v);
+  return buf;
+}
+
+double maxAbs(const std::vector<double>& g) {
+  double m = 0;
+  for (double v : g) m = std::max(m, std::abs(v));
+  return m;
+}
+
+int runAllMethods(const petab::Problem& problem, const std::vector<double>& q,
+                  const petab::ObjectiveOptions& options, const std::string& yaml,
+                  const std::optional<std::string>& outFile,
+                  const std::optional<std::string>& statsFile) {
+  petab::GradientCheckOptions co;
+  co.objective = options;
+  co.methods = {petab::GradientMethod::Forward, petab::GradientMethod::Adjoint,
+                petab::GradientMethod::Ssasa};
+  petab::GradientCheck check = petab::checkGradients(problem, q, co);
+  // odeSD's direct sensitivities beside CVODES forward.
+  petab::GradientCheckOptions odesd = co;
+  odesd.objective.forwardIntegrator = integrators::Method::OdeSd;
+  odesd.methods = {petab::GradientMethod::Forward};
+  odesd.fdSteps.clear();
+  petab::GradientCheck extra = petab::checkGradients(problem, q, odesd);
+  check.runs.insert(check.runs.begin() + 1, extra.runs.front());
+  const std::size_t n = check.runs.size();
+  check.agreement.assign(n, std::vector<double>(n, std::nan("")));
+  for (std::size_t a = 0; a < n; ++a)
+    for (std::size_t b = 0; b < n; ++b)
+      if (check.runs[a].ok && check.runs[b].ok)
+        check.agreement[a][b] = petab::relativeDifference(check.runs[a].result.gradient,
+                                                          check.runs[b].result.gradient);
+
+  std::printf("objective %.12g  (%zu estimated parameters, rtol %g, atol %g)\n\n",
+              check.objective, check.parameterIds.size(), options.integrator.rtol,
+              options.integrator.atol);
+  std::printf("%-14s %-7s %9s %11s  %s\n", "method", "status", "seconds", "max|g|", "notes");
+  for (const auto& r : check.runs)
+    std::printf("%-14s %-7s %9.3f %11s  %s\n", r.label.c_str(), r.ok ? "ok" : "failed",
+                r.seconds, r.ok ? cell(maxAbs(r.result.gradient)).c_str() : "-",
+                (r.ok ? r.result.notes : r.error).c_str());
+  std::printf("\nagreement max|g_a - g_b| / max|g|\n%-14s", "");
+  for (const auto& r : check.runs) std::printf(" %9.9s", r.label.c_str());
+  std::printf("\n");
+  for (std::size_t a = 0; a < n; ++a) {
+    std::printf("%-14s", check.runs[a].label.c_str());
+    for (std::size_t b = 0; b < n; ++b) std::printf(" %9s", cell(check.agreement[a][b]).c_str());
+    std::printf("\n");
+  }
+  if (outFile) {
+    std::ofstream out(*outFile);
+    if (!out) throw Error(*outFile + ": cannot open for writing");
+    out << "parameterId,value";
+    for (const auto& r : check.runs) out << "," << csvField(r.label);
+    out << "\n";
+    for (std::size_t i = 0; i < check.parameterIds.size(); ++i) {
+      out << csvField(check.parameterIds[i]) << "," << formatNumber(q[i]);
+      for (const auto& r : check.runs)
+        out << "," << (r.ok ? formatNumber(r.result.gradient[i]) : std::string("nan"));
+      out << "\n";
+    }
+    if (!out) throw Error(*outFile + ": write failed");
+  }
+  if (statsFile) {
+    JsonObject json;
+    json.add("method", "all").add("problem", yaml).add("objective", check.objective);
+    addIntegratorStats(json, {});
+    for (const auto& r : check.runs) {
+      json.add("seconds_" + r.label, r.seconds);
+      if (!r.ok) json.add("error_" + r.label, r.error);
+    }
+    json.add("analytic_spread", check.analyticSpread()).add("fd_spread", check.fdSpread());
+    json.write(*statsFile);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int runGradient(std::span<const std::string> args) {
@@ -118,6 +215,7 @@ int runGradient(std::span<const std::string> args) {
   }
   const std::string yaml = a.onlyPositional("PROBLEM.yaml");
   petab::GradientMethod method = petab::GradientMethod::Forward;
+  const bool fallback = !a.has("--method");
   if (const auto m = a.string("--method")) {
     const auto parsed = petab::gradientMethodFromString(*m);
     if (!parsed)
@@ -132,37 +230,60 @@ int runGradient(std::span<const std::string> args) {
   const petab::Problem problem = petab::loadProblem(fs::absolute(yaml));
   std::vector<double> q = petab::nominalScaledParameters(problem);
   if (const auto p = a.string("--params")) q = readParams(*p, problem, q);
+  petab::ObjectiveOptions options;
+  options.integrator.rtol = a.number("--rtol", options.integrator.rtol);
+  options.integrator.atol = a.number("--atol", options.integrator.atol);
+  options.fdStep = a.number("--fd-step", options.fdStep);
+  if (const auto f = a.string("--forward-integrator")) {
+    const auto kind = integrators::methodFromString(*f);
+    if (!kind) throw UsageError("gradient: --forward-integrator: '" + *f + "' is not cvodes or odesd");
+    options.forwardIntegrator = *kind;
+  }
+  if (!(options.integrator.rtol > 0) || !(options.integrator.atol > 0) || !(options.fdStep > 0))
+    throw UsageError("gradient: --rtol, --atol and --fd-step must be > 0");
+  if (a.has("--all-methods")) return runAllMethods(problem, q, options, yaml, outFile, statsFile);
+  const auto evaluationStart = std::chrono::steady_clock::now();
   // A failure while evaluating (no steady state, an integration failure) names a condition, not
   // a file: the problem's yaml file leads the message, as the command-line contract asks.
   const petab::ObjectiveResult r = [&] {
     try {
-      return petab::evaluateObjective(problem, q, method);
+      return fallback ? petab::evaluateWithFallback(problem, q, method, options)
+                      : petab::evaluateObjective(problem, q, method, options);
     } catch (const Error& e) {
       throw Error(yaml + ": " + e.what());
     }
   }();
+  const double evaluation =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - evaluationStart).count();
+  for (const auto& f : r.fallbacks) std::cerr << "sensode: " << f << "\n";
+  if (simFile) writeSimulations(*simFile, problem, r);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  if (simFile) writeSimulations(*simFile, problem, r);
-  if (outFile && r.gradient.empty()) throw UsageError("gradient: --out needs a gradient (--method none computes none)");
   if (outFile) {
     std::ofstream out(*outFile);
     if (!out) throw Error(*outFile + ": cannot open for writing");
     out << "parameterId,value,gradient\n";
     for (std::size_t i = 0; i < r.parameterIds.size(); ++i)
       out << csvField(r.parameterIds[i]) << "," << formatNumber(r.parameters[i]) << ","
-          << formatNumber(r.gradient[i]) << "\n";
+          << (r.gradient.empty() ? std::string("nan") : formatNumber(r.gradient[i])) << "\n";
     if (!out) throw Error(*outFile + ": write failed");
   }
   if (statsFile) {
     JsonObject json;
-    json.add("method", petab::toString(method)).add("wall_seconds", wall);
-    addIntegratorStats(json, {});
+    json.add("method", petab::toString(r.method))
+        .add("wall_seconds", wall)
+        .add("evaluation_seconds", evaluation);  // without loading and compiling the problem
+    integrators::IntegratorStats stats;
+    stats.fallbacks = r.fallbacks;
+    addIntegratorStats(json, stats);
     json.add("objective", r.objective)
         .add("objective_without_priors", r.objective - r.priorTerm)
         .add("prior_term", r.priorTerm)
         .add("half_weighted_squares", r.halfWeightedSquares)
         .add("n_parameters", static_cast<long>(r.parameterIds.size()))
+        .add("n_states", static_cast<long>(problem.model->nx()))
+        .add("n_conditions", static_cast<long>(problem.conditions.size()))
+        .add("n_measurements", static_cast<long>(problem.measurements.size()))
         .add("simulations", r.simulations)
         .add("steady_states", r.steadyStates)
         .add("notes", r.notes)
@@ -170,7 +291,7 @@ int runGradient(std::span<const std::string> args) {
     json.write(*statsFile);
   }
   std::cout << "objective " << formatNumber(r.objective) << "  (" << r.parameterIds.size()
-            << " estimated parameters, gradient by " << petab::toString(method) << ": " << r.notes
+            << " estimated parameters, gradient by " << petab::toString(r.method) << ": " << r.notes
             << ")\n";
   if (r.priorTerm != 0)
     std::cout << "objective without priors " << formatNumber(r.objective - r.priorTerm)

@@ -49,10 +49,11 @@ class CvodesIntegrator final : public Integrator {
   const IntegratorStats& stats() const override;
   Method method() const override { return Method::Cvodes; }
 
-  // Steps never pass tStop and land exactly on it (CVodeSetStopTime); after initialize(). The
-  // integration cannot continue past tStop (odeSD's bridges use it to stop at an output time).
+  // Steps never pass tStop and land exactly on it (CVodeSetStopTime): for a discontinuity of the
+  // right-hand side at a known time, which a step must not straddle, and for odeSD's bridges,
+  // which stop at an output time. Call after initialize() (and after enableSensitivities, which
+  // may rebuild the memory); the integration cannot continue past tStop.
   void setStopTime(double tStop);
-
   // True when initialize() chose the sparse (KLU) linear solver.
   bool usesSparseSolver() const;
 

@@ -131,6 +131,9 @@ void OdeSdIntegrator::Impl::handOver() {
            t, hNext);
     }
   }
+  // CVODES keeps odeSD's promise not to step past the stop time (a jump of the right-hand
+  // side there; with sensitivities CVODES otherwise cuts its step until t + h = t).
+  if (stopTime < kInf) bdf->setStopTime(stopTime);
   mergeStats();
 }
 

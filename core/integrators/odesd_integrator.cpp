@@ -22,6 +22,7 @@ void OdeSdIntegrator::setStopTime(double tStop) {
                          " is before the current time " + num(d.t, 17));
   }
   d.stopTime = tStop;
+  if (d.bdf) d.bdf->setStopTime(tStop);
 }
 
 void OdeSdIntegrator::setStepObserver(std::function<void(const OdeSdStepInfo&)> observer) {

@@ -10,11 +10,9 @@
 #include <numbers>
 #include <unordered_map>
 
-#include <Eigen/SparseLU>
-
 #include "core/common/errors.h"
+#include "core/petab/objective_evaluator.h"
 #include "core/simulation/event_simulation.h"
-#include "core/steadystate/adjoint_time_course.h"
 
 namespace sensode::petab {
 
@@ -59,159 +57,13 @@ std::vector<double> nominalScaledParameters(const Problem& problem) {
   return q;
 }
 
-namespace {
-
-// J_r singular at a steady state: ssASA's linear system has no solution.
-class SingularJacobian : public Error {
- public:
-  using Error::Error;
-};
-
-// The standard adjoint's equilibration horizon may exceed the steady-state solver's simulation
-// limit by this factor (slow modes need it; beyond it, the method gives up with a message).
-constexpr double kEquilibrationHorizonFactor = 1e3;
-// Largest weighted distance max_i |x_i(T) − x_i*| / (rtol|x_i*| + atol) (steady-state rtol and
-// atol) between the end of the adjoint's forward trajectory and the steady state the data were
-// evaluated at. Measured ≤ 0.5 on Blasi and Zheng; another steady state is orders beyond.
-constexpr double kTrajectoryMismatch = 100;
-// Lower bound of the per-state absolute tolerances of that trajectory, relative to the option's
-// atol (see equilibrationAdjoint).
-constexpr double kAtolFloor = 1e-12;
+namespace detail {
 
 std::string num(double v) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
 }
-
-class Evaluator {
- public:
-  // Progress: this evaluation is work units [unitOffset, unitOffset + 1) of unitTotal.
-  Evaluator(const Problem& pr, const steadystate::ConservedModel& cm, const std::vector<double>& q,
-            GradientMethod method, const ObjectiveOptions& o, const ProgressMonitor& monitor,
-            double unitOffset, double unitTotal)
-      : pr_(pr),
-        model_(*pr.model),
-        sys_(model_.system()),
-        pool_(*sys_.pool),
-        method_(method),
-        o_(o),
-        cm_(cm),
-        outer_(monitor),
-        unitOffset_(unitOffset),
-        unitTotal_(unitTotal) {
-    // Integrations and Newton iterations check this one: the outer token, and the outer
-    // callback with the evaluation's own progress instead of the integration's t.
-    monitor_.token = monitor.token;
-    if (monitor.callback)
-      monitor_.callback = [this](const ProgressInfo& info) {
-        return outer_.callback({unitOffset_ + fractionDone_, unitTotal_, info.steps});
-      };
-    const std::vector<int> est = estimatedParameters(pr);
-    nq_ = static_cast<int>(est.size());
-    if (q.size() != est.size())
-      throw InvalidOptions("objective: " + std::to_string(q.size()) + " parameter values for " +
-                           std::to_string(est.size()) + " estimated parameters");
-    values_.resize(pr.parameters.size());
-    dvalue_.assign(pr.parameters.size(), 0.0);
-    estIndex_.assign(pr.parameters.size(), -1);
-    for (std::size_t j = 0; j < pr.parameters.size(); ++j)
-      values_[j] = pr.parameters[j].nominalValue;
-    for (int i = 0; i < nq_; ++i) {
-      const auto j = static_cast<std::size_t>(est[static_cast<std::size_t>(i)]);
-      const Parameter& p = pr.parameters[j];
-      values_[j] = fromScale(p.scale, q[static_cast<std::size_t>(i)]);
-      dvalue_[j] = p.scale == Scale::Lin ? 1.0
-                   : p.scale == Scale::Log ? values_[j]
-                                           : values_[j] * std::numbers::ln10;
-      estIndex_[j] = i;
-    }
-    for (int i = 0; i < model_.nx(); ++i) stateOf_[sys_.states[static_cast<std::size_t>(i)].symbol] = i;
-    for (int k = 0; k < model_.np(); ++k) paramOf_[sys_.params[static_cast<std::size_t>(k)].symbol] = k;
-    for (const auto& [id, e] : pr.extraSymbols) extraOf_[e] = id;
-    symbolValues_.assign(pool_.numSymbols(), 0.0);
-    grad_ = Eigen::RowVectorXd::Zero(nq_);
-  }
-
-  ObjectiveResult run();
-
- private:
-  bool forward() const { return method_ == GradientMethod::Forward; }
-  bool ssasa() const { return method_ == GradientMethod::Ssasa; }
-  bool adjoint() const { return method_ == GradientMethod::Adjoint; }
-  bool backwardMethod() const { return ssasa() || adjoint(); }
-  bool anyGradient() const { return forward() || backwardMethod(); }
-  // Backward integration through an equilibration from xStart under θ, with the jump g at the
-  // horizon: λ(0) (nx) and ∫λᵀf_θ dt (np).
-  // `target` is the steady state the data were evaluated at (its eigenvalues set the horizon).
-  void equilibrationAdjoint(const std::vector<double>& xStart, const std::vector<double>& theta,
-                            const steadystate::SteadyStateSolution& target,
-                            const Eigen::RowVectorXd& g, const std::string& what,
-                            Eigen::RowVectorXd& lambda0, Eigen::RowVectorXd& quad);
-
-  // θ of a condition and dθ/dq (np × nq).
-  void conditionParameters(int c, std::vector<double>& theta, Eigen::MatrixXd& d) const;
-  // A formula's value and partial derivatives: ∂/∂x (nx) and the explicit dq part.
-  struct Partial {
-    double value = 0;
-    Eigen::RowVectorXd dx, dq;
-  };
-  Partial evaluate(Expr e, const Eigen::MatrixXd& dTheta, bool derivatives);
-  void setPlaceholders(const Measurement& m);
-  // Adds one measurement; returns (a_y, a_σ) and the two partials through out-params.
-  void addMeasurement(const Measurement& m, const std::vector<double>& x, const std::vector<double>& theta,
-                      double t, const Eigen::MatrixXd& dTheta, const Eigen::MatrixXd* dxdq,
-                      Eigen::RowVectorXd* gState, Eigen::RowVectorXd* gExplicit);
-  void experiment(int pre, int sim, const std::vector<std::size_t>& measurements);
-  // Forward sensitivities when the simulation condition reinitializes `reset` states after the
-  // pre-equilibration: their rows of ∂x0/∂θ become those of the initial values under thetaS,
-  // mapped to q by dS. A column k serves both phases only when it maps the same way (dFlow = dS)
-  // or its pre-equilibration part vanishes; otherwise PetabError.
-  void reinitializeSensitivities(const std::vector<int>& reset, const std::vector<double>& thetaS,
-                                 const Eigen::MatrixXd& dS, Eigen::MatrixXd& s0,
-                                 Eigen::MatrixXd& dFlow, const std::string& preId,
-                                 const std::string& simId) const;
-  // ssASA at a steady state: g·dx*/dθ = −μᵀF_θ + g_D·dT/dθ with J_rᵀμ = (g_I − g_D Γ_I)ᵀ and
-  // dT/dθ = Γ ∂x₀/∂θ(θ) (1 × np). One transposed solve, independent of np (Eqs. 15 and 17).
-  // With totalsWeight, the totals are not functions of ∂x₀/∂θ (post-equilibration after a
-  // pre-equilibration): the dT/dθ term is left out and r_T = g_D − μᵀ ∂f_r/∂T returned instead.
-  Eigen::RowVectorXd steadyStateAdjoint(const Eigen::RowVectorXd& g,
-                                        const steadystate::SteadyStateSolution& sol,
-                                        const std::vector<double>& theta, const std::string& what,
-                                        Eigen::RowVectorXd* totalsWeight = nullptr);
-  void report(const std::string& conditionId, const char* role,
-              const steadystate::SteadyStateSolution& sol) {
-    EquilibrationReport r{conditionId, role, sol};
-    r.solution.sensitivities.resize(0, 0);
-    result_.equilibrations.push_back(std::move(r));
-  }
-  void note(const std::string& text) {
-    if (result_.notes.find(text) == std::string::npos)
-      result_.notes += (result_.notes.empty() ? "" : "; ") + text;
-  }
-
-  const Problem& pr_;
-  const symbolic::CompiledModel& model_;
-  const symbolic::OdeSystem& sys_;
-  symbolic::ExprPool& pool_;
-  GradientMethod method_;
-  const ObjectiveOptions& o_;
-  const steadystate::ConservedModel& cm_;
-  const ProgressMonitor& outer_;
-  ProgressMonitor monitor_;
-  double unitOffset_ = 0, unitTotal_ = 1;
-  double fractionDone_ = 0;  // of this evaluation's experiments
-  int nq_ = 0;
-  std::vector<double> values_, dvalue_;
-  std::vector<int> estIndex_;
-  std::unordered_map<Expr, int> stateOf_, paramOf_;
-  std::unordered_map<Expr, std::string> extraOf_;
-  std::vector<double> symbolValues_;
-  // Per measurement: value and d value/dq of each extra symbol id.
-  std::unordered_map<std::string, std::pair<double, int>> extraValue_;  // value, petab index
-  ObjectiveResult result_;
-  Eigen::RowVectorXd grad_;
-};
 
 void Evaluator::conditionParameters(int c, std::vector<double>& theta, Eigen::MatrixXd& d) const {
   theta = model_.nominalParameters();
@@ -452,71 +304,14 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
     if (backwardMethod()) {
       // Backward adjoint over the time course (CVODES adjoint with checkpoints), then λ(t0)
       // through x0: ∂x0/∂θ, or the steady-state adjoint of the pre-equilibration (Eq. 17).
-      std::vector<double> times;
-      std::vector<std::size_t> slot(timed.size());
-      for (std::size_t a = 0; a < timed.size(); ++a) {
-        const double t = pr_.measurements[timed[a]].time;
-        if (times.empty() || t > times.back()) times.push_back(t);
-        slot[a] = times.size() - 1;
-      }
-      steadystate::AdjointTimeCourse adjoint(pr_.model, o_.integrator, 0.0, x0, thetaS, monitor_);
-      const std::vector<std::vector<double>> states = adjoint.forward(times);
-      ++result_.simulations;
-      std::vector<std::vector<double>> jumps(times.size(), std::vector<double>(static_cast<std::size_t>(nx), 0.0));
-      Eigen::RowVectorXd explicitPart = Eigen::RowVectorXd::Zero(nq_);
-      for (std::size_t a = 0; a < timed.size(); ++a) {
-        Eigen::RowVectorXd g = Eigen::RowVectorXd::Zero(nx);
-        addMeasurement(pr_.measurements[timed[a]], states[slot[a]], thetaS,
-                       pr_.measurements[timed[a]].time, dS, nullptr, &g, &explicitPart);
-        for (int i = 0; i < nx; ++i) jumps[slot[a]][static_cast<std::size_t>(i)] += g(i);
-      }
-      std::vector<double> lambda0, quad;
-      adjoint.backward(jumps, lambda0, quad);
-      const Eigen::Map<const Eigen::RowVectorXd> q(quad.data(), static_cast<Eigen::Index>(quad.size()));
-      const Eigen::Map<const Eigen::RowVectorXd> l0(lambda0.data(), nx);
-      grad_ += q * dS + explicitPart;
+      const Eigen::RowVectorXd l0 = timeCourseAdjoint(timed, x0, thetaS, dS);
       if (pre >= 0) {
         weightOnX0(l0);
       } else {
         grad_ += l0 * cm_.initialSensitivity(thetaS) * dS;
       }
-      note("time-course data: backward adjoint (CVODES, checkpointing, quadratures)");
     } else {
-    auto integrator = integrators::makeIntegrator(integrators::Method::Cvodes);
-    std::vector<double> x = x0;
-    integrator->initialize(pr_.model, o_.integrator, 0.0, x0, thetaS);
-    ++result_.simulations;
-    std::vector<int> k;
-    Eigen::MatrixXd dK;  // rows of dS for the parameters in k
-    std::vector<double> s;
-    if (forward()) {
-      for (int r = 0; r < model_.np(); ++r)
-        if (!dFlow.row(r).isZero(0.0)) k.push_back(r);
-      dK.resize(static_cast<Eigen::Index>(k.size()), nq_);
-      s.resize(static_cast<std::size_t>(nx) * k.size());
-      for (std::size_t c = 0; c < k.size(); ++c) {
-        dK.row(static_cast<Eigen::Index>(c)) = dFlow.row(k[c]);
-        for (int i = 0; i < nx; ++i)
-          s[c * static_cast<std::size_t>(nx) + static_cast<std::size_t>(i)] = s0Model(i, k[c]);
-      }
-      integrator->enableSensitivities(k, s, true);
-    }
-    double t = 0;
-    for (std::size_t i : timed) {
-      const Measurement& m = pr_.measurements[i];
-      if (m.time > t) {
-        integrator->advanceTo(m.time, x, monitor_);
-        t = m.time;
-        if (forward()) integrator->sensitivities(s);
-      }
-      Eigen::MatrixXd dxdq;
-      if (forward()) {
-        const Eigen::Map<const Eigen::MatrixXd> sm(s.data(), nx, static_cast<Eigen::Index>(k.size()));
-        dxdq = sm * dK;
-      }
-      addMeasurement(m, x, thetaS, m.time, dS, forward() ? &dxdq : nullptr, nullptr, nullptr);
-    }
-    if (forward()) note("time-course data: forward sensitivities (CVODES)");
+      timeCourseForward(timed, x0, s0Model, dFlow, thetaS, dS);
     }
   }
 
@@ -631,136 +426,6 @@ void Evaluator::reinitializeSensitivities(const std::vector<int>& reset,
   }
 }
 
-Eigen::RowVectorXd Evaluator::steadyStateAdjoint(const Eigen::RowVectorXd& g,
-                                                 const steadystate::SteadyStateSolution& sol,
-                                                 const std::vector<double>& theta,
-                                                 const std::string& what,
-                                                 Eigen::RowVectorXd* totalsWeight) {
-  const int nr = cm_.nr(), nc = cm_.nc();
-  Eigen::RowVectorXd gI(nr), gD(nc);
-  for (int a = 0; a < nr; ++a) gI(a) = g(cm_.independentStates()[static_cast<std::size_t>(a)]);
-  for (int r = 0; r < nc; ++r) gD(r) = g(cm_.dependentStates()[static_cast<std::size_t>(r)]);
-  const Eigen::RowVectorXd gE = nc > 0 ? Eigen::RowVectorXd(gI - gD * cm_.gammaIndependent()) : gI;
-  const Eigen::MatrixXd dT = cm_.totalsSensitivity(cm_.initialSensitivity(theta));
-  Eigen::RowVectorXd cTheta = Eigen::RowVectorXd::Zero(model_.np());
-  if (nr > 0) {
-    const Eigen::SparseMatrix<double> j = cm_.jacobian(sol.reducedState, sol.reducedParameters);
-    const double cond = steadystate::conditionEstimate1(j);
-    Eigen::SparseLU<Eigen::SparseMatrix<double>, Eigen::COLAMDOrdering<int>> lu;
-    lu.analyzePattern(j);
-    lu.factorize(j);
-    if (lu.info() != Eigen::Success || !(cond < 1e14))
-      throw SingularJacobian(what + ": ssASA is not applicable: J_r is singular at the steady "
-                             "state even after conservation reduction (condition estimate " +
-                             num(cond) + ")");
-    const Eigen::VectorXd mu = lu.transpose().solve(Eigen::VectorXd(gE.transpose()));
-    if (totalsWeight) {
-      const Eigen::MatrixXd fp = cm_.fullParamJacobian(sol.reducedState, sol.reducedParameters);
-      cTheta -= mu.transpose() * fp.leftCols(model_.np());
-      *totalsWeight = gD - mu.transpose() * fp.rightCols(nc);
-      return cTheta;
-    }
-    const Eigen::MatrixXd fTheta = cm_.totalParamJacobian(sol.reducedState, sol.reducedParameters, dT);
-    cTheta -= mu.transpose() * fTheta;
-  }
-  if (totalsWeight) {
-    *totalsWeight = gD;
-    return cTheta;
-  }
-  if (nc > 0) cTheta += gD * dT;
-  return cTheta;
-}
-
-void Evaluator::equilibrationAdjoint(const std::vector<double>& xStart,
-                                     const std::vector<double>& theta,
-                                     const steadystate::SteadyStateSolution& target,
-                                     const Eigen::RowVectorXd& g, const std::string& what,
-                                     Eigen::RowVectorXd& lambda0, Eigen::RowVectorXd& quad) {
-  // The backward pass computes the gradient of J(x(T)) for the finite horizon T, i.e. it uses
-  // dx(T)/dθ where the data want dx*/dθ. They differ by the part of λ that has not decayed over
-  // [0, T]: λ(0) = e^{JᵀT}·g, whose slowest non-conserved component shrinks like
-  // e^{Re(ν_slow)·T} (ν_slow: the eigenvalue of J_r(x*) with the largest negative real part).
-  // The time at which the *state* meets the steady-state criterion is no measure of that: when
-  // x0 hardly excites the slow mode, the criterion holds long before the sensitivities along it
-  // have converged (Blasi: criterion at T = 10 with ν_slow ≈ −1 left e^{−10} = 4.5e-5 of λ and
-  // gradient errors up to 1.8e-2). So T is the larger of the criterion's time and the time in
-  // which the slowest mode decays to kDecay. Zero eigenvalues (exactly conserved directions the
-  // laws do not cover, like a frozen state) are skipped: λ keeps its value there, and λ(0)ᵀ·∂x0/∂θ
-  // carries that part of the gradient exactly, as it carries the conservation-law directions.
-  // Without eigenvalues (more reduced states than SteadyStateOptions::maxEigenDimension) only
-  // the criterion's time is left.
-  const double kDecay = 1e-2 * o_.integrator.rtol;
-  double maxAbsEig = 0, slowest = -INFINITY;
-  for (std::size_t k = 0; k < target.eigenReal.size(); ++k)
-    maxAbsEig = std::max(maxAbsEig, std::hypot(target.eigenReal[k], target.eigenImag[k]));
-  for (std::size_t k = 0; k < target.eigenReal.size(); ++k) {
-    const double re = target.eigenReal[k];
-    if (std::hypot(re, target.eigenImag[k]) > 1e-14 * maxAbsEig) slowest = std::max(slowest, re);
-  }
-  if (slowest >= 0)
-    throw Error(what + ": backward integration through the equilibration: the steady state is "
-                "not stable (eigenvalue of J_r with real part " + num(slowest) + ")");
-  const double tDecay = std::isfinite(slowest) ? std::log(1 / kDecay) / -slowest : 0;
-  if (target.eigenReal.empty() && !target.reducedState.empty())
-    note(what + ": no eigenvalues of J_r (too many states), so the equilibration horizon is "
-         "where simulation meets the steady-state criterion; λ may not have decayed there");
-
-  // The criterion's time: simulation until the steady-state criterion holds, with a horizon
-  // long enough to cover the slow mode too (Newton-only steady states, e.g. Zheng's
-  // pre-equilibration with ν_slow ≈ −6e-5, are reached by simulation only after t = 1e5).
-  steadystate::SteadyStateOptions so = o_.steadyState;
-  so.method = steadystate::SteadyStateMethod::Simulation;
-  so.sensitivities = false;
-  const double cap = kEquilibrationHorizonFactor * so.maxSimulationTime;
-  so.maxSimulationTime = std::max(so.maxSimulationTime, std::min(cap, 10 * tDecay));
-  const auto sim = steadystate::solveSteadyState(cm_, theta, so, monitor_, &xStart);
-  ++result_.simulations;
-  if (!sim.found || sim.foundBy != steadystate::FoundBy::Simulation)
-    throw Error(what + ": backward integration through the equilibration needs a simulated "
-                "trajectory to the steady state, but simulation from the initial state did not "
-                "meet the steady-state criterion by t = " + num(so.maxSimulationTime) + " (" +
-                (sim.found ? "only Newton found the steady state" : sim.reason) + ")");
-  const double horizon = std::max(sim.simulatedTime, tDecay);
-  if (!(horizon <= cap))
-    throw Error(what + ": backward integration through the equilibration: the slowest mode "
-                "(eigenvalue " + num(slowest) + ") needs t = " + num(horizon) +
-                " to decay, beyond the horizon limit " + num(cap));
-
-  steadystate::AdjointTimeCourse adj(pr_.model, o_.integrator, 0.0, xStart, theta, monitor_);
-  // The quadrature ∫λᵀf_θ dt weighs each state by λ, and λ = ∂J/∂x is large for small states
-  // under log-scale observables (∂/∂x log x = 1/x): there the absolute error the forward pass
-  // allows in x matters relative to x. With one atol (1e-12) for all, a species near 1e-15 at
-  // the steady state is not resolved at all (Blasi: adjoint gradients off by up to 5.6e-4 after
-  // the horizon fix; 9.5e-7 with atol 1e-16, 1.9e-8 with 1e-20). So each state gets
-  // atol_i = rtol·|x_i*| (relative accuracy where the data are taken), never looser than the
-  // option's atol, and not below kAtolFloor·atol, which keeps states that are exactly 0 at the
-  // steady state from asking for an absolute accuracy beyond double precision.
-  {
-    std::vector<double> atol(target.state.size());
-    for (std::size_t i = 0; i < atol.size(); ++i)
-      atol[i] = std::clamp(o_.integrator.rtol * std::abs(target.state[i]),
-                           kAtolFloor * o_.integrator.atol, o_.integrator.atol);
-    adj.setStateAbsoluteTolerances(std::move(atol));
-  }
-  const std::vector<double> xEnd = adj.forward({horizon}).front();
-  ++result_.simulations;
-  // The trajectory must end at the steady state the data were evaluated at (not at another one
-  // of a multistable system): compare with the criterion's weights, component by component.
-  double dist = 0;
-  for (std::size_t i = 0; i < xEnd.size(); ++i) {
-    const double w = so.rtol * std::abs(target.state[i]) + so.atol;
-    dist = std::max(dist, std::abs(xEnd[i] - target.state[i]) / w);
-  }
-  if (!(dist < kTrajectoryMismatch))
-    throw Error(what + ": backward integration through the equilibration: the simulated "
-                "trajectory ends at t = " + num(horizon) + " away from the steady state (weighted "
-                "distance " + num(dist) + ")");
-  std::vector<double> l, q;
-  adj.backward({std::vector<double>(g.data(), g.data() + g.size())}, l, q);
-  lambda0 = Eigen::Map<const Eigen::RowVectorXd>(l.data(), static_cast<Eigen::Index>(l.size()));
-  quad = Eigen::Map<const Eigen::RowVectorXd>(q.data(), static_cast<Eigen::Index>(q.size()));
-}
-
 ObjectiveResult Evaluator::run() {
   result_.simulated.assign(pr_.measurements.size(), std::numeric_limits<double>::quiet_NaN());
   result_.sigma = result_.simulated;
@@ -784,6 +449,13 @@ ObjectiveResult Evaluator::run() {
   if (anyGradient()) result_.gradient.assign(grad_.data(), grad_.data() + nq_);
   return result_;
 }
+
+}  // namespace detail
+
+using detail::Evaluator;
+using detail::num;
+
+namespace {
 
 // The objective priors of the estimated parameters: value into objective and priorTerm, analytic
 // derivative into the gradient (when there is one).
@@ -815,27 +487,38 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
     Evaluator e(problem, cm, scaled, method, options, monitor, 0, 1);
     ObjectiveResult r = e.run();
     r.parameters = scaled;
+    r.method = method;
     addPriors(problem, scaled, r);
     return r;
   }
-  const double units = 2.0 * static_cast<double>(scaled.size()) + 1;
+  // Second order: (J(q + h) − J(q − h))/2h. Fourth order: (8(J(q + h) − J(q − h)) −
+  // (J(q + 2h) − J(q − 2h)))/12h, truncation O(h⁴), so a larger h keeps the objective's noise
+  // small where the curvature is large.
+  const bool fourth = options.fdOrder == 4;
+  const int perParameter = fourth ? 4 : 2;
+  const double units = perParameter * static_cast<double>(scaled.size()) + 1;
   Evaluator e(problem, cm, scaled, GradientMethod::None, options, monitor, 0, units);
   ObjectiveResult r = e.run();
   r.parameters = scaled;
+  r.method = method;
   r.gradient.resize(scaled.size());
   for (std::size_t i = 0; i < scaled.size(); ++i) {
-    auto qp = scaled, qm = scaled;
-    qp[i] += options.fdStep;
-    qm[i] -= options.fdStep;
-    const double offset = 1 + 2 * static_cast<double>(i);
-    Evaluator ep(problem, cm, qp, GradientMethod::None, options, monitor, offset, units);
-    Evaluator em(problem, cm, qm, GradientMethod::None, options, monitor, offset + 1, units);
-    const ObjectiveResult rp = ep.run(), rm = em.run();
-    r.gradient[i] = (rp.objective - rm.objective) / (2 * options.fdStep);
-    r.simulations += rp.simulations + rm.simulations;
-    r.steadyStates += rp.steadyStates + rm.steadyStates;
+    double offset = 1 + perParameter * static_cast<double>(i);
+    const auto at = [&](double multiple) {
+      auto qs = scaled;
+      qs[i] += multiple * options.fdStep;
+      Evaluator ev(problem, cm, qs, GradientMethod::None, options, monitor, offset++, units);
+      const ObjectiveResult rs = ev.run();
+      r.simulations += rs.simulations;
+      r.steadyStates += rs.steadyStates;
+      return rs.objective;
+    };
+    const double d1 = at(1) - at(-1);
+    r.gradient[i] = fourth ? (8 * d1 - (at(2) - at(-2))) / (12 * options.fdStep)
+                           : d1 / (2 * options.fdStep);
   }
-  r.notes = "central finite differences, step " + num(options.fdStep) + " on the parameter scale";
+  r.notes = std::string(fourth ? "fourth-order " : "") + "central finite differences, step " +
+            num(options.fdStep) + " on the parameter scale";
   addPriors(problem, scaled, r);
   return r;
 }

@@ -12,13 +12,15 @@
 //
 // Per experiment (pre-equilibration condition, simulation condition): pre-equilibration to the
 // steady state x_e* under the first condition (core/steadystate), then the time course from x₀
-// (= x_e* or x₀(θ)) with CVODES to the finite measurement times, and the steady state x* from x₀
-// for the measurements at t = inf (post-equilibration).
+// (= x_e*, except for the species whose initial values the simulation condition sets, or x₀(θ))
+// with CVODES to the finite measurement times, and the steady state x* from x₀ for the
+// measurements at t = inf (post-equilibration).
 //
 // Gradient methods (w.r.t. the estimated parameters on their scales):
-//   Forward            forward sensitivities: CVODES forward sensitivities over the time course,
-//                      started from ∂x₀/∂θ or from the steady-state sensitivities dx_e*/dθ of
-//                      the pre-equilibration; dx*/dθ = −J_r⁻¹F_θ for steady-state data.
+//   Forward            forward sensitivities: CVODES (or odeSD, ObjectiveOptions::
+//                      forwardIntegrator) forward sensitivities over the time course, started
+//                      from ∂x₀/∂θ or from the steady-state sensitivities dx_e*/dθ of the
+//                      pre-equilibration; dx*/dθ = −J_r⁻¹F_θ for steady-state data.
 //   Ssasa              the adjoint method of Lakrisenko et al.: the time course by the backward
 //                      adjoint (CVODES adjoint with Hermite checkpoints and quadratures of
 //                      λᵀf_θ, core/steadystate/adjoint_time_course.h); steady-state data by one
@@ -56,6 +58,17 @@ struct ObjectiveOptions {
   integrators::IntegratorOptions integrator{1e-10, 1e-12, 1000000};  // time courses (CVODES)
   steadystate::SteadyStateOptions steadyState;  // pre- and post-equilibration
   double fdStep = 1e-5;  // central-difference step on the parameter scale
+  int fdOrder = 2;       // 2: (J(q+h) − J(q−h))/2h; 4: the five-point formula (O(h⁴))
+  // GradientMethod::Forward over time courses: CVODES forward sensitivities (staggered, with
+  // error control) or odeSD's direct sensitivities (NUMERICS §3).
+  integrators::Method forwardIntegrator = integrators::Method::Cvodes;
+  // Forward sensitivities in the integrator's error test (CVodeSetSensErrCon) or only carried
+  // along the states' steps. Off by default, measured at the default tolerances: Alkan's
+  // forward gradient took > 300 s with it and 5.8 s without (agreeing with the adjoint to
+  // 2e-13), and on Boehm, Weber, Brannmark, Bruno, Beer, Fujita, Zheng and Elowitz the
+  // forward–adjoint difference was the same or smaller without it (Bruno 3.0e-3 → 4.3e-4,
+  // Elowitz 7.4e-6 → 2.2e-7) at 10–50 % less time.
+  bool sensitivityErrorControl = false;
 };
 
 // A steady state the objective needed, with the solver's diagnostics (path, fallback reason,
@@ -80,6 +93,10 @@ struct ObjectiveResult {
   long simulations = 0;   // time courses run
   long steadyStates = 0;  // steady states solved
   std::string notes;      // how the gradient was computed, per part
+  // What ran instead of the requested method, one sentence each (evaluateWithFallback,
+  // gradient_check.h); empty when the requested method ran.
+  std::vector<std::string> fallbacks;
+  GradientMethod method = GradientMethod::None;  // the method that computed `gradient`
   // The steady states of this evaluation, in the order solved (not those of finite-difference
   // neighbours or of the backward integrations' own simulations).
   std::vector<EquilibrationReport> equilibrations;
@@ -96,8 +113,9 @@ std::vector<double> nominalScaledParameters(const Problem& problem);
 // Progress: the monitor's callback sees ProgressInfo{t = work units done (fractional within a
 // unit), tEnd = units in all, steps = steps of the running integration}, where a unit is one
 // experiment (pre-equilibration condition, simulation condition) of one objective evaluation
-// (finite differences evaluate the objective 2·n_θ + 1 times). Its token and callback are
-// checked at least once per integration step and Newton iteration; throws Cancelled then.
+// (finite differences evaluate the objective 2·n_θ + 1 times, 4·n_θ + 1 with fdOrder 4). Its
+// token and callback are checked at least once per integration step and Newton iteration;
+// throws Cancelled then.
 ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<double>& scaled,
                                   GradientMethod method, const ObjectiveOptions& options = {},
                                   const ProgressMonitor& monitor = {});

@@ -201,6 +201,10 @@ std::vector<std::vector<double>> AdjointTimeCourse::forward(const std::vector<do
   checkCvode(CVodeSetLinearSolver(mem, d.ls.get(), d.a.get()), "CVodeSetLinearSolver");
   checkCvode(CVodeSetJacFn(mem, &Impl::jac), "CVodeSetJacFn");
   checkCvode(CVodeAdjInit(mem, 200, CV_HERMITE), "CVodeAdjInit");
+  // The pass ends exactly at the last time instead of stepping past it: the caller may end a
+  // pass where the right-hand side jumps (objective.cpp splits time courses there), and a step
+  // across the jump pollutes the forward data the backward pass interpolates.
+  checkCvode(CVodeSetStopTime(mem, times.back()), "CVodeSetStopTime");
   double t = d.t0;
   for (double tout : times) {
     if (tout > t) {
@@ -228,7 +232,11 @@ void AdjointTimeCourse::backward(const std::vector<std::vector<double>>& jumps,
   Impl& d = *impl_;
   const std::size_t n = d.times.size();
   lambda0.assign(static_cast<std::size_t>(d.nx), 0.0);
-  quadrature.assign(static_cast<std::size_t>(d.np), 0.0);
+  // Continue the caller's sum (a time course split into passes): the quadrature's error test
+  // weighs rtol·|Q| + atol, and a pass started from Q = 0 asks the first steps for an absolute
+  // accuracy of atol on an integral of order one (Weber's pass before t = 24: too much work).
+  if (quadrature.size() != static_cast<std::size_t>(d.np))
+    quadrature.assign(static_cast<std::size_t>(d.np), 0.0);
   if (n == 0) return;
   if (!d.mem) {  // every time equals t0: no integration
     for (const auto& jmp : jumps)
@@ -241,7 +249,7 @@ void AdjointTimeCourse::backward(const std::vector<std::vector<double>>& jumps,
   double* l = N_VGetArrayPointer(d.yB.get());
   double* q = N_VGetArrayPointer(d.qB.get());
   for (int i = 0; i < d.nx; ++i) l[i] = jumps[n - 1][static_cast<std::size_t>(i)];
-  N_VConst(0.0, d.qB.get());
+  std::copy(quadrature.begin(), quadrature.end(), q);
   double t = d.times[n - 1];
   checkCvode(CVodeCreateB(mem, CV_BDF, &d.which), "CVodeCreateB");
   checkCvode(CVodeInitB(mem, d.which, &Impl::rhsB, t, d.yB.get()), "CVodeInitB");

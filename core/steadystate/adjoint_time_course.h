@@ -41,7 +41,8 @@ class AdjointTimeCourse {
   // Forward pass with checkpoints to the ascending, distinct `times` (>= t0); returns x(t_j).
   std::vector<std::vector<double>> forward(const std::vector<double>& times);
   // Backward pass with jumps[j] = ∂J_j/∂x at times[j] (nx each). Fills λ(t0) (nx) and
-  // Q = ∫ λᵀ f_θ dt (np).
+  // Q = ∫ λᵀ f_θ dt (np), added to `quadrature` when it comes in with np values (the sum over
+  // several passes of one time course), else from 0.
   void backward(const std::vector<std::vector<double>>& jumps, std::vector<double>& lambda0,
                 std::vector<double>& quadrature);
 

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+// One evaluation of the PEtab objective and its gradient (internal to core/petab; objective.h is
+// the interface). objective.cpp holds the experiments (pre-equilibration, time course,
+// post-equilibration) and the measurements' terms; objective_equilibration.cpp the
+// equilibrations' adjoints (ssASA and backward integration); objective_time_course.cpp the time
+// courses: forward (with sensitivities) and backward adjoint, split at the right-hand side's
+// switching times (time_breakpoints.h).
+#pragma once
+
+#include <memory>
+#include <numbers>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <Eigen/Dense>
+
+#include "core/common/errors.h"
+#include "core/petab/objective.h"
+#include "core/petab/time_breakpoints.h"
+#include "core/steadystate/steady_state_solver.h"
+
+namespace sensode::petab::detail {
+
+using symbolic::Expr;
+
+// J_r singular at a steady state: ssASA's linear system has no solution.
+class SingularJacobian : public Error {
+ public:
+  using Error::Error;
+};
+
+// A number for messages (%.6g).
+std::string num(double v);
+
+class Evaluator {
+ public:
+  // Progress: this evaluation is work units [unitOffset, unitOffset + 1) of unitTotal.
+  Evaluator(const Problem& pr, const steadystate::ConservedModel& cm, const std::vector<double>& q,
+            GradientMethod method, const ObjectiveOptions& o, const ProgressMonitor& monitor,
+            double unitOffset, double unitTotal)
+      : pr_(pr),
+        model_(*pr.model),
+        sys_(model_.system()),
+        pool_(*sys_.pool),
+        method_(method),
+        o_(o),
+        cm_(cm),
+        outer_(monitor),
+        unitOffset_(unitOffset),
+        unitTotal_(unitTotal) {
+    // Integrations and Newton iterations check this one: the outer token, and the outer
+    // callback with the evaluation's own progress instead of the integration's t.
+    monitor_.token = monitor.token;
+    if (monitor.callback)
+      monitor_.callback = [this](const ProgressInfo& info) {
+        return outer_.callback({unitOffset_ + fractionDone_, unitTotal_, info.steps});
+      };
+    const std::vector<int> est = estimatedParameters(pr);
+    nq_ = static_cast<int>(est.size());
+    if (q.size() != est.size())
+      throw InvalidOptions("objective: " + std::to_string(q.size()) + " parameter values for " +
+                           std::to_string(est.size()) + " estimated parameters");
+    values_.resize(pr.parameters.size());
+    dvalue_.assign(pr.parameters.size(), 0.0);
+    estIndex_.assign(pr.parameters.size(), -1);
+    for (std::size_t j = 0; j < pr.parameters.size(); ++j)
+      values_[j] = pr.parameters[j].nominalValue;
+    for (int i = 0; i < nq_; ++i) {
+      const auto j = static_cast<std::size_t>(est[static_cast<std::size_t>(i)]);
+      const Parameter& p = pr.parameters[j];
+      values_[j] = fromScale(p.scale, q[static_cast<std::size_t>(i)]);
+      dvalue_[j] = p.scale == Scale::Lin ? 1.0
+                   : p.scale == Scale::Log ? values_[j]
+                                           : values_[j] * std::numbers::ln10;
+      estIndex_[j] = i;
+    }
+    for (int i = 0; i < model_.nx(); ++i) stateOf_[sys_.states[static_cast<std::size_t>(i)].symbol] = i;
+    for (int k = 0; k < model_.np(); ++k) paramOf_[sys_.params[static_cast<std::size_t>(k)].symbol] = k;
+    for (const auto& [id, e] : pr.extraSymbols) extraOf_[e] = id;
+    symbolValues_.assign(pool_.numSymbols(), 0.0);
+    grad_ = Eigen::RowVectorXd::Zero(nq_);
+  }
+
+  ObjectiveResult run();
+
+ private:
+  bool forward() const { return method_ == GradientMethod::Forward; }
+  bool ssasa() const { return method_ == GradientMethod::Ssasa; }
+  bool adjoint() const { return method_ == GradientMethod::Adjoint; }
+  bool backwardMethod() const { return ssasa() || adjoint(); }
+  bool anyGradient() const { return forward() || backwardMethod(); }
+  // Backward integration through an equilibration from xStart under θ, with the jump g at the
+  // horizon: λ(0) (nx) and ∫λᵀf_θ dt (np).
+  // `target` is the steady state the data were evaluated at (its eigenvalues set the horizon).
+  void equilibrationAdjoint(const std::vector<double>& xStart, const std::vector<double>& theta,
+                            const steadystate::SteadyStateSolution& target,
+                            const Eigen::RowVectorXd& g, const std::string& what,
+                            Eigen::RowVectorXd& lambda0, Eigen::RowVectorXd& quad);
+
+  // θ of a condition and dθ/dq (np × nq).
+  void conditionParameters(int c, std::vector<double>& theta, Eigen::MatrixXd& d) const;
+  // A formula's value and partial derivatives: ∂/∂x (nx) and the explicit dq part.
+  struct Partial {
+    double value = 0;
+    Eigen::RowVectorXd dx, dq;
+  };
+  Partial evaluate(Expr e, const Eigen::MatrixXd& dTheta, bool derivatives);
+  void setPlaceholders(const Measurement& m);
+  // Adds one measurement; returns (a_y, a_σ) and the two partials through out-params.
+  void addMeasurement(const Measurement& m, const std::vector<double>& x, const std::vector<double>& theta,
+                      double t, const Eigen::MatrixXd& dTheta, const Eigen::MatrixXd* dxdq,
+                      Eigen::RowVectorXd* gState, Eigen::RowVectorXd* gExplicit);
+  void experiment(int pre, int sim, const std::vector<std::size_t>& measurements);
+  // Forward sensitivities when the simulation condition reinitializes `reset` states after the
+  // pre-equilibration: their rows of ∂x0/∂θ become those of the initial values under thetaS,
+  // mapped to q by dS. A column k serves both phases only when it maps the same way (dFlow = dS)
+  // or its pre-equilibration part vanishes; otherwise PetabError.
+  void reinitializeSensitivities(const std::vector<int>& reset, const std::vector<double>& thetaS,
+                                 const Eigen::MatrixXd& dS, Eigen::MatrixXd& s0,
+                                 Eigen::MatrixXd& dFlow, const std::string& preId,
+                                 const std::string& simId) const;
+  // The time course to the `timed` measurements (sorted by time) from x0, with forward
+  // sensitivities started from s0Model (nx × np) when the method is Forward; restarted at each
+  // time breakpoint of the right-hand side (time_breakpoints.h).
+  // The same by the backward adjoint, one CVODES adjoint pass per interval between time
+  // breakpoints; adds the quadratures, the explicit parts and the breakpoints' terms to the
+  // gradient and returns λ(0) (nx).
+  Eigen::RowVectorXd timeCourseAdjoint(const std::vector<std::size_t>& timed,
+                                       const std::vector<double>& x0,
+                                       const std::vector<double>& thetaS, const Eigen::MatrixXd& dS);
+  // f(τ⁻) − f(τ⁺) at a breakpoint τ with state x (nx).
+  Eigen::VectorXd rhsJump(double tau, const std::vector<double>& x,
+                          const std::vector<double>& theta) const;
+  std::vector<TimeBreakpoint> breakpoints(const std::vector<std::size_t>& timed,
+                                          const std::vector<double>& theta);
+  void timeCourseForward(const std::vector<std::size_t>& timed, const std::vector<double>& x0,
+                         const Eigen::MatrixXd& s0Model, const Eigen::MatrixXd& dFlow,
+                         const std::vector<double>& thetaS, const Eigen::MatrixXd& dS);
+  // ssASA at a steady state: g·dx*/dθ = −μᵀF_θ + g_D·dT/dθ with J_rᵀμ = (g_I − g_D Γ_I)ᵀ and
+  // dT/dθ = Γ ∂x₀/∂θ(θ) (1 × np). One transposed solve, independent of np (Eqs. 15 and 17).
+  // With totalsWeight, the totals are not functions of ∂x₀/∂θ (post-equilibration after a
+  // pre-equilibration): the dT/dθ term is left out and r_T = g_D − μᵀ ∂f_r/∂T returned instead.
+  Eigen::RowVectorXd steadyStateAdjoint(const Eigen::RowVectorXd& g,
+                                        const steadystate::SteadyStateSolution& sol,
+                                        const std::vector<double>& theta, const std::string& what,
+                                        Eigen::RowVectorXd* totalsWeight = nullptr);
+  void report(const std::string& conditionId, const char* role,
+              const steadystate::SteadyStateSolution& sol) {
+    EquilibrationReport r{conditionId, role, sol};
+    r.solution.sensitivities.resize(0, 0);
+    result_.equilibrations.push_back(std::move(r));
+  }
+  void note(const std::string& text) {
+    if (result_.notes.find(text) == std::string::npos)
+      result_.notes += (result_.notes.empty() ? "" : "; ") + text;
+  }
+
+  const Problem& pr_;
+  const symbolic::CompiledModel& model_;
+  const symbolic::OdeSystem& sys_;
+  symbolic::ExprPool& pool_;
+  GradientMethod method_;
+  const ObjectiveOptions& o_;
+  const steadystate::ConservedModel& cm_;
+  const ProgressMonitor& outer_;
+  ProgressMonitor monitor_;
+  double unitOffset_ = 0, unitTotal_ = 1;
+  double fractionDone_ = 0;  // of this evaluation's experiments
+  int nq_ = 0;
+  std::vector<double> values_, dvalue_;
+  std::vector<int> estIndex_;
+  std::unordered_map<Expr, int> stateOf_, paramOf_;
+  std::unordered_map<Expr, std::string> extraOf_;
+  std::vector<double> symbolValues_;
+  // Per measurement: value and d value/dq of each extra symbol id.
+  std::unordered_map<std::string, std::pair<double, int>> extraValue_;  // value, petab index
+  ObjectiveResult result_;
+  Eigen::RowVectorXd grad_;
+};
+
+}  // namespace sensode::petab::detail

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+// PEtab objective gradients through a switching time, against the closed form: the problem in
+// tests/data/petab/switching_time has x' = a·[t < tau] − k·x, x(0) = 0, data at t = 1, 1.6, 2, 3
+// (σ = 0.1) and estimates a, k and the switching time tau (lin scale). Moving tau moves the jump
+// of the right-hand side: dx(t)/dtau = a·e^{−k(t − tau)} for t > tau, a term the sensitivity
+// equations do not contain (∂f/∂tau = 0 almost everywhere) — forward and adjoint gave 0 for tau
+// before the breakpoint handling (time_breakpoints.h), and CVODES forward sensitivities failed
+// at a step input's time on Weber.
+#include <QtTest/QtTest>
+
+#include <cmath>
+#include <numbers>
+
+#include "core/petab/gradient_check.h"
+#include "core/petab/objective.h"
+#include "core/petab/petab_problem.h"
+#include "core/petab/time_breakpoints.h"
+#include "support/numeric_compare.h"
+
+using namespace sensode::petab;
+
+namespace {
+
+constexpr double kA = 2, kK = 0.7, kTau = 1.5, kSigma = 0.1;
+const double kTimes[] = {1, 1.6, 2, 3};
+const double kData[] = {1.0, 1.2, 0.6, 0.3};
+
+struct Closed {
+  double objective = 0;
+  double gradient[3] = {0, 0, 0};  // a, k, tau
+};
+
+Closed closedForm() {
+  Closed c;
+  const double a = kA, k = kK, tau = kTau;
+  for (int j = 0; j < 4; ++j) {
+    const double t = kTimes[j];
+    double x = 0, dk = 0, dtau = 0;
+    if (t < tau) {
+      x = a / k * (1 - std::exp(-k * t));
+      dk = -a / (k * k) * (1 - std::exp(-k * t)) + a / k * t * std::exp(-k * t);
+    } else {
+      const double e1 = std::exp(-k * (t - tau)), e2 = std::exp(-k * t);
+      x = a / k * (e1 - e2);
+      dk = -a / (k * k) * (e1 - e2) + a / k * (-(t - tau) * e1 + t * e2);
+      dtau = a * e1;
+    }
+    const double r = (kData[j] - x) / kSigma;
+    c.objective += 0.5 * std::log(2 * std::numbers::pi * kSigma * kSigma) + 0.5 * r * r;
+    const double w = -r / kSigma;  // d objective / d x
+    c.gradient[0] += w * x / a;
+    c.gradient[1] += w * dk;
+    c.gradient[2] += w * dtau;
+  }
+  return c;
+}
+
+Problem load() {
+  return loadProblem(SENSODE_TEST_DATA_DIR "/petab/switching_time/switching_time.yaml");
+}
+
+}  // namespace
+
+class TestPetabGradients : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void breakpointAndItsDerivative() {
+    const Problem p = load();
+    const auto& sys = p.model->system();
+    std::vector<double> theta = p.model->nominalParameters();
+    const auto bps = timeBreakpoints(sys, theta, 0.0, 3.0);
+    QCOMPARE(bps.size(), std::size_t{1});
+    QVERIFY2(sensode::test::withinTolerance(bps[0].time, kTau, 0, 1e-15), "breakpoint at tau");
+    const int tau = sys.findParam("tau"), a = sys.findParam("a");
+    QVERIFY(tau >= 0 && a >= 0);
+    QVERIFY2(sensode::test::withinTolerance(bps[0].dTime[static_cast<std::size_t>(tau)], 1.0, 0,
+                                            1e-15),
+             "dτ/dtau = 1");
+    QVERIFY(bps[0].dTime[static_cast<std::size_t>(a)] == 0.0);
+    // Outside (tStart, tEnd] there is none.
+    QVERIFY(timeBreakpoints(sys, theta, 1.5, 3.0).empty());
+  }
+
+  void gradientsMatchClosedForm_data() {
+    QTest::addColumn<int>("method");
+    QTest::addColumn<bool>("odesd");
+    QTest::addColumn<double>("rtol");
+    QTest::newRow("forward CVODES") << static_cast<int>(GradientMethod::Forward) << false << 1e-6;
+    QTest::newRow("forward odeSD") << static_cast<int>(GradientMethod::Forward) << true << 1e-6;
+    QTest::newRow("adjoint") << static_cast<int>(GradientMethod::Adjoint) << false << 1e-6;
+    QTest::newRow("ssasa") << static_cast<int>(GradientMethod::Ssasa) << false << 1e-6;
+    QTest::newRow("fd") << static_cast<int>(GradientMethod::FiniteDifferences) << false << 1e-4;
+  }
+  void gradientsMatchClosedForm() {
+    QFETCH(int, method);
+    QFETCH(bool, odesd);
+    QFETCH(double, rtol);
+    const Problem p = load();
+    ObjectiveOptions o;
+    if (odesd) o.forwardIntegrator = sensode::integrators::Method::OdeSd;
+    const ObjectiveResult r = evaluateObjective(p, nominalScaledParameters(p),
+                                                static_cast<GradientMethod>(method), o);
+    const Closed c = closedForm();
+    QVERIFY2(sensode::test::withinTolerance(r.objective, c.objective, 0, 1e-7),
+             sensode::test::closeMessage(r.objective, c.objective, 0, 1e-9, "objective", 0).c_str());
+    QCOMPARE(r.gradient.size(), std::size_t{3});
+    const double scale = std::max({std::abs(c.gradient[0]), std::abs(c.gradient[1]),
+                                   std::abs(c.gradient[2])});
+    for (int i = 0; i < 3; ++i)
+      QVERIFY2(sensode::test::withinTolerance(r.gradient[static_cast<std::size_t>(i)],
+                                              c.gradient[i], rtol * scale, 0),
+               sensode::test::closeMessage(r.gradient[static_cast<std::size_t>(i)], c.gradient[i],
+                                           rtol * scale, 0, "gradient (a, k, tau)", i)
+                   .c_str());
+  }
+
+  // A default method that fails falls back and says so: forward sensitivities refuse a
+  // pre-equilibration whose condition maps an estimated parameter to k1 differently from the
+  // simulation condition; ssASA takes over and the result names what failed.
+  void failingDefaultFallsBack() {
+    const Problem p = loadProblem(SENSODE_TEST_DATA_DIR
+                                  "/petab/preequilibration_mapping/preequilibration_mapping.yaml");
+    const std::vector<double> q = nominalScaledParameters(p);
+    QVERIFY_THROWS_EXCEPTION(PetabError, evaluateObjective(p, q, GradientMethod::Forward));
+    const ObjectiveResult r = evaluateWithFallback(p, q, GradientMethod::Forward);
+    QVERIFY(r.method == GradientMethod::Ssasa);
+    QCOMPARE(r.fallbacks.size(), std::size_t{1});
+    QVERIFY2(r.fallbacks[0].find("forward gradient failed") != std::string::npos &&
+                 r.fallbacks[0].find("k1") != std::string::npos &&
+                 r.fallbacks[0].find("used ssasa instead") != std::string::npos,
+             r.fallbacks[0].c_str());
+    ObjectiveOptions fd;
+    fd.fdOrder = 4;
+    fd.fdStep = 1e-4;
+    const ObjectiveResult f = evaluateObjective(p, q, GradientMethod::FiniteDifferences, fd);
+    QVERIFY2(relativeDifference(r.gradient, f.gradient) < 1e-5,
+             std::to_string(relativeDifference(r.gradient, f.gradient)).c_str());
+    // An explicitly chosen method that works runs without fallbacks.
+    QVERIFY(evaluateWithFallback(p, q, GradientMethod::Adjoint).fallbacks.empty());
+  }
+
+  void checkReportsAgreement() {
+    const Problem p = load();
+    const GradientCheck check = checkGradients(p, nominalScaledParameters(p));
+    QVERIFY2(check.analyticSpread() < 1e-6, std::to_string(check.analyticSpread()).c_str());
+    QVERIFY2(check.fdSpread() < 1e-4, std::to_string(check.fdSpread()).c_str());
+    QVERIFY(check.find("fd best") != nullptr);
+    QCOMPARE(relativeDifference({1, 2}, {1, 2.5}), 0.5 / 2.5);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestPetabGradients)
+#include "tst_petab_gradients.moc"
