@@ -60,14 +60,16 @@ void integrate(const TimeCourseProblem& problem, const TimeCourseOptions& option
   result.values.clear();
   result.eventTimes.clear();
   result.stats = {};
+  const std::size_t nOut = model.system().outputs.size();
+  std::vector<double> y(3 * nOut);
+  result.times.reserve(problem.times.size());
+  result.values.reserve(problem.times.size() * columns.size());
+  auto record = [&](double t, const double* state) {
+    model.outputs(t, state, p.data(), y.data());
+    result.times.push_back(t);
+    for (const OutputColumn& c : columns) result.values.push_back(y[c.row(nOut)]);
+  };
   if (!model.system().events.empty()) {  // the simulation driver stops and restarts at events
-    const std::size_t nOut = model.system().outputs.size();
-    std::vector<double> y(3 * nOut);
-    auto record = [&](double t, const double* state) {
-      model.outputs(t, state, p.data(), y.data());
-      result.times.push_back(t);
-      for (const OutputColumn& c : columns) result.values.push_back(y[c.row(nOut)]);
-    };
     simulation::EventSimulation events(problem.model, method, options.integrator);
     events.setEventSink([&](double t, const double* before, const double* after) {
       result.eventTimes.push_back(t);
@@ -92,19 +94,13 @@ void integrate(const TimeCourseProblem& problem, const TimeCourseOptions& option
       integrator = integrators::makeIntegrator(method);
       integrator->initialize(problem.model, options.integrator, problem.t0, x, p);
     }
-    const std::size_t nOut = model.system().outputs.size();
-    std::vector<double> y(3 * nOut);
-    result.times.reserve(problem.times.size());
-    result.values.reserve(problem.times.size() * columns.size());
     double tCurrent = problem.t0;
     for (double t : problem.times) {
       if (t > tCurrent) {
         integrator->advanceTo(t, x, runMonitor);
         tCurrent = t;
       }
-      model.outputs(t, x.data(), p.data(), y.data());
-      result.times.push_back(t);
-      for (const OutputColumn& c : columns) result.values.push_back(y[c.row(nOut)]);
+      record(t, x.data());
     }
   } catch (...) {
     if (integrator) result.stats = integrator->stats();
