@@ -20,12 +20,14 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <tuple>
 #include <array>
 #include <cmath>
 #include <limits>
 #include <map>
 
 #include "plugin/models/number_format.h"
+#include "plugin/views/axis_range.h"
 #include "plugin/views/widget_export.h"
 
 namespace sensode::plugin {
@@ -362,17 +364,9 @@ QStringList MeasurementChartView::populate(QChartView* target) const {
                                                 : observables[k]);
     for (QLegendMarker* m : chart->legend()->markers(simulated)) m->setVisible(false);
   }
-  if (!(lo <= hi)) {
-    lo = log ? 0.1 : 0.0;
-    hi = 1.0;
-  }
+  std::tie(lo, hi) = dataRangeOrDefault(lo, hi, log);
   if (log) {
-    double a = std::pow(10.0, std::floor(std::log10(lo)));
-    double b = std::pow(10.0, std::ceil(std::log10(hi)));
-    if (!(a < b)) {
-      a /= 10;
-      b *= 10;
-    }
+    const auto [a, b] = logDecadeRange(lo, hi);
     y->setRange(a, b);
   } else {
     const double pad = hi > lo ? 0.05 * (hi - lo) : (lo == 0 ? 1.0 : 0.1 * std::abs(lo));

@@ -16,9 +16,11 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <tuple>
 #include <cmath>
 #include <limits>
 
+#include "plugin/views/axis_range.h"
 #include "plugin/views/widget_export.h"
 
 namespace sensode::plugin {
@@ -152,17 +154,9 @@ void TimeSeriesChartView::rescaleY(QChart* chart) const {
       hi = std::max(hi, p.y());
     }
   }
-  if (!(lo <= hi)) {
-    lo = log ? 0.1 : 0.0;
-    hi = 1.0;
-  }
+  std::tie(lo, hi) = dataRangeOrDefault(lo, hi, log);
   if (log) {
-    double a = std::pow(10.0, std::floor(std::log10(lo)));
-    double b = std::pow(10.0, std::ceil(std::log10(hi)));
-    if (!(a < b)) {
-      a /= 10;
-      b *= 10;
-    }
+    const auto [a, b] = logDecadeRange(lo, hi);
     y->setRange(a, b);
   } else {
     if (lo == hi) {
