@@ -268,18 +268,7 @@ QStringList MeasurementChartView::populate(QChartView* target) const {
       notes << tr("%n steady-state measurement(s) (t = ∞) drawn at t = %1.", "", steadyState)
                    .arg(tInf, 0, 'g', 4);
   }
-  QAbstractAxis* y = nullptr;
-  if (log) {
-    auto* logAxis = new QLogValueAxis;
-    logAxis->setBase(10);
-    logAxis->setLabelFormat(QStringLiteral("%g"));
-    logAxis->setMinorTickCount(-1);
-    y = logAxis;
-  } else {
-    auto* linear = new QValueAxis;
-    linear->setLabelFormat(QStringLiteral("%g"));
-    y = linear;
-  }
+  QAbstractAxis* y = makeValueAxis(log);
   y->setTitleText(tr("observable"));
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);

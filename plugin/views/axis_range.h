@@ -1,12 +1,29 @@
 // SPDX-License-Identifier: MIT
-// The y range shared by the plugin's charts: what to show when there is no finite data, and the
-// whole decades a logarithmic axis spans. Presentation only (no numerics of the model).
+// The value axis shared by the plugin's charts: linear or base-10 logarithmic with %g labels,
+// what to show when there is no finite data, and the whole decades a logarithmic axis spans.
+// Presentation only (no numerics of the model).
 #pragma once
 
+#include <QLogValueAxis>
+#include <QValueAxis>
 #include <cmath>
 #include <utility>
 
 namespace sensode::plugin {
+
+// A new value axis (the chart takes ownership when it is added).
+inline QAbstractAxis* makeValueAxis(bool log) {
+  if (log) {
+    auto* logAxis = new QLogValueAxis;
+    logAxis->setBase(10);
+    logAxis->setLabelFormat(QStringLiteral("%g"));
+    logAxis->setMinorTickCount(-1);
+    return logAxis;
+  }
+  auto* linear = new QValueAxis;
+  linear->setLabelFormat(QStringLiteral("%g"));
+  return linear;
+}
 
 // [lo, hi] of the data, or a default range when there is no finite data (lo > hi or NaN).
 inline std::pair<double, double> dataRangeOrDefault(double lo, double hi, bool log) {

@@ -195,18 +195,7 @@ TimeSeriesChartView::Drawn TimeSeriesChartView::populate(QChart* chart, bool int
   x->setLabelFormat(QStringLiteral("%g"));
   x->setRange(series_->times.front(), series_->times.back());
   if (series_->times.back() > series_->times.front()) x->applyNiceNumbers();
-  QAbstractAxis* y = nullptr;
-  if (log) {
-    auto* logAxis = new QLogValueAxis;
-    logAxis->setBase(10);
-    logAxis->setLabelFormat(QStringLiteral("%g"));
-    logAxis->setMinorTickCount(-1);
-    y = logAxis;
-  } else {
-    auto* linear = new QValueAxis;
-    linear->setLabelFormat(QStringLiteral("%g"));
-    y = linear;
-  }
+  QAbstractAxis* y = makeValueAxis(log);
   y->setTitleText(yAxisTitle_);
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
