@@ -191,8 +191,38 @@ api::ModelOverview describeModel(const model::Model& m, const symbolic::OdeSyste
     rules.rows << row;
   }
 
+  api::ModelTable events;
+  events.title = QStringLiteral("Events");
+  events.headers = {QStringLiteral("Id"), QStringLiteral("Trigger"), QStringLiteral("Delay"),
+                    QStringLiteral("Priority"), QStringLiteral("Assignments")};
+  for (const auto& e : m.events) {
+    api::ModelTable::Row row;
+    QStringList assignments;
+    for (const auto& a : e.assignments) {
+      assignments << QStringLiteral("%1 = %2").arg(q(a.variable), q(pool.toString(a.math)));
+    }
+    row.cells = {q(e.id), q(pool.toString(e.trigger)),
+                 e.delay ? q(pool.toString(*e.delay)) : QString(),
+                 e.priority ? q(pool.toString(*e.priority)) : QString(),
+                 assignments.join(QStringLiteral("; "))};
+    row.toolTip = assignments.join(QLatin1Char('\n'));
+    events.rows << row;
+  }
+
+  // What the importer assumed where the file is silent: shown so that a modeller sees, e.g.,
+  // that a parameter without a value was taken as 1 before trusting a result.
+  api::ModelTable notes;
+  notes.title = QStringLiteral("Import notes");
+  notes.headers = {QStringLiteral("Assumption")};
+  for (const std::string& w : m.warnings) {
+    api::ModelTable::Row row;
+    row.cells = {q(w)};
+    row.toolTip = q(w);
+    notes.rows << row;
+  }
+
   o.summary = QStringLiteral("%1 compartment(s), %2 species, %3 parameter(s)%4, %5 reaction(s), "
-                             "%6 rule(s). ODE: %7 state(s), %8 parameter(s).")
+                             "%6 rule(s)%9. ODE: %7 state(s), %8 parameter(s).%10")
                   .arg(m.compartments.size())
                   .arg(m.species.size())
                   .arg(m.parameters.size())
@@ -200,8 +230,16 @@ api::ModelOverview describeModel(const model::Model& m, const symbolic::OdeSyste
                   .arg(m.reactions.size())
                   .arg(m.rules.size() + m.initialAssignments.size())
                   .arg(sys.numStates())
-                  .arg(sys.numParams());
+                  .arg(sys.numParams())
+                  .arg(m.events.empty() ? QString()
+                                        : QStringLiteral(", %1 event(s)").arg(m.events.size()))
+                  .arg(m.warnings.empty()
+                           ? QString()
+                           : QStringLiteral(" %1 import note(s): see Import notes.")
+                                 .arg(m.warnings.size()));
   o.tables = {compartments, species, parameters, reactions, rules};
+  if (!events.rows.isEmpty()) o.tables << events;
+  if (!notes.rows.isEmpty()) o.tables << notes;
   return o;
 }
 

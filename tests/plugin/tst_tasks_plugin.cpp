@@ -124,6 +124,46 @@ class TestTasksPlugin : public QObject {
     }
   }
 
+  // The browser lists a model's events (BIOMD0000000056 has four) and what the importer
+  // assumed (BIOMD0000000266's global parameters without a value, taken as 1), so that a
+  // modeller sees both before trusting a result.
+  void readsEventsAndImportNotesForTheBrowser() {
+    const QString shared = QStringLiteral(SENSODE_SHARED_DIR "/biomodels/");
+    if (!QFileInfo::exists(shared + QStringLiteral("BIOMD0000000056.xml"))) {
+      QSKIP("no curated BioModels in the shared folder");
+    }
+    auto tableTitled = [](const api::ModelOverview& o, const QString& title) {
+      for (const auto& t : o.tables) {
+        if (t.title == title) return &t;
+      }
+      return static_cast<const api::ModelTable*>(nullptr);
+    };
+    QString why;
+    const auto withEvents =
+        staticTaskPlugin()->readModel(shared + QStringLiteral("BIOMD0000000056.xml"), &why);
+    QVERIFY2(withEvents, qPrintable(why));
+    const api::ModelTable* events = tableTitled(*withEvents, QStringLiteral("Events"));
+    QVERIFY(events);
+    QCOMPARE(events->rows.size(), 4);
+    for (const auto& row : events->rows) {
+      QVERIFY(!row.cells[1].isEmpty());  // trigger
+      QVERIFY(!row.cells[4].isEmpty());  // assignments
+    }
+    QVERIFY2(withEvents->summary.contains(QStringLiteral("4 event(s)")),
+             qPrintable(withEvents->summary));
+    QVERIFY(!tableTitled(*withEvents, QStringLiteral("Import notes")));
+
+    const auto valueless =
+        staticTaskPlugin()->readModel(shared + QStringLiteral("BIOMD0000000266.xml"), &why);
+    QVERIFY2(valueless, qPrintable(why));
+    const api::ModelTable* notes = tableTitled(*valueless, QStringLiteral("Import notes"));
+    QVERIFY(notes);
+    bool namesX9 = false;
+    for (const auto& row : notes->rows) namesX9 |= row.cells[0].contains(QStringLiteral("'X9'"));
+    QVERIFY(namesX9);
+    QVERIFY(!tableTitled(*valueless, QStringLiteral("Events")));
+  }
+
   void modelErrorsCarryTheCoreMessage() {
     QString why;
     const QString file = QStringLiteral(SENSODE_TEST_DATA_DIR "/bad_sbml/delay.xml");
