@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <cstdio>
+#include <deque>
 #include <random>
 
 #include "core/common/errors.h"
@@ -92,7 +93,8 @@ struct EventSimulation::Impl {
   bool scanning = true;
 
   // ---- forward sensitivities (enableSensitivities) ----
-  bool sens = false;
+  bool sensEnabled = false;  // enableSensitivities was called
+  bool sens = false;         // S is carried in this run (off after the last output, propagated)
   std::vector<int> sensParams;
   bool errorControl = true;
   std::vector<double> S;                  // nx × ns column-major, at the current time
@@ -100,6 +102,11 @@ struct EventSimulation::Impl {
   double tSafe = 0;                       // the last time with x and S both known
   std::vector<double> xSafe, sSafe;
   std::vector<double> dTaudP;             // dτ/dp (ns) of the events being processed
+  // Propagated mode (enablePropagatedSensitivities): S follows the integrator's steps.
+  TrajectorySensitivities* propagator = nullptr;
+  std::size_t propagatedOutput = 0;  // the next output time the propagator has not passed
+  // (x, S) at the output times the propagator has passed but run() has not reported yet.
+  std::deque<std::pair<std::vector<double>, std::vector<double>>> propagated;
   std::vector<double> xs, gs, trig, xR, gR, trigR;  // scratch
 
   const double* pp() const { return p->data(); }
@@ -282,9 +289,73 @@ struct EventSimulation::Impl {
     const double from = tLeft = std::max(tLeft, tStart);
     const double pieces =
         std::clamp(std::ceil((tEnd - from) / sampleSpacing), 1.0, kMaxPiecesPerStep);
-    for (double i = 1; i <= pieces; ++i)
-      scan(i == pieces ? tEnd : from + (tEnd - from) * (i / pieces), dense);
+    try {
+      for (double i = 1; i <= pieces; ++i)
+        scan(i == pieces ? tEnd : from + (tEnd - from) * (i / pieces), dense);
+    } catch (const RootStop&) {
+      if (propagator) propagateToStop(dense);
+      throw;
+    }
     tLeft = tEnd;
+    if (propagator) propagateOver(tEnd, dense);
+  }
+
+  // ---- propagated sensitivities (TrajectorySensitivities) ----
+  bool propagationDone() const { return propagatedOutput >= times->size(); }
+
+  void propagateTo(double t, integrators::StepDenseOutput& dense) {
+    const auto nx = static_cast<std::size_t>(model->nx());
+    propagator->advance(t, [&dense, nx](double tq, std::vector<double>& x) {
+      x.resize(nx);
+      dense.state(tq, x.data());
+    });
+  }
+
+  // A step that ended without a stop: S through the output times in it (kept for run(), which
+  // reports them when advanceTo returns) and to its end. Nothing once every output is passed.
+  void propagateOver(double tEnd, integrators::StepDenseOutput& dense) {
+    while (!propagationDone() && (*times)[propagatedOutput] <= tEnd) {
+      const double T = (*times)[propagatedOutput++];
+      propagateTo(T, dense);
+      std::vector<double> x(static_cast<std::size_t>(model->nx()));
+      dense.state(T, x.data());
+      propagator->sensitivities(S);
+      propagated.emplace_back(std::move(x), S);
+    }
+    if (!propagationDone()) propagateTo(tEnd, dense);
+  }
+
+  // A step aborted at stopTime: the outputs before it are reported here (from the dense output),
+  // then S is propagated to the stop, where it is S⁻ for the jumps.
+  void propagateToStop(integrators::StepDenseOutput& dense) {
+    while (nextOutput < times->size() && (*times)[nextOutput] < stopTime) {
+      const double T = (*times)[nextOutput];
+      std::vector<double> x(static_cast<std::size_t>(model->nx()));
+      if (!propagated.empty()) {
+        x = std::move(propagated.front().first);
+        S = std::move(propagated.front().second);
+        propagated.pop_front();
+      } else {
+        propagateTo(T, dense);
+        dense.state(T, x.data());
+        propagator->sensitivities(S);
+        propagatedOutput = std::max(propagatedOutput, nextOutput + 1);
+      }
+      (*output)(T, x.data());
+      ++nextOutput;
+    }
+    if (propagationDone()) return;
+    propagateTo(stopTime, dense);
+    propagator->sensitivities(S);
+  }
+
+  // S at the output time run() reports after advanceTo (propagated mode).
+  void takePropagated() {
+    if (propagated.empty())
+      throw Error("sensitivities across events: no propagated sensitivities for the output at "
+                  "the time reached (internal error)");
+    S = std::move(propagated.front().second);
+    propagated.pop_front();
   }
 
   // Trigger switches in (tLeft, right]: stops at the first switch to true (throws RootStop).
@@ -385,7 +456,13 @@ struct EventSimulation::Impl {
       });
     }
     integrator->initialize(model, options, t, x, *p);
-    if (sens) integrator->enableSensitivities(sensParams, S, errorControl);
+    if (propagator) {
+      propagator->restart(t, x, S);
+      propagatedOutput = nextOutput;
+      propagated.clear();
+    } else if (sens) {
+      integrator->enableSensitivities(sensParams, S, errorControl);
+    }
     resetScan(t, x);
   }
 
@@ -478,6 +555,7 @@ void EventSimulation::run(double t0, std::vector<double> x, const std::vector<do
   d.queue.clear();
   d.executions.clear();
   d.restarts = 0;
+  d.sens = d.sensEnabled;
   d.random.seed(kRandomSeed);  // the same ties resolved the same way in every run
   if (d.integrator) d.integrator.reset();
   d.finished = {};
@@ -527,13 +605,20 @@ void EventSimulation::run(double t0, std::vector<double> x, const std::vector<do
     }
     try {
       d.integrator->advanceTo(T, x, monitor);
-      if (d.sens) d.integrator->sensitivities(d.S);
+      if (d.propagator) d.takePropagated();
+      else if (d.sens) d.integrator->sensitivities(d.S);
       t = T;
       output(T, x.data());
       ++d.nextOutput;
       markSafe();
     } catch (const RootStop&) {
-      if (d.sens) d.integrateAgainToStop(monitor);
+      if (d.propagator) {
+        // Nothing is reported after the last output: no S to carry across these events.
+        if (d.propagationDone() && d.nextOutput >= times.size()) d.sens = false;
+        else d.computeTriggerTimeDerivative(d.stopTime, d.stopState);
+      } else if (d.sens) {
+        d.integrateAgainToStop(monitor);
+      }
       t = d.stopTime;
       x = d.stopState;
       ++d.restarts;
@@ -547,11 +632,18 @@ void EventSimulation::run(double t0, std::vector<double> x, const std::vector<do
 void EventSimulation::enableSensitivities(const std::vector<int>& paramIndices,
                                           const std::vector<double>& s0, bool errorControl) {
   Impl& d = *impl_;
-  d.sens = true;
+  d.sensEnabled = true;
   d.sensParams = paramIndices;
   d.s0 = s0;
   d.errorControl = errorControl;
   d.events.enableDerivatives();
+}
+
+void EventSimulation::enablePropagatedSensitivities(const std::vector<int>& paramIndices,
+                                                    const std::vector<double>& s0,
+                                                    TrajectorySensitivities& propagator) {
+  enableSensitivities(paramIndices, s0, false);
+  impl_->propagator = &propagator;
 }
 
 const std::vector<double>& EventSimulation::sensitivities() const { return impl_->S; }

@@ -38,6 +38,20 @@
 
 namespace sensode::simulation {
 
+// Sensitivities propagated along the state trajectory by a method outside the integrator (PBSR,
+// Exp: sensitivity/peano_baker.h). The driver feeds it the integrator's accepted steps and
+// restarts it after every event with the jumped S, so that it only ever sees a smooth trajectory.
+class TrajectorySensitivities {
+ public:
+  using StateSource = std::function<void(double t, std::vector<double>& x)>;
+  virtual ~TrajectorySensitivities() = default;
+  // Starts (again) at (t, x) with S (column-major nx × ns).
+  virtual void restart(double t, const std::vector<double>& x, const std::vector<double>& s) = 0;
+  // Propagates S to t1 (>= the current time); states in (current, t1] from `states`, increasing.
+  virtual void advance(double t1, const StateSource& states) = 0;
+  virtual void sensitivities(std::vector<double>& s) = 0;
+};
+
 // One execution of an event, for logs and plots.
 struct EventExecution {
   double time;
@@ -61,6 +75,13 @@ class EventSimulation {
   // run().
   void enableSensitivities(const std::vector<int>& paramIndices, const std::vector<double>& s0,
                            bool errorControl);
+  // The same jumps with S propagated along the trajectory by `propagator` (PBSR, Exp) instead of
+  // by the integrator: on each interval between events it advances over the step ends and the
+  // output times with states from the step's dense output, up to the located event time (S⁻);
+  // the driver jumps S and restarts it there. `propagator` must outlive run(). Call before run().
+  void enablePropagatedSensitivities(const std::vector<int>& paramIndices,
+                                     const std::vector<double>& s0,
+                                     TrajectorySensitivities& propagator);
   // S at the time of the output being reported (valid inside the OutputSink).
   const std::vector<double>& sensitivities() const;
 

@@ -387,21 +387,11 @@ class TestEvents : public QObject {
       }
   }
 
-  // Methods that do not handle events yet, and steady states: refused with the construct named.
-  void otherMethodsAndSteadyStatesRefuseEvents() {
+  // Steady states: refused with the construct named.
+  void steadyStatesRefuseEvents() {
     const auto model = compile(decay(
         "", eventXml("dose", "<apply><geq/>" + std::string(kTime) + "<cn>5</cn></apply>",
                   assign("x", "<cn>1</cn>"))));
-    sensode::tasks::SensitivityProblem sp;
-    sp.model = model;
-    sp.times = {0, 10};
-    sensode::tasks::SensitivityOptions options;
-    options.method = sensode::tasks::SensitivityMethod::Exp;
-    const auto s = sensode::tasks::runSensitivities(sp, options);
-    QCOMPARE(int(s.termination), int(sensode::tasks::Termination::InvalidInput));
-    QVERIFY2(s.message.find("events") != std::string::npos, s.message.c_str());
-    QVERIFY2(s.message.find("'dose'") != std::string::npos, s.message.c_str());
-
     sensode::tasks::SteadyStateProblem ssp;
     ssp.model = model;
     const auto ss = sensode::tasks::runSteadyState(ssp, {});
