@@ -29,6 +29,10 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::mt19937::result_type kRandomSeed = 20261125;
 // Upper bound on the pieces one step is scanned in (see Impl::onStep).
 constexpr double kMaxPiecesPerStep = 1000;
+// A trigger located by bisection switched because of the root function whose zero lies within
+// this (relative to max(1, |t|)) of the located time: far wider than the 1e-12 bracket, far
+// narrower than any two distinct crossings an integration resolves.
+constexpr double kSwitchWindow = 1e-8;
 
 // Thrown by the step callback out of advanceTo(): a trigger switched to true (or a delayed
 // execution is due) at Impl::stopTime. Private to the driver; the integrator is initialized again.
@@ -44,6 +48,8 @@ struct Pending {
   // With sensitivities and values from the trigger time: the total derivatives of those values,
   // d(value_i)/dp_j at the trigger (assignments × ns, row-major).
   std::vector<double> valueSensitivities;
+  // With sensitivities: dτ_e/dp of the execution time (the trigger's dτ/dp plus dd/dp).
+  std::vector<double> executionTimeSensitivities;
 };
 
 std::string num(double v) {
@@ -127,7 +133,9 @@ struct EventSimulation::Impl {
     const double d = events.hasDelay(e) ? events.delay(e, t, x.data(), pp()) : 0.0;
     if (!std::isfinite(d) || d < 0)
       fail(e, "event delay is " + num(d) + " at t = " + num(t) + " (it must be finite and >= 0)");
-    Pending pe{e, t + d, t, {}, false, {}};
+    Pending pe{e, t + d, t, {}, false, {}, {}};
+    if (sens) pe.executionTimeSensitivities =
+                  delayedExecutionTimeDerivative(jumpContext(), e, t, x, S, dTaudP);
     if (events.event(e).useValuesFromTriggerTime) {
       pe.values.resize(events.event(e).assignments.size());
       events.assignmentValues(e, t, x.data(), pp(), pe.values.data());
@@ -156,8 +164,8 @@ struct EventSimulation::Impl {
   void execute(const Pending& pe, double t, std::vector<double>& x) {
     const auto& def = events.event(pe.event);
     const std::vector<double> before = sens ? x : std::vector<double>{};
-    if (sens && pe.time > pe.triggerTime)
-      fail(pe.event, "sensitivities across delayed events are not supported yet");
+    // Executions at this time (and what they trigger) move with the execution time.
+    if (sens) dTaudP = pe.executionTimeSensitivities;
     std::vector<double> values = pe.values;
     if (!pe.hasValues) {
       values.resize(def.assignments.size());
@@ -501,8 +509,24 @@ struct EventSimulation::Impl {
 
   JumpContext jumpContext() const { return {*model, events, pp(), sensParams}; }
 
-  // dτ/dp for the events triggered at the stop, from what located it.
+  // dτ/dp for the events triggered at the stop, from what located it. A delayed execution
+  // carries its own (Pending::executionTimeSensitivities, set in execute()); triggers that switch
+  // at the same time take that of the first one due. A switch found by bisection (a logical or
+  // piecewise trigger) takes the root function of the relational that switched there.
   void computeTriggerTimeDerivative(double t, const std::vector<double>& x) {
+    if (stopCause.kind == Cause::Delayed) {
+      for (const Pending& q : queue)
+        if (q.time <= t) {
+          dTaudP = q.executionTimeSensitivities;
+          return;
+        }
+    }
+    if (stopCause.kind == Cause::Bisected) {
+      const auto [root, timeRoot] =
+          switchingRoot(jumpContext(), t, x, kSwitchWindow * std::max(1.0, std::abs(t)));
+      if (root >= 0) stopCause = {Cause::Root, root};
+      else if (timeRoot >= 0) stopCause = {Cause::TimeRoot, timeRoot};
+    }
     switch (stopCause.kind) {
       case Cause::TimeRoot: dTaudP = timeEventDerivative(jumpContext(), stopCause.index); return;
       case Cause::Root:
@@ -511,10 +535,9 @@ struct EventSimulation::Impl {
       case Cause::Delayed:
       case Cause::Bisected: break;
     }
-    throw Error(std::string("sensitivities across events: the trigger at t = ") + num(t) +
-                (stopCause.kind == Cause::Delayed
-                     ? " is a delayed execution (delayed events are not supported yet)"
-                     : " is not a relational of continuous functions (not supported yet)"));
+    throw Error("sensitivities across events: a trigger switched at t = " + num(t) +
+                " where none of its relationals changes sign (a discontinuous function inside "
+                "the trigger): the event time's derivative dτ/dp is undefined");
   }
 
   std::vector<double> valueDerivatives(int e, double t, const std::vector<double>& x) {

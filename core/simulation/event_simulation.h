@@ -69,10 +69,12 @@ class EventSimulation {
   // events of issue 15: with h the trigger's root function (t − c for a time event),
   // dτ/dp = −(∂h/∂x·S⁻ + ∂h/∂p) / (∂h/∂x·f⁻ + ∂h/∂t) and, per execution x⁺ = g(x⁻, p),
   // S⁺ = ∂g/∂x·S⁻ + ∂g/∂p + (∂g/∂x·f⁻ + ∂g/∂t − f⁺)·dτ/dp (cascades at one time apply it in
-  // turn; ∂g/∂t for assignments that use the time).
-  // Delayed executions, triggers that are not relationals of continuous functions and events that
-  // resize a compartment of concentration states throw Error (not supported yet). Call before
-  // run().
+  // turn; ∂g/∂t for assignments that use the time). A delayed execution at τ_e = τ + d jumps
+  // with dτ_e/dp = dτ/dp + dd/dp (d's total derivative at the trigger, whose dτ/dp it carries);
+  // values from the trigger time are differentiated there. A logical or piecewise trigger found
+  // by bisection takes h from the relational that switched (the root function with a zero at
+  // the located time). A trigger switched by a discontinuous function alone, and events that
+  // resize a compartment of concentration states, throw Error. Call before run().
   void enableSensitivities(const std::vector<int>& paramIndices, const std::vector<double>& s0,
                            bool errorControl);
   // The same jumps with S propagated along the trajectory by `propagator` (PBSR, Exp) instead of

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/model/sbml_importer.h"
@@ -125,6 +126,100 @@ class TestEventSensitivities : public QObject {
     const double tau = std::log(5.0) / kK;
     const auto r = sensitivities(
         decayWithEvents("", eventXml("reset", xBelow2(), eventAssignment("x", "<cn>10</cn>"))),
+        {0, 2, tau - 0.5, tau + 0.5, 8, 10}, {"k"}, method);
+    compare(r, thresholdReset, tolerance);
+  }
+
+  // The threshold reset delayed by d = 1.5 (a parameter): executed at τ_e = ln 5 / k + d with
+  // x = 10, so x = 10 e^{−k(t − τ_e)} after it: ∂x/∂k = (d − t)·x, ∂x/∂d = k·x; before it
+  // x = 10 e^{−kt} (∂x/∂k = −t·x, ∂x/∂d = 0).
+  void delayedThreshold_data() { methods(); }
+  void delayedThreshold() {
+    QFETCH(SensitivityMethod, method);
+    QFETCH(double, tolerance);
+    const double d = 1.5, tauE = std::log(5.0) / kK + d;
+    const auto r = sensitivities(
+        decayWithEvents(R"(<parameter id="d" value="1.5" constant="true"/>)",
+                        eventXml("reset", xBelow2(), eventAssignment("x", "<cn>10</cn>"),
+                                 "<delay>" + sensode::testing::math("<ci>d</ci>") + "</delay>")),
+        {0, 2, tauE - 1, tauE - 0.1, tauE + 0.1, 9, 11}, {"k", "d"}, method);
+    compare(r, [&](double t) -> std::vector<double> {
+      if (t < tauE) return {-t * 10 * std::exp(-kK * t), 0};
+      const double x = 10 * std::exp(-kK * (t - tauE));
+      return {(d - t) * x, kK * x};
+    }, tolerance);
+  }
+
+  // A dose doubling x, triggered at t = 5 and executed at 5 + d (d = 2): with the value from the
+  // trigger time x jumps to 2·x(5) = 20 e^{−5k}, so x = 20 e^{−5k} e^{−k(t−5−d)} after it
+  // (∂x/∂k = (d − t)·x, ∂x/∂d = k·x); with the value from the execution time x doubles
+  // continuously (x = 20 e^{−kt}: ∂x/∂k = −t·x, ∂x/∂d = 0).
+  void delayedDoseWithTriggerOrExecutionValues_data() {
+    QTest::addColumn<SensitivityMethod>("method");
+    QTest::addColumn<double>("tolerance");
+    QTest::addColumn<bool>("triggerTimeValues");
+    for (const bool trigger : {true, false})
+      for (const auto& [name, m, tol] :
+           {std::tuple{"odesd", SensitivityMethod::OdeSd, 1e-6},
+            std::tuple{"cvodes", SensitivityMethod::Cvodes, 1e-6},
+            std::tuple{"pbsr", SensitivityMethod::Pbsr, 3e-4},
+            std::tuple{"exp", SensitivityMethod::Exp, 1e-4}})
+        QTest::newRow(qPrintable(QString("%1 %2").arg(name, trigger ? "trigger" : "execution")))
+            << m << tol << trigger;
+  }
+  void delayedDoseWithTriggerOrExecutionValues() {
+    QFETCH(SensitivityMethod, method);
+    QFETCH(double, tolerance);
+    QFETCH(bool, triggerTimeValues);
+    const double d = 2, tE = 5 + d;
+    const auto r = sensitivities(
+        decayWithEvents(
+            R"(<parameter id="d" value="2" constant="true"/>)",
+            eventXml("dose", timeAtLeast("<cn>5</cn>"),
+                     eventAssignment("x", "<apply><times/><cn>2</cn><ci>x</ci></apply>"),
+                     "<delay>" + sensode::testing::math("<ci>d</ci>") + "</delay>",
+                     R"(initialValue="true" persistent="true")",
+                     triggerTimeValues ? R"(useValuesFromTriggerTime="true")"
+                                       : R"(useValuesFromTriggerTime="false")")),
+        {0, 4, 6, 6.9, 7.1, 10}, {"k", "d"}, method);
+    compare(r, [&](double t) -> std::vector<double> {
+      if (t < tE) return {-t * 10 * std::exp(-kK * t), 0};
+      if (!triggerTimeValues) return {-t * 20 * std::exp(-kK * t), 0};
+      const double x = 20 * std::exp(-5 * kK) * std::exp(-kK * (t - tE));
+      return {(d - t) * x, kK * x};
+    }, tolerance);
+  }
+
+  // Logical and piecewise triggers around the relational x < 2: the same reset and the same
+  // closed form as thresholdTimeDependsOnParameter, the switch taken from x − 2.
+  void logicalAndPiecewiseTriggers_data() {
+    QTest::addColumn<SensitivityMethod>("method");
+    QTest::addColumn<double>("tolerance");
+    QTest::addColumn<QString>("trigger");
+    const std::string t = kMathTime;
+    const std::vector<std::pair<const char*, std::string>> triggers = {
+        {"and", "<apply><and/>" + xBelow2() + "<apply><gt/>" + t + "<cn>1</cn></apply></apply>"},
+        {"or", "<apply><or/>" + xBelow2() + "<apply><gt/>" + t + "<cn>100</cn></apply></apply>"},
+        {"not", "<apply><not/><apply><geq/><ci>x</ci><cn>2</cn></apply></apply>"},
+        {"piecewise",
+         "<apply><eq/><piecewise><piece><cn>1</cn>" + xBelow2() +
+             "</piece><otherwise><cn>0</cn></otherwise></piecewise><cn>1</cn></apply>"}};
+    for (const auto& [name, trigger] : triggers)
+      for (const auto& [method, m, tol] :
+           {std::tuple{"odesd", SensitivityMethod::OdeSd, 1e-6},
+            std::tuple{"cvodes", SensitivityMethod::Cvodes, 1e-6},
+            std::tuple{"exp", SensitivityMethod::Exp, 1e-4}})
+        QTest::newRow(qPrintable(QString("%1 %2").arg(name, method)))
+            << m << tol << QString::fromStdString(trigger);
+  }
+  void logicalAndPiecewiseTriggers() {
+    QFETCH(SensitivityMethod, method);
+    QFETCH(double, tolerance);
+    QFETCH(QString, trigger);
+    const double tau = std::log(5.0) / kK;
+    const auto r = sensitivities(
+        decayWithEvents("", eventXml("reset", trigger.toStdString(),
+                                     eventAssignment("x", "<cn>10</cn>"))),
         {0, 2, tau - 0.5, tau + 0.5, 8, 10}, {"k"}, method);
     compare(r, thresholdReset, tolerance);
   }
