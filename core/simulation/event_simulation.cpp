@@ -359,6 +359,7 @@ struct EventSimulation::Impl {
 
   // S at the output time run() reports after advanceTo (propagated mode).
   void takePropagated() {
+    if (propagated.empty() && model->nx() == 0) return;  // no states: no steps, S is empty
     if (propagated.empty())
       throw Error("sensitivities across events: no propagated sensitivities for the output at "
                   "the time reached (internal error)");
