@@ -686,6 +686,19 @@ int EventSimulation::restarts() const { return impl_->restarts; }
 
 void EventSimulation::setEventSink(EventSink sink) { impl_->eventSink = std::move(sink); }
 
+EventMarks eventMarks(const std::vector<EventExecution>& executions) {
+  EventMarks marks;
+  for (const EventExecution& e : executions) {
+    if (!marks.times.empty() && marks.times.back() == e.time) {
+      marks.ids.back() += ", " + e.eventId;
+    } else {
+      marks.times.push_back(e.time);
+      marks.ids.push_back(e.eventId);
+    }
+  }
+  return marks;
+}
+
 std::optional<std::string> eventsNotSupported(const symbolic::OdeSystem& system,
                                               const std::string& what) {
   if (system.events.empty()) return std::nullopt;

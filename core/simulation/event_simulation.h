@@ -58,6 +58,14 @@ struct EventExecution {
   std::string eventId;
 };
 
+// Executions grouped for plots: each time at which events executed once, with the ids executed
+// there in order ("dose" or "reset, dose").
+struct EventMarks {
+  std::vector<double> times;
+  std::vector<std::string> ids;
+};
+EventMarks eventMarks(const std::vector<EventExecution>& executions);
+
 class EventSimulation {
  public:
   EventSimulation(std::shared_ptr<const symbolic::CompiledModel> model, integrators::Method method,

@@ -164,6 +164,12 @@ struct Setup {
   double t0 = 0, tEnd = 0;
 };
 
+void recordEventMarks(const simulation::EventSimulation& sim, SensitivityResult& result) {
+  simulation::EventMarks marks = simulation::eventMarks(sim.executions());
+  result.eventTimes = std::move(marks.times);
+  result.eventIds = std::move(marks.ids);
+}
+
 // odeSD direct or CVODES forward: the integrator computes S with the states.
 void runDirect(const Setup& s, integrators::Method method, SensitivityResult& result) {
   Recorder recorder(s.model, s.p, s.columns, s.params, s.problem->times.size(), result);
@@ -174,6 +180,7 @@ void runDirect(const Setup& s, integrators::Method method, SensitivityResult& re
     auto finishStats = [&] {
       result.stats.integrator = sim.stats();
       result.stats.sensitivityEvals = result.stats.integrator.sensitivityRhsEvals;
+      recordEventMarks(sim, result);
     };
     try {
       result.stats.simulations = 1;
@@ -262,6 +269,7 @@ void runPeanoBakerAcrossEvents(const Setup& s, SensitivityMethod method,
     result.stats.integrator = sim.stats();
     result.stats.peanoBaker = propagator.stats();
     result.stats.sensitivityEvals = propagator.stats().jacobianEvals;
+    recordEventMarks(sim, result);
   };
   std::vector<double> state;
   try {
@@ -414,6 +422,8 @@ void runWithFallbacks(const Setup& s, SensitivityResult& result) {
     result.values.clear();
     result.states.clear();
     result.stateSensitivities.clear();
+    result.eventTimes.clear();
+    result.eventIds.clear();
     result.stats = {};
     result.stats.fallbacks = std::move(fallbacks);
   };
