@@ -89,6 +89,13 @@ PeanoBakerPropagator::PeanoBakerPropagator(std::shared_ptr<const symbolic::Compi
 
 void PeanoBakerPropagator::start(double t0, const std::vector<double>& x0,
                                  const std::vector<double>& s0) {
+  restart(t0, x0, s0);
+  cacheValid_ = false;
+  stats_ = {};
+}
+
+void PeanoBakerPropagator::restart(double t0, const std::vector<double>& x0,
+                                   const std::vector<double>& s0) {
   const auto n = static_cast<std::size_t>(nx_);
   if (x0.size() != n || s0.size() != n * static_cast<std::size_t>(ns_)) {
     throw Error("PeanoBakerPropagator::start: x0 has " + std::to_string(x0.size()) +
@@ -100,8 +107,6 @@ void PeanoBakerPropagator::start(double t0, const std::vector<double>& x0,
   s_ = Eigen::Map<const Eigen::MatrixXd>(s0.data(), nx_, ns_);
   leftValid_ = false;
   pending_ = false;
-  cacheValid_ = false;
-  stats_ = {};
 }
 
 void PeanoBakerPropagator::sensitivities(std::vector<double>& s) {

@@ -110,8 +110,13 @@ class PeanoBakerPropagator {
   PeanoBakerPropagator(std::shared_ptr<const symbolic::CompiledModel> model, std::vector<double> p,
                        std::vector<int> paramIndices, const PeanoBakerOptions& options);
 
-  // Starts at (t0, x0) with S0 (column-major nx × ns).
+  // Starts at (t0, x0) with S0 (column-major nx × ns); the statistics start from zero.
   void start(double t0, const std::vector<double>& x0, const std::vector<double>& s0);
+  // Starts again at (t, x) with S, keeping the statistics: after an event, whose jump in x and
+  // S is the simulation driver's (core/simulation). Nothing of the previous interval is reused
+  // (its Jacobians belong to the state before the jump), except E and Φ₁ when A comes out the
+  // same: they depend on A and Δt only.
+  void restart(double t, const std::vector<double>& x, const std::vector<double>& s);
   // Propagates S over the grid interval [t, t1] (t1 ≥ t); states inside (t, t1] come from
   // `states`, in increasing time, ending with x(t1).
   void advance(double t1, const StateSource& states);

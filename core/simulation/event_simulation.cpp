@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <cstdio>
+#include <deque>
 #include <random>
 
 #include "core/common/errors.h"
@@ -28,6 +29,10 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::mt19937::result_type kRandomSeed = 20261125;
 // Upper bound on the pieces one step is scanned in (see Impl::onStep).
 constexpr double kMaxPiecesPerStep = 1000;
+// A trigger located by bisection switched because of the root function whose zero lies within
+// this (relative to max(1, |t|)) of the located time: far wider than the 1e-12 bracket, far
+// narrower than any two distinct crossings an integration resolves.
+constexpr double kSwitchWindow = 1e-8;
 
 // Thrown by the step callback out of advanceTo(): a trigger switched to true (or a delayed
 // execution is due) at Impl::stopTime. Private to the driver; the integrator is initialized again.
@@ -43,6 +48,8 @@ struct Pending {
   // With sensitivities and values from the trigger time: the total derivatives of those values,
   // d(value_i)/dp_j at the trigger (assignments × ns, row-major).
   std::vector<double> valueSensitivities;
+  // With sensitivities: dτ_e/dp of the execution time (the trigger's dτ/dp plus dd/dp).
+  std::vector<double> executionTimeSensitivities;
 };
 
 std::string num(double v) {
@@ -92,7 +99,8 @@ struct EventSimulation::Impl {
   bool scanning = true;
 
   // ---- forward sensitivities (enableSensitivities) ----
-  bool sens = false;
+  bool sensEnabled = false;  // enableSensitivities was called
+  bool sens = false;         // S is carried in this run (off after the last output, propagated)
   std::vector<int> sensParams;
   bool errorControl = true;
   std::vector<double> S;                  // nx × ns column-major, at the current time
@@ -100,6 +108,11 @@ struct EventSimulation::Impl {
   double tSafe = 0;                       // the last time with x and S both known
   std::vector<double> xSafe, sSafe;
   std::vector<double> dTaudP;             // dτ/dp (ns) of the events being processed
+  // Propagated mode (enablePropagatedSensitivities): S follows the integrator's steps.
+  TrajectorySensitivities* propagator = nullptr;
+  std::size_t propagatedOutput = 0;  // the next output time the propagator has not passed
+  // (x, S) at the output times the propagator has passed but run() has not reported yet.
+  std::deque<std::pair<std::vector<double>, std::vector<double>>> propagated;
   std::vector<double> xs, gs, trig, xR, gR, trigR;  // scratch
 
   const double* pp() const { return p->data(); }
@@ -120,7 +133,9 @@ struct EventSimulation::Impl {
     const double d = events.hasDelay(e) ? events.delay(e, t, x.data(), pp()) : 0.0;
     if (!std::isfinite(d) || d < 0)
       fail(e, "event delay is " + num(d) + " at t = " + num(t) + " (it must be finite and >= 0)");
-    Pending pe{e, t + d, t, {}, false, {}};
+    Pending pe{e, t + d, t, {}, false, {}, {}};
+    if (sens) pe.executionTimeSensitivities =
+                  delayedExecutionTimeDerivative(jumpContext(), e, t, x, S, dTaudP);
     if (events.event(e).useValuesFromTriggerTime) {
       pe.values.resize(events.event(e).assignments.size());
       events.assignmentValues(e, t, x.data(), pp(), pe.values.data());
@@ -149,8 +164,8 @@ struct EventSimulation::Impl {
   void execute(const Pending& pe, double t, std::vector<double>& x) {
     const auto& def = events.event(pe.event);
     const std::vector<double> before = sens ? x : std::vector<double>{};
-    if (sens && pe.time > pe.triggerTime)
-      fail(pe.event, "sensitivities across delayed events are not supported yet");
+    // Executions at this time (and what they trigger) move with the execution time.
+    if (sens) dTaudP = pe.executionTimeSensitivities;
     std::vector<double> values = pe.values;
     if (!pe.hasValues) {
       values.resize(def.assignments.size());
@@ -282,9 +297,74 @@ struct EventSimulation::Impl {
     const double from = tLeft = std::max(tLeft, tStart);
     const double pieces =
         std::clamp(std::ceil((tEnd - from) / sampleSpacing), 1.0, kMaxPiecesPerStep);
-    for (double i = 1; i <= pieces; ++i)
-      scan(i == pieces ? tEnd : from + (tEnd - from) * (i / pieces), dense);
+    try {
+      for (double i = 1; i <= pieces; ++i)
+        scan(i == pieces ? tEnd : from + (tEnd - from) * (i / pieces), dense);
+    } catch (const RootStop&) {
+      if (propagator) propagateToStop(dense);
+      throw;
+    }
     tLeft = tEnd;
+    if (propagator) propagateOver(tEnd, dense);
+  }
+
+  // ---- propagated sensitivities (TrajectorySensitivities) ----
+  bool propagationDone() const { return propagatedOutput >= times->size(); }
+
+  void propagateTo(double t, integrators::StepDenseOutput& dense) {
+    const auto nx = static_cast<std::size_t>(model->nx());
+    propagator->advance(t, [&dense, nx](double tq, std::vector<double>& x) {
+      x.resize(nx);
+      dense.state(tq, x.data());
+    });
+  }
+
+  // A step that ended without a stop: S through the output times in it (kept for run(), which
+  // reports them when advanceTo returns) and to its end. Nothing once every output is passed.
+  void propagateOver(double tEnd, integrators::StepDenseOutput& dense) {
+    while (!propagationDone() && (*times)[propagatedOutput] <= tEnd) {
+      const double T = (*times)[propagatedOutput++];
+      propagateTo(T, dense);
+      std::vector<double> x(static_cast<std::size_t>(model->nx()));
+      dense.state(T, x.data());
+      propagator->sensitivities(S);
+      propagated.emplace_back(std::move(x), S);
+    }
+    if (!propagationDone()) propagateTo(tEnd, dense);
+  }
+
+  // A step aborted at stopTime: the outputs before it are reported here (from the dense output),
+  // then S is propagated to the stop, where it is S⁻ for the jumps.
+  void propagateToStop(integrators::StepDenseOutput& dense) {
+    while (nextOutput < times->size() && (*times)[nextOutput] < stopTime) {
+      const double T = (*times)[nextOutput];
+      std::vector<double> x(static_cast<std::size_t>(model->nx()));
+      if (!propagated.empty()) {
+        x = std::move(propagated.front().first);
+        S = std::move(propagated.front().second);
+        propagated.pop_front();
+      } else {
+        propagateTo(T, dense);
+        dense.state(T, x.data());
+        propagator->sensitivities(S);
+        propagatedOutput = std::max(propagatedOutput, nextOutput + 1);
+      }
+      (*output)(T, x.data());
+      ++nextOutput;
+    }
+    if (propagationDone()) return;
+    propagateTo(stopTime, dense);
+    propagator->sensitivities(S);
+  }
+
+  // S at the output time run() reports after advanceTo (propagated mode).
+  void takePropagated() {
+    if (propagated.empty() && model->nx() == 0) return;  // no states: no steps, S is empty
+    if (propagated.empty())
+      throw Error("sensitivities across events: no propagated sensitivities for the output at "
+                  "the time reached (internal error)");
+    S = std::move(propagated.front().second);
+    propagated.pop_front();
   }
 
   // Trigger switches in (tLeft, right]: stops at the first switch to true (throws RootStop).
@@ -385,7 +465,13 @@ struct EventSimulation::Impl {
       });
     }
     integrator->initialize(model, options, t, x, *p);
-    if (sens) integrator->enableSensitivities(sensParams, S, errorControl);
+    if (propagator) {
+      propagator->restart(t, x, S);
+      propagatedOutput = nextOutput;
+      propagated.clear();
+    } else if (sens) {
+      integrator->enableSensitivities(sensParams, S, errorControl);
+    }
     resetScan(t, x);
   }
 
@@ -424,8 +510,24 @@ struct EventSimulation::Impl {
 
   JumpContext jumpContext() const { return {*model, events, pp(), sensParams}; }
 
-  // dτ/dp for the events triggered at the stop, from what located it.
+  // dτ/dp for the events triggered at the stop, from what located it. A delayed execution
+  // carries its own (Pending::executionTimeSensitivities, set in execute()); triggers that switch
+  // at the same time take that of the first one due. A switch found by bisection (a logical or
+  // piecewise trigger) takes the root function of the relational that switched there.
   void computeTriggerTimeDerivative(double t, const std::vector<double>& x) {
+    if (stopCause.kind == Cause::Delayed) {
+      for (const Pending& q : queue)
+        if (q.time <= t) {
+          dTaudP = q.executionTimeSensitivities;
+          return;
+        }
+    }
+    if (stopCause.kind == Cause::Bisected) {
+      const auto [root, timeRoot] =
+          switchingRoot(jumpContext(), t, x, kSwitchWindow * std::max(1.0, std::abs(t)));
+      if (root >= 0) stopCause = {Cause::Root, root};
+      else if (timeRoot >= 0) stopCause = {Cause::TimeRoot, timeRoot};
+    }
     switch (stopCause.kind) {
       case Cause::TimeRoot: dTaudP = timeEventDerivative(jumpContext(), stopCause.index); return;
       case Cause::Root:
@@ -434,10 +536,9 @@ struct EventSimulation::Impl {
       case Cause::Delayed:
       case Cause::Bisected: break;
     }
-    throw Error(std::string("sensitivities across events: the trigger at t = ") + num(t) +
-                (stopCause.kind == Cause::Delayed
-                     ? " is a delayed execution (delayed events are not supported yet)"
-                     : " is not a relational of continuous functions (not supported yet)"));
+    throw Error("sensitivities across events: a trigger switched at t = " + num(t) +
+                " where none of its relationals changes sign (a discontinuous function inside "
+                "the trigger): the event time's derivative dτ/dp is undefined");
   }
 
   std::vector<double> valueDerivatives(int e, double t, const std::vector<double>& x) {
@@ -478,6 +579,7 @@ void EventSimulation::run(double t0, std::vector<double> x, const std::vector<do
   d.queue.clear();
   d.executions.clear();
   d.restarts = 0;
+  d.sens = d.sensEnabled;
   d.random.seed(kRandomSeed);  // the same ties resolved the same way in every run
   if (d.integrator) d.integrator.reset();
   d.finished = {};
@@ -527,13 +629,20 @@ void EventSimulation::run(double t0, std::vector<double> x, const std::vector<do
     }
     try {
       d.integrator->advanceTo(T, x, monitor);
-      if (d.sens) d.integrator->sensitivities(d.S);
+      if (d.propagator) d.takePropagated();
+      else if (d.sens) d.integrator->sensitivities(d.S);
       t = T;
       output(T, x.data());
       ++d.nextOutput;
       markSafe();
     } catch (const RootStop&) {
-      if (d.sens) d.integrateAgainToStop(monitor);
+      if (d.propagator) {
+        // Nothing is reported after the last output: no S to carry across these events.
+        if (d.propagationDone() && d.nextOutput >= times.size()) d.sens = false;
+        else d.computeTriggerTimeDerivative(d.stopTime, d.stopState);
+      } else if (d.sens) {
+        d.integrateAgainToStop(monitor);
+      }
       t = d.stopTime;
       x = d.stopState;
       ++d.restarts;
@@ -547,11 +656,18 @@ void EventSimulation::run(double t0, std::vector<double> x, const std::vector<do
 void EventSimulation::enableSensitivities(const std::vector<int>& paramIndices,
                                           const std::vector<double>& s0, bool errorControl) {
   Impl& d = *impl_;
-  d.sens = true;
+  d.sensEnabled = true;
   d.sensParams = paramIndices;
   d.s0 = s0;
   d.errorControl = errorControl;
   d.events.enableDerivatives();
+}
+
+void EventSimulation::enablePropagatedSensitivities(const std::vector<int>& paramIndices,
+                                                    const std::vector<double>& s0,
+                                                    TrajectorySensitivities& propagator) {
+  enableSensitivities(paramIndices, s0, false);
+  impl_->propagator = &propagator;
 }
 
 const std::vector<double>& EventSimulation::sensitivities() const { return impl_->S; }
@@ -569,6 +685,19 @@ const std::vector<EventExecution>& EventSimulation::executions() const {
 int EventSimulation::restarts() const { return impl_->restarts; }
 
 void EventSimulation::setEventSink(EventSink sink) { impl_->eventSink = std::move(sink); }
+
+EventMarks eventMarks(const std::vector<EventExecution>& executions) {
+  EventMarks marks;
+  for (const EventExecution& e : executions) {
+    if (!marks.times.empty() && marks.times.back() == e.time) {
+      marks.ids.back() += ", " + e.eventId;
+    } else {
+      marks.times.push_back(e.time);
+      marks.ids.push_back(e.eventId);
+    }
+  }
+  return marks;
+}
 
 std::optional<std::string> eventsNotSupported(const symbolic::OdeSystem& system,
                                               const std::string& what) {

@@ -38,11 +38,33 @@
 
 namespace sensode::simulation {
 
+// Sensitivities propagated along the state trajectory by a method outside the integrator (PBSR,
+// Exp: sensitivity/peano_baker.h). The driver feeds it the integrator's accepted steps and
+// restarts it after every event with the jumped S, so that it only ever sees a smooth trajectory.
+class TrajectorySensitivities {
+ public:
+  using StateSource = std::function<void(double t, std::vector<double>& x)>;
+  virtual ~TrajectorySensitivities() = default;
+  // Starts (again) at (t, x) with S (column-major nx × ns).
+  virtual void restart(double t, const std::vector<double>& x, const std::vector<double>& s) = 0;
+  // Propagates S to t1 (>= the current time); states in (current, t1] from `states`, increasing.
+  virtual void advance(double t1, const StateSource& states) = 0;
+  virtual void sensitivities(std::vector<double>& s) = 0;
+};
+
 // One execution of an event, for logs and plots.
 struct EventExecution {
   double time;
   std::string eventId;
 };
+
+// Executions grouped for plots: each time at which events executed once, with the ids executed
+// there in order ("dose" or "reset, dose").
+struct EventMarks {
+  std::vector<double> times;
+  std::vector<std::string> ids;
+};
+EventMarks eventMarks(const std::vector<EventExecution>& executions);
 
 class EventSimulation {
  public:
@@ -55,12 +77,21 @@ class EventSimulation {
   // events of issue 15: with h the trigger's root function (t − c for a time event),
   // dτ/dp = −(∂h/∂x·S⁻ + ∂h/∂p) / (∂h/∂x·f⁻ + ∂h/∂t) and, per execution x⁺ = g(x⁻, p),
   // S⁺ = ∂g/∂x·S⁻ + ∂g/∂p + (∂g/∂x·f⁻ + ∂g/∂t − f⁺)·dτ/dp (cascades at one time apply it in
-  // turn; ∂g/∂t for assignments that use the time).
-  // Delayed executions, triggers that are not relationals of continuous functions and events that
-  // resize a compartment of concentration states throw Error (not supported yet). Call before
-  // run().
+  // turn; ∂g/∂t for assignments that use the time). A delayed execution at τ_e = τ + d jumps
+  // with dτ_e/dp = dτ/dp + dd/dp (d's total derivative at the trigger, whose dτ/dp it carries);
+  // values from the trigger time are differentiated there. A logical or piecewise trigger found
+  // by bisection takes h from the relational that switched (the root function with a zero at
+  // the located time). A trigger switched by a discontinuous function alone, and events that
+  // resize a compartment of concentration states, throw Error. Call before run().
   void enableSensitivities(const std::vector<int>& paramIndices, const std::vector<double>& s0,
                            bool errorControl);
+  // The same jumps with S propagated along the trajectory by `propagator` (PBSR, Exp) instead of
+  // by the integrator: on each interval between events it advances over the step ends and the
+  // output times with states from the step's dense output, up to the located event time (S⁻);
+  // the driver jumps S and restarts it there. `propagator` must outlive run(). Call before run().
+  void enablePropagatedSensitivities(const std::vector<int>& paramIndices,
+                                     const std::vector<double>& s0,
+                                     TrajectorySensitivities& propagator);
   // S at the time of the output being reported (valid inside the OutputSink).
   const std::vector<double>& sensitivities() const;
 

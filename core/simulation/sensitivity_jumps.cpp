@@ -33,6 +33,51 @@ std::vector<double> rootTimeDerivative(const JumpContext& c, int k, double t,
   return dTaudP;
 }
 
+std::vector<double> delayedExecutionTimeDerivative(const JumpContext& c, int e, double t,
+                                                   const std::vector<double>& x,
+                                                   const std::vector<double>& s,
+                                                   const std::vector<double>& dTaudP) {
+  const auto nx = static_cast<std::size_t>(c.model.nx());
+  const auto np = static_cast<std::size_t>(c.model.np());
+  std::vector<double> out = dTaudP;
+  if (!c.events.hasDelay(e)) return out;
+  std::vector<double> grad(nx + np + 1), f(nx);
+  c.events.delayGradient(e, t, x.data(), c.p, grad.data());
+  c.model.rhs(t, x.data(), c.p, f.data());
+  double total = grad[nx + np];  // dd/dt along the trajectory: ∂d/∂t + ∂d/∂x·f
+  for (std::size_t i = 0; i < nx; ++i) total += grad[i] * f[i];
+  for (std::size_t j = 0; j < out.size(); ++j) {
+    double v = grad[nx + static_cast<std::size_t>(c.params[j])] + total * dTaudP[j];
+    for (std::size_t i = 0; i < nx; ++i) v += grad[i] * s[j * nx + i];
+    out[j] += v;
+  }
+  return out;
+}
+
+std::pair<int, int> switchingRoot(const JumpContext& c, double t, const std::vector<double>& x,
+                                  double window) {
+  const auto nx = static_cast<std::size_t>(c.model.nx());
+  const auto np = static_cast<std::size_t>(c.model.np());
+  std::pair<int, int> best{-1, -1};
+  double nearest = window;
+  std::vector<double> g(static_cast<std::size_t>(c.events.numRoots())), grad(nx + np + 1),
+      f(nx);
+  c.events.roots(t, x.data(), c.p, g.data());
+  c.model.rhs(t, x.data(), c.p, f.data());
+  for (int k = 0; k < c.events.numRoots(); ++k) {
+    c.events.rootGradient(k, t, x.data(), c.p, grad.data());
+    double rate = grad[nx + np];
+    for (std::size_t i = 0; i < nx; ++i) rate += grad[i] * f[i];
+    const double distance = std::abs(g[static_cast<std::size_t>(k)]) / std::abs(rate);
+    if (std::isfinite(distance) && distance <= nearest) nearest = distance, best = {k, -1};
+  }
+  std::vector<double> times(static_cast<std::size_t>(c.events.numTimeRoots()));
+  c.events.timeRoots(c.p, times.data());
+  for (std::size_t j = 0; j < times.size(); ++j)
+    if (std::abs(times[j] - t) <= nearest) nearest = std::abs(times[j] - t), best = {-1, int(j)};
+  return best;
+}
+
 std::vector<double> timeEventDerivative(const JumpContext& c, int j) {
   std::vector<double> dc(static_cast<std::size_t>(c.model.np())), dTaudP(c.params.size());
   c.events.timeRootGradient(j, c.p, dc.data());

@@ -149,12 +149,19 @@ void EventFunctions::enableDerivatives() {
       rows.insert(rows.end(), g.begin(), g.end());
     }
     events_[e].jacobian = Tape(pool, inputs_, rows);
+    events_[e].delayGradient =
+        Tape(pool, inputs_, gradient(system_->events[e].delay.value_or(pool.zero()), true, true));
   }
 }
 
 void EventFunctions::rootGradient(int k, double t, const double* x, const double* p,
                                   double* out) const {
   rootGradients_[static_cast<std::size_t>(k)].evaluate(t, x, p, out);
+}
+
+void EventFunctions::delayGradient(int e, double t, const double* x, const double* p,
+                                   double* out) const {
+  events_[static_cast<std::size_t>(e)].delayGradient.evaluate(t, x, p, out);
 }
 
 void EventFunctions::timeRootGradient(int j, const double* p, double* out) const {

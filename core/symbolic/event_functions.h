@@ -47,6 +47,8 @@ class EventFunctions {
   void enableDerivatives();
   // Root function k: out = [∂g/∂x (nx), ∂g/∂p (np), ∂g/∂t].
   void rootGradient(int k, double t, const double* x, const double* p, double* out) const;
+  // Event e's delay: out = [∂d/∂x (nx), ∂d/∂p (np), ∂d/∂t] (zeros for an event without one).
+  void delayGradient(int e, double t, const double* x, const double* p, double* out) const;
   // Time root j: out = ∂c/∂p (np).
   void timeRootGradient(int j, const double* p, double* out) const;
   // Event e: for each assignment i (EventDef::assignments order), the row of the new state value
@@ -58,7 +60,7 @@ class EventFunctions {
 
  private:
   struct PerEvent {
-    Tape delay, priority, values, scales, sizes, jacobian;
+    Tape delay, priority, values, scales, sizes, jacobian, delayGradient;
   };
   const OdeSystem* system_;
   TapeInputs inputs_;

@@ -164,6 +164,12 @@ struct Setup {
   double t0 = 0, tEnd = 0;
 };
 
+void recordEventMarks(const simulation::EventSimulation& sim, SensitivityResult& result) {
+  simulation::EventMarks marks = simulation::eventMarks(sim.executions());
+  result.eventTimes = std::move(marks.times);
+  result.eventIds = std::move(marks.ids);
+}
+
 // odeSD direct or CVODES forward: the integrator computes S with the states.
 void runDirect(const Setup& s, integrators::Method method, SensitivityResult& result) {
   Recorder recorder(s.model, s.p, s.columns, s.params, s.problem->times.size(), result);
@@ -174,6 +180,7 @@ void runDirect(const Setup& s, integrators::Method method, SensitivityResult& re
     auto finishStats = [&] {
       result.stats.integrator = sim.stats();
       result.stats.sensitivityEvals = result.stats.integrator.sensitivityRhsEvals;
+      recordEventMarks(sim, result);
     };
     try {
       result.stats.simulations = 1;
@@ -225,7 +232,66 @@ void runDirect(const Setup& s, integrators::Method method, SensitivityResult& re
 // states it needs inside each interval (sub-grid points, midpoints) from that dense output.
 // (Before the hook the trajectory was integrated twice: once for the grid, once more for the
 // states.) Steps past tEnd only contribute the output times up to tEnd.
+// The propagator as the simulation driver's TrajectorySensitivities (models with events).
+class PropagatorAcrossEvents : public simulation::TrajectorySensitivities {
+ public:
+  explicit PropagatorAcrossEvents(sensitivity::PeanoBakerPropagator& p) : p_(p) {}
+  void restart(double t, const std::vector<double>& x, const std::vector<double>& s) override {
+    p_.restart(t, x, s);
+  }
+  void advance(double t1, const StateSource& states) override { p_.advance(t1, states); }
+  void sensitivities(std::vector<double>& s) override { p_.sensitivities(s); }
+
+ private:
+  sensitivity::PeanoBakerPropagator& p_;
+};
+
+sensitivity::PeanoBakerOptions peanoBakerOptions(const Setup& s, SensitivityMethod method) {
+  sensitivity::PeanoBakerOptions o = s.options->peanoBaker;
+  o.method = method == SensitivityMethod::Exp ? sensitivity::PeanoBakerMethod::Exp
+                                              : sensitivity::PeanoBakerMethod::Pbsr;
+  return o;
+}
+
+// PBSR / Exp on a model with events: the simulation driver integrates the trajectory, feeds the
+// propagator its steps, and at each event jumps S (sensitivity_jumps.h) and restarts the
+// propagator with it (issue 15: "PBSR and Exp restart on each event interval with the jumped S").
+void runPeanoBakerAcrossEvents(const Setup& s, SensitivityMethod method,
+                               SensitivityResult& result) {
+  Recorder recorder(s.model, s.p, s.columns, s.params, s.problem->times.size(), result);
+  sensitivity::PeanoBakerPropagator propagator(s.model, s.p, s.params,
+                                               peanoBakerOptions(s, method));
+  propagator.start(s.t0, s.x0, s.s0);
+  PropagatorAcrossEvents adapter(propagator);
+  simulation::EventSimulation sim(s.model, s.options->trajectory, s.options->integrator);
+  sim.enablePropagatedSensitivities(s.params, s.s0, adapter);
+  auto collectStats = [&] {
+    result.stats.integrator = sim.stats();
+    result.stats.peanoBaker = propagator.stats();
+    result.stats.sensitivityEvals = propagator.stats().jacobianEvals;
+    recordEventMarks(sim, result);
+  };
+  std::vector<double> state;
+  try {
+    result.stats.simulations = 1;
+    sim.run(s.t0, s.x0, s.p, s.problem->times,
+            [&](double t, const double* x) {
+              state.assign(x, x + s.model->nx());
+              recorder.record(t, state, sim.sensitivities());
+            },
+            detail::wholeRunMonitor(*s.monitor, s.t0, s.tEnd));
+  } catch (...) {
+    collectStats();
+    throw;
+  }
+  collectStats();
+}
+
 void runPeanoBaker(const Setup& s, SensitivityMethod method, SensitivityResult& result) {
+  if (!s.model->system().events.empty()) {
+    runPeanoBakerAcrossEvents(s, method, result);
+    return;
+  }
   Recorder recorder(s.model, s.p, s.columns, s.params, s.problem->times.size(), result);
   const std::vector<double>& times = s.problem->times;
   std::size_t next = 0;
@@ -236,10 +302,8 @@ void runPeanoBaker(const Setup& s, SensitivityMethod method, SensitivityResult& 
   if (next == times.size()) return;
 
   std::unique_ptr<integrators::Integrator> trajectory;
-  sensitivity::PeanoBakerOptions pbOptions = s.options->peanoBaker;
-  pbOptions.method = method == SensitivityMethod::Exp ? sensitivity::PeanoBakerMethod::Exp
-                                                      : sensitivity::PeanoBakerMethod::Pbsr;
-  sensitivity::PeanoBakerPropagator propagator(s.model, s.p, s.params, pbOptions);
+  sensitivity::PeanoBakerPropagator propagator(s.model, s.p, s.params,
+                                               peanoBakerOptions(s, method));
   auto collectStats = [&] {
     if (trajectory) result.stats.integrator = trajectory->stats();
     result.stats.peanoBaker = propagator.stats();
@@ -358,6 +422,8 @@ void runWithFallbacks(const Setup& s, SensitivityResult& result) {
     result.values.clear();
     result.states.clear();
     result.stateSensitivities.clear();
+    result.eventTimes.clear();
+    result.eventIds.clear();
     result.stats = {};
     result.stats.fallbacks = std::move(fallbacks);
   };
@@ -485,11 +551,6 @@ SensitivityResult runSensitivities(const SensitivityProblem& problem,
     if (!problem.model) throw InvalidInput("sensitivities: no model");
     if (auto why = options.validate()) throw InvalidOptions(*why);
     const symbolic::CompiledModel& model = *problem.model;
-    if (options.method == SensitivityMethod::Pbsr || options.method == SensitivityMethod::Exp)
-      if (auto why = simulation::eventsNotSupported(
-              model.system(), std::string("sensitivities by ") + toString(options.method) +
-                                  " (odesd, cvodes and fd handle events)"))
-        throw InvalidInput(*why);
     detail::checkOutputTimes(problem.t0, problem.times);
 
     setup.model = problem.model;

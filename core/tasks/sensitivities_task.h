@@ -138,6 +138,10 @@ struct SensitivityResult {
   // ∂x/∂p (never scaled), nt × nx × np, row-major: stateSensitivities[(it·nx + ix)·np + ip].
   std::vector<double> stateSensitivities;
   SensitivityStats stats;
+  // Models with events (odesd, cvodes, pbsr, exp): the times events changed the state, each once,
+  // with the ids executed there (as TimeCourseResult::eventTimes / eventIds).
+  std::vector<double> eventTimes;
+  std::vector<std::string> eventIds;
   double wallSeconds = 0;
   Termination termination = Termination::Success;
   std::string message;  // empty on success; otherwise one line saying what happened

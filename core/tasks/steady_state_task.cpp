@@ -5,7 +5,7 @@
 #include <exception>
 
 #include "core/common/errors.h"
-#include "core/simulation/event_simulation.h"
+#include "core/tasks/steady_state_events.h"
 #include "core/tasks/task_common.h"
 
 namespace sensode::tasks {
@@ -53,8 +53,6 @@ SteadyStateResult runSteadyState(const SteadyStateProblem& problem,
     if (auto why = options.validate()) throw InvalidOptions(*why);
     const symbolic::CompiledModel& model = *problem.model;
     const symbolic::OdeSystem& sys = model.system();
-    if (auto why = simulation::eventsNotSupported(sys, "steady states"))
-      throw detail::InvalidInput(*why);
     for (const auto& s : sys.states) result.stateIds.push_back(s.id);
     for (const auto& p : sys.params) result.parameterIds.push_back(p.id);
     const std::vector<detail::OutputColumn> columns =
@@ -65,7 +63,9 @@ SteadyStateResult runSteadyState(const SteadyStateProblem& problem,
 
     const steadystate::ConservedModel conserved(problem.model);
     result.solution =
-        steadystate::solveSteadyState(conserved, result.parameters, options, monitor);
+        sys.events.empty()
+            ? steadystate::solveSteadyState(conserved, result.parameters, options, monitor)
+            : detail::solveSteadyStateAcrossEvents(conserved, result.parameters, options, monitor);
     const steadystate::SteadyStateSolution& s = result.solution;
     if (!s.found) return finish(SteadyStateResult::Status::NoSteadyState, s.reason);
 

@@ -59,6 +59,7 @@ void integrate(const TimeCourseProblem& problem, const TimeCourseOptions& option
   result.times.clear();
   result.values.clear();
   result.eventTimes.clear();
+  result.eventIds.clear();
   result.stats = {};
   const std::size_t nOut = model.system().outputs.size();
   std::vector<double> y(3 * nOut);
@@ -71,8 +72,13 @@ void integrate(const TimeCourseProblem& problem, const TimeCourseOptions& option
   };
   if (!model.system().events.empty()) {  // the simulation driver stops and restarts at events
     simulation::EventSimulation events(problem.model, method, options.integrator);
+    std::size_t named = 0;  // executions already in result.eventIds
     events.setEventSink([&](double t, const double* before, const double* after) {
       result.eventTimes.push_back(t);
+      std::string ids;
+      for (const auto& all = events.executions(); named < all.size(); ++named)
+        ids += (ids.empty() ? "" : ", ") + all[named].eventId;
+      result.eventIds.push_back(std::move(ids));
       if (!problem.eventRows) return;
       record(t, before);
       record(t, after);

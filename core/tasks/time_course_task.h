@@ -51,8 +51,10 @@ struct TimeCourseResult {
   // On failure: the technical detail behind `message` (which evaluator entry, which solver
   // flag, what was tried), for a details pane; `message` stays in a modeller's words.
   std::string details;
-  // Times at which events changed the state (models with events; each time once).
+  // Times at which events changed the state (models with events; each time once), and the ids
+  // of the events executed at each ("dose" or "reset, dose").
   std::vector<double> eventTimes;
+  std::vector<std::string> eventIds;
   double at(std::size_t row, std::size_t col) const { return values[row * columns.size() + col]; }
 };
 

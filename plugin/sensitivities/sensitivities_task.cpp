@@ -382,6 +382,8 @@ std::shared_ptr<const tasks::TimeCourseResult> parameterSlice(const tasks::Sensi
   auto slice = std::make_shared<tasks::TimeCourseResult>();
   slice->times = r.times;
   slice->columns = r.outputIds;
+  slice->eventTimes = r.eventTimes;
+  slice->eventIds = r.eventIds;
   slice->values.reserve(r.times.size() * r.outputIds.size());
   for (std::size_t it = 0; it < r.times.size(); ++it) {
     for (std::size_t iy = 0; iy < r.outputIds.size(); ++iy) {

@@ -182,6 +182,8 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
   problem.model = loaded.model;
   problem.t0 = 0;
   problem.times = outputTimes(settings.tEnd, settings.points);
+  // A dose plotted as a vertical jump at its time, not a slope to the next output time.
+  problem.eventRows = true;
   for (auto it = session.overrides.cbegin(); it != session.overrides.cend(); ++it) {
     problem.overrides.emplace_back(it.key().toStdString(), it.value());
   }

@@ -21,6 +21,7 @@
 #include <limits>
 
 #include "plugin/views/axis_range.h"
+#include "plugin/views/event_marks_chart_view.h"
 #include "plugin/views/widget_export.h"
 
 namespace sensode::plugin {
@@ -90,7 +91,7 @@ TimeSeriesChartView::TimeSeriesChartView(QString title, QString yAxisTitle, Extr
   chart_->setAnimationOptions(QChart::NoAnimation);
   chart_->legend()->setAlignment(Qt::AlignRight);
   chart_->setMargins(QMargins(4, 4, 4, 4));
-  chartView_ = new QChartView(chart_, this);
+  chartView_ = new EventMarksChartView(chart_, this);
   chartView_->setObjectName(QStringLiteral("chartView"));
   chartView_->setRenderHint(QPainter::Antialiasing);
   chartView_->setRubberBand(QChartView::RectangleRubberBand);
@@ -120,6 +121,18 @@ void TimeSeriesChartView::showResult(const std::shared_ptr<const api::TaskResult
 void TimeSeriesChartView::setSeries(std::shared_ptr<const tasks::TimeCourseResult> series) {
   series_ = std::move(series);
   rebuild();
+  chartView_->setEventMarks(eventMarks());
+}
+
+QList<EventMark> TimeSeriesChartView::eventMarks() const {
+  QList<EventMark> marks;
+  if (!series_) return marks;
+  for (std::size_t i = 0; i < series_->eventTimes.size(); ++i) {
+    marks.append({series_->eventTimes[i], i < series_->eventIds.size()
+                                              ? QString::fromStdString(series_->eventIds[i])
+                                              : QString()});
+  }
+  return marks;
 }
 
 bool TimeSeriesChartView::logScale() const { return logY_->isChecked(); }
@@ -239,6 +252,10 @@ void TimeSeriesChartView::rebuild() {
     if (static_cast<int>(series_->times.size()) > kMaxDrawnPoints) {
       notes << tr("Lines show the extremes of %1 rows.").arg(series_->times.size());
     }
+    if (!series_->eventTimes.empty()) {
+      notes << tr("Dashed lines: %n event time(s) (hover for the events).", "",
+                  int(series_->eventTimes.size()));
+    }
     if (drawn.skippedNonPositive > 0) {
       notes << tr("%n non-positive value(s) not drawn on the log axis.", "", drawn.skippedNonPositive);
     }
@@ -292,7 +309,8 @@ bool TimeSeriesChartView::exportTo(const QString& formatId, const QString& path,
   chart->setAnimationOptions(QChart::NoAnimation);
   chart->legend()->setAlignment(Qt::AlignRight);
   chart->setMargins(chart_->margins());
-  QChartView view(chart);
+  EventMarksChartView view(chart);
+  view.setEventMarks(eventMarks());
   view.setRenderHint(QPainter::Antialiasing);
   view.setAttribute(Qt::WA_DontShowOnScreen);
   view.resize(size);

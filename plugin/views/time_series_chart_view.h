@@ -2,7 +2,9 @@
 // A result tab plotting a time series (tasks::TimeCourseResult shape: times, column ids,
 // row-major values) with Qt Charts: one line per column, a legend whose entries toggle their
 // series (hidden series stay hidden across runs, by id), an optional logarithmic y axis, and
-// export as PNG and SVG (QSvgGenerator).
+// export as PNG and SVG (QSvgGenerator). Models with events: the times events changed the state
+// (TimeCourseResult::eventTimes / eventIds) are marked by dashed vertical lines with the event ids
+// (EventMarksChartView), on screen and in the exports.
 //
 // The series read the core struct the result holds (no second table of numbers is kept). Long
 // series are thinned for drawing only — per bucket of rows, the minimum and the maximum are kept,
@@ -17,9 +19,9 @@
 
 #include "core/tasks/time_course_task.h"
 #include "gui/plugin_api/task_plugin.h"
+#include "plugin/views/event_marks_chart_view.h"
 
 class QChart;
-class QChartView;
 class QCheckBox;
 class QLabel;
 
@@ -56,7 +58,7 @@ class TimeSeriesChartView : public api::TaskResultView {
   void setSeriesVisible(const QString& id, bool visible);
   QStringList hiddenSeries() const;
   QChart* chart() const { return chart_; }
-  QChartView* chartView() const { return chartView_; }
+  EventMarksChartView* chartView() const { return chartView_; }
   QCheckBox* logScaleBox() const { return logY_; }
 
  private:
@@ -69,13 +71,15 @@ class TimeSeriesChartView : public api::TaskResultView {
   // y range over the visible series (decades on the log axis).
   void rescaleY(QChart* chart) const;
   void styleMarkers();
+  // The marks of series_'s event times.
+  QList<EventMark> eventMarks() const;
 
   QString title_, yAxisTitle_;
   Extract extract_;
   std::shared_ptr<const tasks::TimeCourseResult> series_;
   QSet<QString> hidden_;
   QChart* chart_ = nullptr;
-  QChartView* chartView_ = nullptr;
+  EventMarksChartView* chartView_ = nullptr;
   QCheckBox* logY_ = nullptr;
   QLabel* caption_ = nullptr;
 };

@@ -2,8 +2,8 @@
 // SBML events through the simulation driver (core/simulation), with both integrators, against
 // closed-form solutions: a dose into a first-order decay (a time event), a threshold event whose
 // time is known analytically, a cascade ordered by priorities, a delayed non-persistent event
-// that is cancelled, and an event at t0. Plus the refusals of the computations that do not
-// handle events yet (sensitivities, steady states).
+// that is cancelled, and an event at t0 (sensitivities and steady states across events:
+// tst_event_sensitivities, tst_event_steady_states).
 #include <QtTest/QtTest>
 
 #include <cmath>
@@ -16,7 +16,6 @@
 #include "core/simulation/event_simulation.h"
 #include "core/symbolic/compiled_model.h"
 #include "core/tasks/sensitivities_task.h"
-#include "core/tasks/steady_state_task.h"
 #include "core/tasks/time_course_task.h"
 
 using sensode::integrators::Method;
@@ -385,28 +384,6 @@ class TestEvents : public QObject {
                                   .arg(r.at(it, iy, ip))
                                   .arg(fd.at(it, iy, ip))));
       }
-  }
-
-  // Methods that do not handle events yet, and steady states: refused with the construct named.
-  void otherMethodsAndSteadyStatesRefuseEvents() {
-    const auto model = compile(decay(
-        "", eventXml("dose", "<apply><geq/>" + std::string(kTime) + "<cn>5</cn></apply>",
-                  assign("x", "<cn>1</cn>"))));
-    sensode::tasks::SensitivityProblem sp;
-    sp.model = model;
-    sp.times = {0, 10};
-    sensode::tasks::SensitivityOptions options;
-    options.method = sensode::tasks::SensitivityMethod::Exp;
-    const auto s = sensode::tasks::runSensitivities(sp, options);
-    QCOMPARE(int(s.termination), int(sensode::tasks::Termination::InvalidInput));
-    QVERIFY2(s.message.find("events") != std::string::npos, s.message.c_str());
-    QVERIFY2(s.message.find("'dose'") != std::string::npos, s.message.c_str());
-
-    sensode::tasks::SteadyStateProblem ssp;
-    ssp.model = model;
-    const auto ss = sensode::tasks::runSteadyState(ssp, {});
-    QCOMPARE(int(ss.status), int(sensode::tasks::SteadyStateResult::Status::InvalidInput));
-    QVERIFY2(ss.message.find("events") != std::string::npos, ss.message.c_str());
   }
 
   // Suite case 00026 imports with its event (it was refused before events were supported).
