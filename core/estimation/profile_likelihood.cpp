@@ -63,6 +63,13 @@ ProfileDirection profileDirection(const petab::Problem& problem, const FitSetup&
       out.message = "re-optimisation failed at " + std::to_string(value) + ": " + r.message;
       return out;
     }
+    // A step that rises by more than the threshold's height jumps over the interval's end:
+    // retake it shorter, so the crossing is interpolated between close neighbours.
+    if (r.objective - previousObjective > height && step / 2 >= minStep) {
+      step /= 2;
+      --n;
+      continue;
+    }
     ProfilePoint p;
     p.value = value;
     p.objective = r.objective;
@@ -98,9 +105,16 @@ Profile assembleProfile(const std::string& id, int parameter, double optimumValu
   for (auto it = down.points.rbegin(); it != down.points.rend(); ++it) p.points.push_back(*it);
   p.points.push_back({optimumValue, optimumObjective, optimum, true});
   for (const ProfilePoint& q : up.points) p.points.push_back(q);
-  // Crossing by linear interpolation between the neighbours around the threshold.
+  // Crossing by linear interpolation of √(objective − optimum) between the neighbours around
+  // the threshold: exact where the profile is a parabola (as it is near the optimum, and
+  // everywhere for a model linear in the parameters), where interpolating the objective itself
+  // would be off by a fraction of the step.
+  const auto rise = [&](const ProfilePoint& q) {
+    return std::sqrt(std::max(q.objective - optimumObjective, 0.0));
+  };
   const auto cross = [&](const ProfilePoint& inside, const ProfilePoint& outside) {
-    const double t = (threshold - inside.objective) / (outside.objective - inside.objective);
+    const double target = std::sqrt(threshold - optimumObjective);
+    const double t = (target - rise(inside)) / (rise(outside) - rise(inside));
     return inside.value + t * (outside.value - inside.value);
   };
   if (down.reachedThreshold) p.lower = cross(p.points[1], p.points[0]);

@@ -5,7 +5,8 @@
 // optimum + χ²₁(level)/2 (on the negative log-likelihood), the parameter reaches its bound, or
 // profileMaxPoints points were taken. The step adapts so that each step raises the objective by
 // about a quarter of the threshold's height: doubled (up to profileMaxStep) below an eighth,
-// halved above a half.
+// halved above a half; a step that rises by more than the whole height is retaken at half the
+// length (down to 1e-4 of the bounds' width).
 #pragma once
 
 #include <vector>
@@ -32,7 +33,8 @@ ProfileDirection profileDirection(const petab::Problem& problem, const FitSetup&
                                   const std::function<void()>& pointDone);
 
 // Merges both directions around the optimum into a Profile (sorted, crossing points
-// interpolated linearly between the last point below and the first above the threshold).
+// interpolated between the last point below and the first above the threshold, linearly in
+// √(objective − optimum): exact for a parabola).
 Profile assembleProfile(const std::string& id, int parameter, double optimumValue,
                         const std::vector<double>& optimum, double optimumObjective,
                         double threshold, const ProfileDirection& down,
