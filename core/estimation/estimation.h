@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+// The Parameter estimation task: fit the estimated parameters of a PEtab problem to its
+// measurements by minimising the PEtab objective (core/petab/objective.h, the negative
+// log-likelihood with priors) on the parameters' scales (lin/log/log10) within their bounds.
+//
+//   Problem  the PEtab problem (yaml file); each worker thread loads its own copy, because an
+//            objective evaluation differentiates formulas in the model's shared ExprPool.
+//   Options  the parameters to estimate with bounds, scales and start values (defaulted from the
+//            PEtab parameter table by defaultParameters()), the optimiser, multistart (starts,
+//            seed, threads), the gradient method and the parameters to profile.
+//   Result   every start (start point, final point, objective, iterations, evaluations, wall
+//            time, status), sorted by objective; the best fit with its simulated observables;
+//            the statistics at the optimum (Fisher information, covariance, standard errors,
+//            correlations, Wald confidence intervals, FIM eigenvalues, χ², residual summaries);
+//            the profile likelihoods.
+//
+// Optimisers (docs/estimation.md says why these):
+//   LeastSquares  Ceres Solver's bounded trust-region (Levenberg–Marquardt) on the weighted
+//                 residuals r = (m − y)/σ and their exact Jacobian from forward sensitivities.
+//                 Estimated noise parameters enter as the extra residuals √(2 log σ + c) (so
+//                 that ½Σ of their squares is Σ log σ plus a constant), normal priors as
+//                 (v − μ)/σ_prior.
+//   QuasiNewton   NLopt's bounded L-BFGS on the objective and its gradient (any gradient method:
+//                 forward, adjoint, ssASA, finite differences): for objectives that are not
+//                 sums of squares (Laplace noise, non-normal priors).
+//   Auto          LeastSquares when the objective is a sum of squares as above, else
+//                 QuasiNewton; EstimationResult::optimizerReason says which and why.
+//
+// Multistart: start 0 at the start values (when useStartValues), the others a Latin hypercube
+// in the bounds on the parameter scale from `seed` (the same seed gives the same starts and,
+// for deterministic integrations, the same fits whatever the thread count).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <Eigen/Dense>
+
+#include "core/common/progress.h"
+#include "core/petab/objective.h"
+#include "core/petab/petab_problem.h"
+
+namespace sensode::estimation {
+
+enum class Optimizer { Auto, LeastSquares, QuasiNewton };
+const char* toString(Optimizer o);  // "auto", "ls", "qn"
+std::optional<Optimizer> optimizerFromString(const std::string& s);
+
+// One estimated parameter of the PEtab table. Values and bounds are on its scale.
+struct EstimatedParameter {
+  std::string id;
+  petab::Scale scale = petab::Scale::Lin;
+  double lower = 0, upper = 0;  // bounds on the scale (finite)
+  double start = 0;             // start value on the scale (the nominal value by default)
+  // false: held at `start` (the PEtab table estimates it, this fit does not).
+  bool estimate = true;
+  bool operator==(const EstimatedParameter&) const = default;
+};
+
+// The PEtab table's estimated parameters, in table order, with its scales and bounds and the
+// nominal values as start values. Throws petab::PetabError when a bound is not finite (or not
+// > 0 under log scales): a multistart needs a box.
+std::vector<EstimatedParameter> defaultParameters(const petab::Problem& problem);
+
+struct EstimationProblem {
+  std::filesystem::path yamlFile;
+  bool operator==(const EstimationProblem&) const = default;
+};
+
+struct EstimationOptions {
+  // Empty: defaultParameters() of the problem. Otherwise exactly the PEtab table's estimated
+  // parameters (any order); ids not in the table are refused with InvalidInput.
+  std::vector<EstimatedParameter> parameters;
+  Optimizer optimizer = Optimizer::Auto;
+  int starts = 20;         // local optimisations (>= 1)
+  std::uint64_t seed = 1;  // of the Latin hypercube
+  // Start 0 at the parameters' start values; false: every start from the Latin hypercube.
+  bool useStartValues = true;
+  // Gradient of the QuasiNewton objective (the LeastSquares Jacobian always comes from forward
+  // sensitivities). With Forward, a failing evaluation falls back as evaluateWithFallback does.
+  petab::GradientMethod gradient = petab::GradientMethod::Forward;
+  petab::ObjectiveOptions objective = defaultObjectiveOptions();
+  int threads = 0;  // worker threads for the starts; 0: std::thread::hardware_concurrency()
+  int maxIterations = 500;         // per local optimisation
+  double functionTolerance = 1e-8;   // relative change of the objective that ends a start
+  double parameterTolerance = 1e-8;  // relative step that ends a start
+  double gradientTolerance = 1e-6;   // projected-gradient max-norm that ends a start
+  // Profile likelihoods of these parameter ids (each must be estimated).
+  std::vector<std::string> profileParameters;
+  double confidenceLevel = 0.95;  // of the Wald intervals and the profile threshold
+  int profileMaxPoints = 40;      // per direction
+  double profileMaxStep = 0.2;    // largest step along a profile, on the parameter scale
+
+  // Looser than the objective's own defaults (1e-10/1e-12, set for gradient comparisons):
+  // an optimiser needs ~1e-8 agreement of objective and gradient, and spends hundreds of
+  // evaluations. At most 1e4 steps per output interval (AMICI's default; the objective's is
+  // 1e6): far from the optimum a start's trial point can make a model so stiff that one
+  // evaluation takes minutes, and such a point is only a rejected step.
+  static petab::ObjectiveOptions defaultObjectiveOptions() {
+    petab::ObjectiveOptions o;
+    o.integrator.rtol = 1e-8;
+    o.integrator.atol = 1e-10;
+    o.integrator.maxSteps = 10000;
+    return o;
+  }
+  // Why the options cannot run ("EstimationOptions::starts = 0. Violated constraint: starts >=
+  // 1"), or nullopt.
+  std::optional<std::string> validate() const;
+};
+
+enum class StartStatus { Converged, MaxIterations, Failed, Cancelled };
+const char* toString(StartStatus s);
+
+struct StartResult {
+  int index = 0;                    // position in the sampled sequence (0 = first start)
+  std::vector<double> start;        // start point, on the scales (one per EstimatedParameter)
+  std::vector<double> parameters;   // final point, on the scales
+  double startObjective = std::numeric_limits<double>::quiet_NaN();
+  double objective = std::numeric_limits<double>::infinity();  // at the final point
+  int iterations = 0;
+  long objectiveEvaluations = 0;  // objective (and residual) evaluations
+  long gradientEvaluations = 0;   // gradient or residual-Jacobian evaluations
+  double wallSeconds = 0;
+  StartStatus status = StartStatus::Failed;
+  std::string message;  // the optimiser's termination reason, or why the start failed
+};
+
+// Weighted residuals r = (m − y)/σ on the observable's transformed scale, per observable.
+struct ResidualSummary {
+  std::string observableId;
+  int count = 0;
+  double mean = 0;     // mean r (bias)
+  double rms = 0;      // √(mean r²)
+  double maxAbs = 0;   // max |r|
+  double chiSquare = 0;  // Σ r²
+};
+
+// Hemker's and COPASI's statistics at the optimum, on the parameter scales, for the parameters
+// estimated in this fit (ids).
+struct FitStatistics {
+  bool available = false;
+  std::string message;  // why not available, or remarks (rank deficiency)
+  std::vector<std::string> parameterIds;
+  // FIM = JᵀJ with J the Jacobian of the weighted residuals (and of the noise and prior
+  // residuals, as the least-squares objective has them): the Gauss–Newton Hessian of the
+  // objective.
+  Eigen::MatrixXd fisher;
+  Eigen::MatrixXd covariance;   // FIM⁻¹, or its pseudo-inverse when FIM is singular
+  Eigen::MatrixXd correlation;  // cov_ij / √(cov_ii cov_jj)
+  std::vector<double> standardErrors;      // √cov_ii (scale)
+  std::vector<double> lower, upper;        // Wald CI at confidenceLevel, on the scale
+  std::vector<double> lowerLinear, upperLinear;  // the same mapped to linear values
+  Eigen::VectorXd eigenvalues;   // of FIM, ascending
+  Eigen::MatrixXd eigenvectors;  // columns, with the eigenvalues
+  int rank = 0;                  // numerical rank of FIM (eigenvalues > n·ε·max)
+  double conditionNumber = std::numeric_limits<double>::infinity();
+  double chiSquare = 0;       // Σ r² of the measurements
+  int measurements = 0;
+  int degreesOfFreedom = 0;   // measurements − estimated parameters
+  std::vector<ResidualSummary> residuals;  // per observable
+};
+
+struct ProfilePoint {
+  double value = 0;      // the profiled parameter, on its scale
+  double objective = 0;  // minimum over the other parameters
+  std::vector<double> parameters;  // all parameters there, on the scales
+  bool converged = true;
+};
+
+struct Profile {
+  std::string parameterId;
+  int parameter = -1;  // index into EstimationResult::parameters
+  std::vector<ProfilePoint> points;  // sorted by value, including the optimum
+  double optimumObjective = 0;
+  double threshold = 0;  // optimumObjective + χ²₁(confidenceLevel)/2
+  // Where the profile crosses the threshold (interpolated), on the scale; NaN when it reached
+  // the bound (or profileMaxPoints) first: the parameter is not identifiable on that side.
+  double lower = std::numeric_limits<double>::quiet_NaN();
+  double upper = std::numeric_limits<double>::quiet_NaN();
+  std::string message;
+};
+
+struct EstimationResult {
+  // Success when at least one start converged or stopped at maxIterations with a finite
+  // objective. InvalidInput: bad options or problem; UserAbort: cancelled (the starts finished
+  // so far are kept); Failure: no start produced a finite objective.
+  enum class Status { Success, InvalidInput, UserAbort, Failure };
+  Status status = Status::Success;
+  std::string message;
+  std::string details;  // technical detail behind a failure
+  std::vector<std::string> fallbacks;  // what ran instead of what was asked, one sentence each
+
+  Optimizer optimizer = Optimizer::LeastSquares;  // the one that ran (never Auto)
+  std::string optimizerReason;                    // why (Auto), one sentence
+  // As fitted, in PEtab table order (the order of every point below; the statistics' columns
+  // are the ones with estimate = true, in this order).
+  std::vector<EstimatedParameter> parameters;
+  std::vector<StartResult> starts;  // sorted by objective, failed starts last
+  std::vector<double> best;         // best point on the scales (empty without success)
+  double bestObjective = std::numeric_limits<double>::infinity();
+  // The objective at the PEtab nominal values (NaN when it could not be evaluated): what a
+  // published best fit reaches.
+  double nominalObjective = std::numeric_limits<double>::quiet_NaN();
+  // The best fit's evaluation: simulated observables and σ per measurement (for the fit plot).
+  petab::ObjectiveResult bestFit;
+  FitStatistics statistics;
+  std::vector<Profile> profiles;
+  double wallSeconds = 0;
+};
+const char* toString(EstimationResult::Status s);
+
+// Called (from a worker thread, serialised) as each start finishes, with its result.
+using StartCallback = std::function<void(const StartResult&)>;
+
+// Runs the estimation. Never throws for bad input or failed evaluations (status and message
+// say what happened). Progress: ProgressInfo{t = starts and profile points done, tEnd = starts
+// + profile points planned (2·profileMaxPoints per profile), steps = objective evaluations so
+// far}; the callback is called from worker threads, serialised. Cancel: the token (or the
+// callback answering Abort) stops every start within one integration step.
+EstimationResult runEstimation(const EstimationProblem& problem, const EstimationOptions& options,
+                               const ProgressMonitor& monitor = {},
+                               const StartCallback& onStartFinished = {});
+
+}  // namespace sensode::estimation
