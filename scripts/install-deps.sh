@@ -10,6 +10,8 @@ packages=(
   libsundials-dev       # CVODES
   libsuitesparse-dev    # KLU, for SUNDIALS' sparse direct solver
   libyaml-cpp-dev       # PEtab problem files
+  libceres-dev          # parameter estimation: bounded trust-region least squares
+  libnlopt-dev          # parameter estimation: bounded L-BFGS
   qt6-base-dev          # Qt Widgets, Qt Test
   qt6-charts-dev
   qt6-svg-dev           # Debian 12's name for the Qt 6 SVG module's dev files

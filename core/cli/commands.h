@@ -15,5 +15,6 @@ int runSensitivities(std::span<const std::string> args);
 int runTestSuite(std::span<const std::string> args);
 int runSteadyState(std::span<const std::string> args);
 int runGradient(std::span<const std::string> args);
+int runEstimate(std::span<const std::string> args);
 
 }  // namespace sensode::cli

@@ -25,6 +25,7 @@ constexpr const char* kUsage =
     "  sensitivities MODEL.xml  parameter sensitivities dy/dp: odesd, cvodes, pbsr, exp, fd\n"
     "  steadystate MODEL.xml  steady state with diagnostics and dx*/dp (CSV id,value)\n"
     "  gradient PROBLEM.yaml  PEtab objective and gradient (CSV parameterId,value,gradient)\n"
+    "  estimate PROBLEM.yaml  fit a PEtab problem: multistart, statistics, profile likelihoods\n"
     "  test-suite CASES_DIR   run the SBML Test Suite's semantic cases and report per case\n"
     "\n"
     "  sensode <command> --help   options of a command\n"
@@ -67,6 +68,7 @@ int main(int argc, char** argv) {
     if (command == "steadystate") return sensode::cli::runSteadyState(rest);
     if (command == "sensitivities") return sensode::cli::runSensitivities(rest);
     if (command == "gradient") return sensode::cli::runGradient(rest);
+    if (command == "estimate") return sensode::cli::runEstimate(rest);
     return fail(2, "unknown command '" + command + "' (see 'sensode --help')");
   } catch (const sensode::cli::UsageError& e) {
     return fail(2, e.what());

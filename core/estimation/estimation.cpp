@@ -1,15 +1,361 @@
 // SPDX-License-Identifier: MIT
-// runEstimation: multistart, statistics and profiles (being implemented on this branch).
+// runEstimation: resolves the parameters and the optimiser, runs the multistart on worker
+// threads, then the statistics at the best point and the profiles.
 #include "core/estimation/estimation.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "core/estimation/fit_objective.h"
+#include "core/estimation/fit_statistics.h"
+#include "core/estimation/latin_hypercube.h"
+#include "core/estimation/local_optimizers.h"
+#include "core/estimation/profile_likelihood.h"
+#include "core/estimation/worker_pool.h"
+#include "core/petab/gradient_check.h"
 
 namespace sensode::estimation {
 
-EstimationResult runEstimation(const EstimationProblem&, const EstimationOptions&,
-                               const ProgressMonitor&, const StartCallback&) {
-  EstimationResult r;
-  r.status = EstimationResult::Status::Failure;
-  r.message = "parameter estimation is not implemented yet (API only)";
-  return r;
+namespace {
+
+using detail::FitSetup;
+using Clock = std::chrono::steady_clock;
+
+double seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+// The options' parameters in PEtab table order (defaults for an empty list). Throws
+// InvalidOptions naming the id that does not match the table.
+std::vector<EstimatedParameter> resolveParameters(const petab::Problem& problem,
+                                                  const std::vector<EstimatedParameter>& given) {
+  std::vector<EstimatedParameter> table = defaultParameters(problem);
+  if (given.empty()) return table;
+  std::map<std::string, const EstimatedParameter*> byId;
+  for (const EstimatedParameter& p : given) {
+    if (!byId.emplace(p.id, &p).second)
+      throw InvalidOptions("EstimationOptions::parameters: '" + p.id + "' is listed twice");
+  }
+  for (EstimatedParameter& t : table) {
+    const auto it = byId.find(t.id);
+    if (it == byId.end())
+      throw InvalidOptions("EstimationOptions::parameters: '" + t.id +
+                           "' is estimated in the PEtab parameter table but missing (list every "
+                           "estimated parameter; estimate = false holds one fixed)");
+    if (it->second->scale != t.scale)
+      throw InvalidOptions("EstimationOptions::parameters: '" + t.id + "' has scale " +
+                           petab::toString(it->second->scale) + ", the PEtab table " +
+                           petab::toString(t.scale));
+    t = *it->second;
+    byId.erase(it);
+  }
+  if (!byId.empty())
+    throw InvalidOptions("EstimationOptions::parameters: '" + byId.begin()->first +
+                         "' is not an estimated parameter of the PEtab table");
+  return table;
+}
+
+// Progress and cancel shared by the workers: one stop token, one serialised outer callback.
+class SharedProgress {
+ public:
+  SharedProgress(const ProgressMonitor& outer, double total) : outer_(outer), total_(total) {}
+  ProgressMonitor monitor() {
+    ProgressMonitor m;
+    m.token = stop_;
+    m.callback = [this](const ProgressInfo&) {
+      if (outer_.token.cancelled()) {
+        stop_.cancel();
+        return Decision::Abort;
+      }
+      if (!outer_.callback) return Decision::Continue;
+      const std::lock_guard lock(mutex_);
+      const Decision d = outer_.callback({done_, total_, evaluations_.load()});
+      if (d == Decision::Abort) stop_.cancel();
+      return d;
+    };
+    return m;
+  }
+  void unitDone(long evaluations) {
+    const std::lock_guard lock(mutex_);
+    done_ += 1;
+    evaluations_ += evaluations;
+    if (outer_.callback && outer_.callback({done_, total_, evaluations_.load()}) == Decision::Abort)
+      stop_.cancel();
+  }
+  bool stopped() const { return stop_.cancelled() || outer_.token.cancelled(); }
+  std::mutex& mutex() { return mutex_; }
+
+ private:
+  const ProgressMonitor& outer_;
+  CancelToken stop_;
+  std::mutex mutex_;
+  double done_ = 0, total_;
+  std::atomic<long> evaluations_{0};
+};
+
+// Does σ depend on the fitted parameters? Read from the forward sensitivities at a point
+// (true when they are not available: the noise residuals then only cost their rows).
+bool noiseDependsOnParameters(const petab::ObjectiveResult& r, const std::vector<int>& free) {
+  if (r.sigmaSensitivities.size() == 0) return true;
+  for (int f : free)
+    if (!r.sigmaSensitivities.col(f).isZero(0.0)) return true;
+  return false;
+}
+
+}  // namespace
+
+EstimationResult runEstimation(const EstimationProblem& problemSpec,
+                               const EstimationOptions& options, const ProgressMonitor& monitor,
+                               const StartCallback& onStartFinished) {
+  const auto started = Clock::now();
+  EstimationResult result;
+  const auto fail = [&](EstimationResult::Status status, const std::string& message,
+                        const std::string& details = {}) {
+    result.status = status;
+    result.message = message;
+    result.details = details;
+    result.wallSeconds = seconds(started);
+    return result;
+  };
+  if (auto why = options.validate()) return fail(EstimationResult::Status::InvalidInput, *why);
+  std::optional<petab::Problem> loaded;
+  try {
+    loaded = petab::loadProblem(problemSpec.yamlFile);
+    result.parameters = resolveParameters(*loaded, options.parameters);
+  } catch (const Error& e) {
+    return fail(EstimationResult::Status::InvalidInput, e.what());
+  }
+  const petab::Problem& problem = *loaded;
+  const std::string yaml = problemSpec.yamlFile.string();
+
+  // The fit's layout: all estimated parameters (table order), the free ones moved.
+  FitSetup setup;
+  std::vector<int> freeTable;  // PEtab parameter indices of the free ones
+  const std::vector<int> table = petab::estimatedParameters(problem);
+  std::vector<EstimatedParameter> freeParameters;
+  for (std::size_t i = 0; i < result.parameters.size(); ++i) {
+    const EstimatedParameter& p = result.parameters[i];
+    setup.point.push_back(p.start);
+    if (!p.estimate) continue;
+    setup.free.push_back(static_cast<int>(i));
+    setup.lower.push_back(p.lower);
+    setup.upper.push_back(p.upper);
+    freeTable.push_back(table[i]);
+    freeParameters.push_back(p);
+  }
+  if (setup.free.empty())
+    return fail(EstimationResult::Status::InvalidInput,
+                yaml + ": no parameter to estimate (every parameter is held fixed)");
+  std::vector<int> profiled;  // positions in setup.free
+  for (const std::string& id : options.profileParameters) {
+    const auto it = std::find_if(freeParameters.begin(), freeParameters.end(),
+                                 [&](const EstimatedParameter& p) { return p.id == id; });
+    if (it == freeParameters.end())
+      return fail(EstimationResult::Status::InvalidInput,
+                  "EstimationOptions::profileParameters: '" + id +
+                      "' is not a parameter this fit estimates");
+    profiled.push_back(static_cast<int>(it - freeParameters.begin()));
+  }
+  setup.objective = options.objective;
+  setup.gradient = options.gradient;
+
+  // The nominal point: the published fit's objective, whether the gradient method works on this
+  // problem (else the one that does), and whether σ depends on the parameters.
+  petab::GradientMethod gradient = options.gradient;
+  bool forwardWorks = true;
+  petab::ObjectiveResult nominal;
+  {
+    std::vector<double> q = petab::nominalScaledParameters(problem);
+    bool finite = true;
+    for (double v : q) finite = finite && std::isfinite(v);
+    if (finite) {
+      petab::ObjectiveOptions o = options.objective;
+      o.measurementSensitivities = true;
+      try {
+        nominal = petab::evaluateWithFallback(problem, q, options.gradient, o, monitor);
+        result.nominalObjective = nominal.objective;
+        gradient = nominal.method;
+        for (const std::string& f : nominal.fallbacks)
+          result.fallbacks.push_back("at the nominal parameters, " + f +
+                                     "; the estimation uses " + petab::toString(gradient));
+        forwardWorks = options.gradient != petab::GradientMethod::Forward ||
+                       gradient == petab::GradientMethod::Forward;
+      } catch (const Cancelled&) {
+        return fail(EstimationResult::Status::UserAbort, "cancelled");
+      } catch (const Error&) {
+        // Nominal values that cannot be simulated do not stop a multistart.
+      }
+    }
+  }
+  setup.gradient = gradient;
+  setup.noiseResiduals = noiseDependsOnParameters(nominal, setup.free);
+
+  const auto lsObstacle = detail::notLeastSquares(problem, freeTable);
+  switch (options.optimizer) {
+    case Optimizer::Auto:
+      result.optimizer = lsObstacle || !forwardWorks ? Optimizer::QuasiNewton : Optimizer::LeastSquares;
+      result.optimizerReason =
+          lsObstacle ? "quasi-Newton (L-BFGS): " + *lsObstacle
+          : !forwardWorks
+              ? "quasi-Newton (L-BFGS): forward sensitivities failed at the nominal parameters"
+              : std::string("least squares (Levenberg–Marquardt): the objective is a sum of "
+                            "squares of weighted residuals") +
+                    (setup.noiseResiduals ? " and noise terms" : "");
+      break;
+    case Optimizer::LeastSquares:
+      if (lsObstacle || !forwardWorks) {
+        result.optimizer = Optimizer::QuasiNewton;
+        result.fallbacks.push_back(
+            "least squares cannot fit this problem (" +
+            (lsObstacle ? *lsObstacle : std::string("forward sensitivities failed")) +
+            "); L-BFGS ran instead");
+      } else {
+        result.optimizer = Optimizer::LeastSquares;
+      }
+      result.optimizerReason = "requested";
+      break;
+    case Optimizer::QuasiNewton:
+      result.optimizer = Optimizer::QuasiNewton;
+      result.optimizerReason = "requested";
+      break;
+  }
+  const bool leastSquares = result.optimizer == Optimizer::LeastSquares;
+
+  // Start points.
+  std::vector<std::vector<double>> starts;
+  if (options.useStartValues) starts.push_back(setup.point);
+  for (const auto& x : detail::latinHypercube(setup.lower, setup.upper,
+                                               options.starts - (options.useStartValues ? 1 : 0),
+                                               options.seed)) {
+    std::vector<double> q = setup.point;
+    for (std::size_t i = 0; i < setup.free.size(); ++i)
+      q[static_cast<std::size_t>(setup.free[i])] = x[i];
+    starts.push_back(q);
+  }
+  const int threads = options.threads > 0
+                          ? options.threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const double units = static_cast<double>(starts.size()) +
+                       2.0 * options.profileMaxPoints * static_cast<double>(profiled.size());
+  SharedProgress progress(monitor, units);
+  const detail::LocalSettings settings{options.maxIterations, options.functionTolerance,
+                                       options.parameterTolerance, options.gradientTolerance};
+  result.starts.resize(starts.size());
+  std::vector<std::vector<std::string>> startFallbacks(starts.size());
+  detail::runTasks(static_cast<int>(starts.size()), threads, problemSpec.yamlFile, problem,
+                   [&](int i, const petab::Problem& own) {
+                     StartResult& s = result.starts[static_cast<std::size_t>(i)];
+                     s.index = i;
+                     s.start = starts[static_cast<std::size_t>(i)];
+                     s.parameters = s.start;
+                     if (progress.stopped()) {
+                       s.status = StartStatus::Cancelled;
+                       s.message = "not started: cancelled";
+                       return;
+                     }
+                     const auto t0 = Clock::now();
+                     FitSetup mine = setup;
+                     mine.point = s.start;
+                     detail::FitObjective f(own, mine, progress.monitor());
+                     std::vector<double> x0;
+                     for (int p : mine.free) x0.push_back(s.start[static_cast<std::size_t>(p)]);
+                     const detail::LocalResult r =
+                         leastSquares ? detail::minimizeLeastSquares(f, x0, settings)
+                                      : detail::minimizeQuasiNewton(f, x0, settings);
+                     s.parameters = f.fullPoint(r.x.data());
+                     s.startObjective = r.startObjective;
+                     s.objective = r.objective;
+                     s.iterations = r.iterations;
+                     s.objectiveEvaluations = f.objectiveEvaluations();
+                     s.gradientEvaluations = f.gradientEvaluations();
+                     s.status = r.status;
+                     s.message = r.message;
+                     s.wallSeconds = seconds(t0);
+                     progress.unitDone(s.objectiveEvaluations);
+                     if (onStartFinished) {
+                       const std::lock_guard lock(progress.mutex());
+                       onStartFinished(s);
+                     }
+                   });
+  std::stable_sort(result.starts.begin(), result.starts.end(),
+                   [](const StartResult& a, const StartResult& b) {
+                     const bool fa = std::isfinite(a.objective), fb = std::isfinite(b.objective);
+                     if (fa != fb) return fa;
+                     return fa && a.objective < b.objective;
+                   });
+  const bool cancelled = progress.stopped();
+  if (result.starts.empty() || !std::isfinite(result.starts.front().objective)) {
+    if (cancelled) return fail(EstimationResult::Status::UserAbort, "cancelled before any start finished");
+    return fail(EstimationResult::Status::Failure,
+                yaml + ": no start reached a finite objective",
+                result.starts.empty() ? std::string() : result.starts.front().message);
+  }
+  result.best = result.starts.front().parameters;
+  result.bestObjective = result.starts.front().objective;
+
+  // The best fit with its sensitivities: simulated observables and the statistics.
+  try {
+    petab::ObjectiveOptions o = options.objective;
+    o.measurementSensitivities = true;
+    result.bestFit = petab::evaluateObjective(problem, result.best, petab::GradientMethod::Forward,
+                                              o, progress.monitor());
+    result.statistics = detail::computeStatistics(problem, result.bestFit, setup.free,
+                                                  freeParameters, options.confidenceLevel);
+  } catch (const Cancelled&) {
+    return fail(EstimationResult::Status::UserAbort, "cancelled after the multistart");
+  } catch (const Error& e) {
+    result.statistics.message =
+        std::string("no statistics: forward sensitivities at the best fit failed: ") + e.what();
+    try {
+      result.bestFit = petab::evaluateObjective(problem, result.best, petab::GradientMethod::None,
+                                                options.objective);
+    } catch (const Error&) {
+    }
+  }
+
+  // Profiles: each direction of each parameter is one task.
+  if (!profiled.empty() && !cancelled) {
+    const double z = detail::normalQuantile(0.5 * (1 + options.confidenceLevel));
+    const double threshold = result.bestObjective + z * z / 2;  // χ²₁(level) = z²
+    FitSetup atBest = setup;
+    atBest.point = result.best;
+    std::vector<detail::ProfileDirection> directions(2 * profiled.size());
+    detail::runTasks(static_cast<int>(directions.size()), threads, problemSpec.yamlFile, problem,
+                     [&](int task, const petab::Problem& own) {
+                       const int k = profiled[static_cast<std::size_t>(task / 2)];
+                       detail::ProfileDirection& d = directions[static_cast<std::size_t>(task)];
+                       try {
+                         d = detail::profileDirection(own, atBest, k, result.best,
+                                                      result.bestObjective, threshold,
+                                                      task % 2 ? 1 : -1, leastSquares, settings,
+                                                      options, progress.monitor(),
+                                                      [&] { progress.unitDone(0); });
+                       } catch (const Cancelled&) {
+                         d.message = "cancelled";
+                       } catch (const Error& e) {
+                         d.message = e.what();
+                       }
+                     });
+    for (std::size_t p = 0; p < profiled.size(); ++p) {
+      const int k = profiled[p];
+      const int position = setup.free[static_cast<std::size_t>(k)];
+      result.profiles.push_back(detail::assembleProfile(
+          result.parameters[static_cast<std::size_t>(position)].id, position,
+          result.best[static_cast<std::size_t>(position)], result.best, result.bestObjective,
+          threshold, directions[2 * p], directions[2 * p + 1]));
+    }
+  }
+  result.wallSeconds = seconds(started);
+  if (progress.stopped()) {
+    result.status = EstimationResult::Status::UserAbort;
+    result.message = "cancelled; the starts finished so far are kept";
+  }
+  return result;
 }
 
 }  // namespace sensode::estimation

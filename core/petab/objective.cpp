@@ -209,7 +209,12 @@ void Evaluator::addMeasurement(const Measurement& m, const std::vector<double>& 
   result_.halfWeightedSquares += 0.5 * r * r;
   if (!derivs) return;
   if (dxdq) {
-    grad_ += ay * (h.dx * *dxdq + h.dq) + as * (s.dx * *dxdq + s.dq);
+    const Eigen::RowVectorXd dy = h.dx * *dxdq + h.dq, ds = s.dx * *dxdq + s.dq;
+    grad_ += ay * dy + as * ds;
+    if (o_.measurementSensitivities) {
+      result_.simulatedSensitivities.row(static_cast<Eigen::Index>(row)) = dy;
+      result_.sigmaSensitivities.row(static_cast<Eigen::Index>(row)) = ds;
+    }
   } else {
     *gState += ay * h.dx + as * s.dx;
     *gExplicit += ay * h.dq + as * s.dq;
@@ -429,6 +434,11 @@ void Evaluator::reinitializeSensitivities(const std::vector<int>& reset,
 ObjectiveResult Evaluator::run() {
   result_.simulated.assign(pr_.measurements.size(), std::numeric_limits<double>::quiet_NaN());
   result_.sigma = result_.simulated;
+  if (forward() && o_.measurementSensitivities) {
+    const auto rows = static_cast<Eigen::Index>(pr_.measurements.size());
+    result_.simulatedSensitivities = Eigen::MatrixXd::Zero(rows, nq_);
+    result_.sigmaSensitivities = Eigen::MatrixXd::Zero(rows, nq_);
+  }
   for (int j : estimatedParameters(pr_)) {
     result_.parameterIds.push_back(pr_.parameters[static_cast<std::size_t>(j)].id);
   }

@@ -43,6 +43,8 @@
 #include <string>
 #include <vector>
 
+#include <Eigen/Dense>
+
 #include "core/common/progress.h"
 #include "core/integrators/integrator.h"
 #include "core/petab/petab_problem.h"
@@ -69,6 +71,10 @@ struct ObjectiveOptions {
   // forward–adjoint difference was the same or smaller without it (Bruno 3.0e-3 → 4.3e-4,
   // Elowitz 7.4e-6 → 2.2e-7) at 10–50 % less time.
   bool sensitivityErrorControl = false;
+  // GradientMethod::Forward: also keep dy/dθ and dσ/dθ per measurement
+  // (ObjectiveResult::simulatedSensitivities), the residual Jacobian of least-squares
+  // estimation (core/estimation).
+  bool measurementSensitivities = false;
 };
 
 // A steady state the objective needed, with the solver's diagnostics (path, fallback reason,
@@ -90,6 +96,10 @@ struct ObjectiveResult {
   // noise σ at the measured time, as the objective used them (NaN where not evaluated) — what
   // a modeller plots against the data and what PEtab's simulatedData tables hold.
   std::vector<double> simulated, sigma;
+  // With ObjectiveOptions::measurementSensitivities and GradientMethod::Forward: d simulated /
+  // d parameter (scale) and d sigma / d parameter, one row per measurement (zero where not
+  // evaluated), one column per estimated parameter; empty otherwise. Without priors.
+  Eigen::MatrixXd simulatedSensitivities, sigmaSensitivities;
   long simulations = 0;   // time courses run
   long steadyStates = 0;  // steady states solved
   std::string notes;      // how the gradient was computed, per part

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: MIT
+// sensode estimate PROBLEM.yaml [--starts N] [--seed S] [--method auto|ls|qn]
+//                  [--gradient forward|adjoint|ssasa|fd] [--profile ID,...] [--threads T]
+//                  [--max-iterations K] [--rtol R] [--atol A] [--no-start-values] [--out DIR]
+//
+// Fits the estimated parameters of a PEtab problem (core/estimation/estimation.h): a multistart
+// of local optimisations from a seeded Latin hypercube in the bounds (plus the table's nominal
+// values as start 0 unless --no-start-values), the statistics at the best fit and the profile
+// likelihoods of --profile parameters. Prints the parameter table; with --out DIR writes
+//   parameters.csv   per parameter: value, SE, Wald CI (on the scale and linear), bounds,
+//                    profile interval
+//   multistart.csv   per start (sorted by objective): status, objective, iterations,
+//                    evaluations, seconds, start and final point (scale)
+//   profile_<id>.csv per profiled parameter: value (scale, linear), objective, threshold,
+//                    converged, every parameter
+//   summary.json     objectives (best, nominal), success rate, timing, χ², FIM rank and
+//                    eigenvalues, fallbacks
+// Progress: one stderr line per finished start. Ctrl-C cancels: the starts finished so far are
+// written and the command exits with status 1.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+
+#include "core/cli/arguments.h"
+#include "core/cli/commands.h"
+#include "core/cli/csv_writer.h"
+#include "core/cli/stats_json.h"
+#include "core/common/errors.h"
+#include "core/estimation/estimation.h"
+
+namespace sensode::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+volatile std::sig_atomic_t interrupted = 0;
+extern "C" void onInterrupt(int) { interrupted = 1; }
+
+const std::vector<OptionSpec>& estimateOptions() {
+  static const std::vector<OptionSpec> specs = {
+      {"--starts", "N", "local optimisations (default 20)"},
+      {"--seed", "S", "seed of the Latin hypercube of starts (default 1)"},
+      {"--method", "auto|ls|qn", "optimiser: least squares (Ceres LM), quasi-Newton (NLopt "
+                                 "L-BFGS), or auto (default: ls when the objective is a sum of "
+                                 "squares)"},
+      {"--gradient", "forward|adjoint|ssasa|fd", "gradient of the quasi-Newton objective "
+                                                 "(default forward)"},
+      {"--profile", "ID,...", "profile likelihoods of these parameters"},
+      {"--threads", "T", "worker threads (default: the number of cores)"},
+      {"--max-iterations", "K", "per start (default 500)"},
+      {"--rtol", "R", "relative tolerance of the time courses (default 1e-8)"},
+      {"--atol", "A", "absolute tolerance of the time courses (default 1e-10)"},
+      {"--no-start-values", "", "every start from the Latin hypercube (no start at the nominal "
+                                "values)"},
+      {"--out", "DIR", "write parameters.csv, multistart.csv, profile_<id>.csv, summary.json"},
+      {"--help", "", "show this help"},
+  };
+  return specs;
+}
+
+std::vector<std::string> splitList(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::ofstream openOut(const fs::path& file) {
+  std::ofstream out(file);
+  if (!out) throw Error(file.string() + ": cannot open for writing");
+  return out;
+}
+
+void writeParameters(const fs::path& file, const estimation::EstimationResult& r) {
+  std::ofstream out = openOut(file);
+  out << "parameterId,scale,estimated,value,se,ci_lower,ci_upper,value_linear,ci_lower_linear,"
+         "ci_upper_linear,lower_bound,upper_bound,profile_lower,profile_upper\n";
+  const estimation::FitStatistics& s = r.statistics;
+  std::size_t k = 0;  // index among the fitted parameters (statistics' columns)
+  for (std::size_t i = 0; i < r.parameters.size(); ++i) {
+    const estimation::EstimatedParameter& p = r.parameters[i];
+    const double v = r.best[i];
+    const bool stats = p.estimate && s.available;
+    const auto at = [&](const std::vector<double>& list) {
+      return stats ? formatNumber(list[k]) : std::string("nan");
+    };
+    double profileLower = NAN, profileUpper = NAN;
+    for (const estimation::Profile& pr : r.profiles)
+      if (pr.parameterId == p.id) {
+        profileLower = pr.lower;
+        profileUpper = pr.upper;
+      }
+    out << csvField(p.id) << "," << petab::toString(p.scale) << "," << (p.estimate ? 1 : 0)
+        << "," << formatNumber(v) << "," << at(s.standardErrors) << "," << at(s.lower) << ","
+        << at(s.upper) << "," << formatNumber(petab::fromScale(p.scale, v)) << ","
+        << at(s.lowerLinear) << "," << at(s.upperLinear) << "," << formatNumber(p.lower) << ","
+        << formatNumber(p.upper) << "," << formatNumber(profileLower) << ","
+        << formatNumber(profileUpper) << "\n";
+    if (p.estimate) ++k;
+  }
+  if (!out) throw Error(file.string() + ": write failed");
+}
+
+void writeMultistart(const fs::path& file, const estimation::EstimationResult& r) {
+  std::ofstream out = openOut(file);
+  out << "rank,start,status,objective,start_objective,iterations,objective_evaluations,"
+         "gradient_evaluations,seconds";
+  for (const auto& p : r.parameters) out << "," << csvField("start_" + p.id);
+  for (const auto& p : r.parameters) out << "," << csvField("final_" + p.id);
+  out << ",message\n";
+  for (std::size_t i = 0; i < r.starts.size(); ++i) {
+    const estimation::StartResult& s = r.starts[i];
+    out << i + 1 << "," << s.index << "," << estimation::toString(s.status) << ","
+        << formatNumber(s.objective) << "," << formatNumber(s.startObjective) << ","
+        << s.iterations << "," << s.objectiveEvaluations << "," << s.gradientEvaluations << ","
+        << formatNumber(s.wallSeconds);
+    for (double v : s.start) out << "," << formatNumber(v);
+    for (double v : s.parameters) out << "," << formatNumber(v);
+    out << "," << csvField(s.message) << "\n";
+  }
+  if (!out) throw Error(file.string() + ": write failed");
+}
+
+void writeProfile(const fs::path& file, const estimation::EstimationResult& r,
+                  const estimation::Profile& p) {
+  std::ofstream out = openOut(file);
+  out << "value,value_linear,objective,threshold,converged";
+  for (const auto& q : r.parameters) out << "," << csvField(q.id);
+  out << "\n";
+  const petab::Scale scale = r.parameters[static_cast<std::size_t>(p.parameter)].scale;
+  for (const estimation::ProfilePoint& q : p.points) {
+    out << formatNumber(q.value) << "," << formatNumber(petab::fromScale(scale, q.value)) << ","
+        << formatNumber(q.objective) << "," << formatNumber(p.threshold) << ","
+        << (q.converged ? 1 : 0);
+    for (double v : q.parameters) out << "," << formatNumber(v);
+    out << "\n";
+  }
+  if (!out) throw Error(file.string() + ": write failed");
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+void writeSummary(const fs::path& file, const std::string& yaml,
+                  const estimation::EstimationOptions& o, const estimation::EstimationResult& r) {
+  // Success: starts within 1e-3 of the best objective (the benchmark's criterion).
+  int successes = 0, converged = 0;
+  long gradientEvaluations = 0;
+  std::vector<double> convergedSeconds;
+  for (const auto& s : r.starts) {
+    if (std::abs(s.objective - r.bestObjective) <= 1e-3) ++successes;
+    if (s.status == estimation::StartStatus::Converged) {
+      ++converged;
+      convergedSeconds.push_back(s.wallSeconds);
+    }
+    gradientEvaluations += s.gradientEvaluations;
+  }
+  std::vector<double> eigenvalues(r.statistics.eigenvalues.data(),
+                                  r.statistics.eigenvalues.data() + r.statistics.eigenvalues.size());
+  JsonObject json;
+  json.add("problem", yaml)
+      .add("status", estimation::toString(r.status))
+      .add("message", r.message)
+      .add("optimizer", estimation::toString(r.optimizer))
+      .add("optimizer_reason", r.optimizerReason)
+      .add("gradient", petab::toString(o.gradient))
+      .add("starts", static_cast<long>(r.starts.size()))
+      .add("seed", static_cast<long>(o.seed))
+      .add("best_objective", r.bestObjective)
+      .add("nominal_objective", r.nominalObjective)
+      .add("best_minus_nominal", r.bestObjective - r.nominalObjective)
+      .add("successes", successes)
+      .add("success_rate", r.starts.empty() ? 0.0 : double(successes) / double(r.starts.size()))
+      .add("converged_starts", converged)
+      .add("median_seconds_per_converged_start", median(convergedSeconds))
+      .add("gradient_evaluations", gradientEvaluations)
+      .add("wall_seconds", r.wallSeconds)
+      .add("chi_square", r.statistics.chiSquare)
+      .add("measurements", r.statistics.measurements)
+      .add("degrees_of_freedom", r.statistics.degreesOfFreedom)
+      .add("fim_rank", r.statistics.rank)
+      .add("fim_condition_number", r.statistics.conditionNumber)
+      .add("fim_eigenvalues", eigenvalues)
+      .add("statistics_message", r.statistics.message)
+      .add("fallbacks", r.fallbacks);
+  json.write(file);
+}
+
+}  // namespace
+
+int runEstimate(std::span<const std::string> args) {
+  const Arguments a("estimate", estimateOptions(), args);
+  if (a.has("--help")) {
+    std::cout << "usage: sensode estimate PROBLEM.yaml [options]\n\n"
+              << Arguments::helpText(estimateOptions());
+    return 0;
+  }
+  const std::string yaml = a.onlyPositional("PROBLEM.yaml");
+  estimation::EstimationOptions o;
+  o.starts = static_cast<int>(a.integer("--starts", o.starts, 1, 100000));
+  o.seed = static_cast<std::uint64_t>(a.integer("--seed", 1, 0, 1L << 62));
+  o.threads = static_cast<int>(a.integer("--threads", 0, 0, 1024));
+  o.maxIterations = static_cast<int>(a.integer("--max-iterations", o.maxIterations, 1, 1000000));
+  o.useStartValues = !a.has("--no-start-values");
+  o.objective.integrator.rtol = a.number("--rtol", o.objective.integrator.rtol);
+  o.objective.integrator.atol = a.number("--atol", o.objective.integrator.atol);
+  if (!(o.objective.integrator.rtol > 0) || !(o.objective.integrator.atol > 0))
+    throw UsageError("estimate: --rtol and --atol must be > 0");
+  if (const auto m = a.string("--method")) {
+    const auto parsed = estimation::optimizerFromString(*m);
+    if (!parsed) throw UsageError("estimate: --method: '" + *m + "' is not one of auto, ls, qn");
+    o.optimizer = *parsed;
+  }
+  if (const auto g = a.string("--gradient")) {
+    const auto parsed = petab::gradientMethodFromString(*g);
+    if (!parsed || *parsed == petab::GradientMethod::None)
+      throw UsageError("estimate: --gradient: '" + *g +
+                       "' is not one of forward, adjoint, ssasa, fd");
+    o.gradient = *parsed;
+  }
+  if (const auto p = a.string("--profile")) o.profileParameters = splitList(*p);
+  const auto outDir = a.string("--out");
+  if (!fs::is_regular_file(yaml)) throw Error(yaml + ": no such file");
+  if (outDir && !fs::is_directory(*outDir))
+    throw Error(*outDir + ": cannot write: no such folder");
+
+  interrupted = 0;
+  const auto previous = std::signal(SIGINT, onInterrupt);
+  ProgressMonitor monitor;
+  monitor.callback = [](const ProgressInfo&) {
+    return interrupted ? Decision::Abort : Decision::Continue;
+  };
+  const int total = o.starts;
+  int finished = 0;
+  const estimation::EstimationResult r = estimation::runEstimation(
+      {fs::absolute(yaml)}, o, monitor, [&](const estimation::StartResult& s) {
+        ++finished;
+        std::fprintf(stderr, "start %d/%d (#%d): %s, objective %.10g after %d iterations, %.1f s\n",
+                     finished, total, s.index, estimation::toString(s.status), s.objective,
+                     s.iterations, s.wallSeconds);
+      });
+  std::signal(SIGINT, previous);
+  if (r.status == estimation::EstimationResult::Status::InvalidInput ||
+      r.status == estimation::EstimationResult::Status::Failure)
+    throw Error(r.message + (r.details.empty() ? "" : " (" + r.details + ")"));
+  for (const auto& f : r.fallbacks) std::cerr << "sensode: " << f << "\n";
+
+  if (outDir) {
+    const fs::path dir(*outDir);
+    writeMultistart(dir / "multistart.csv", r);
+    writeSummary(dir / "summary.json", yaml, o, r);
+    if (!r.best.empty()) writeParameters(dir / "parameters.csv", r);
+    for (const estimation::Profile& p : r.profiles)
+      writeProfile(dir / ("profile_" + p.parameterId + ".csv"), r, p);
+  }
+  std::printf("optimizer %s (%s)\n", estimation::toString(r.optimizer), r.optimizerReason.c_str());
+  std::printf("best objective %.12g (nominal %.12g) from %zu starts in %.1f s\n", r.bestObjective,
+              r.nominalObjective, r.starts.size(), r.wallSeconds);
+  if (!r.statistics.message.empty()) std::printf("%s\n", r.statistics.message.c_str());
+  std::printf("%-28s %-6s %14s %12s %14s %14s\n", "parameter", "scale", "value", "SE", "CI low",
+              "CI high");
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < r.parameters.size() && !r.best.empty(); ++i) {
+    const auto& p = r.parameters[i];
+    const bool stats = p.estimate && r.statistics.available;
+    std::printf("%-28s %-6s %14.6g %12.4g %14.6g %14.6g%s\n", p.id.c_str(),
+                petab::toString(p.scale), r.best[i], stats ? r.statistics.standardErrors[k] : NAN,
+                stats ? r.statistics.lower[k] : NAN, stats ? r.statistics.upper[k] : NAN,
+                p.estimate ? "" : "  (fixed)");
+    if (p.estimate) ++k;
+  }
+  for (const auto& p : r.profiles)
+    std::printf("profile %s: [%g, %g] (%s)\n", p.parameterId.c_str(), p.lower, p.upper,
+                p.message.c_str());
+  if (r.status == estimation::EstimationResult::Status::UserAbort) {
+    std::cout.flush();
+    std::cerr << "sensode: " << yaml << ": cancelled; the " << finished
+              << " starts finished so far are in the output\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace sensode::cli
