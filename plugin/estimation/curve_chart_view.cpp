@@ -177,16 +177,43 @@ int CurveChartView::populate(QChart* chart) const {
   }
   if (page.vertical) x.add(page.vertical->value);
   if (page.horizontal && (!log || page.horizontal->value > 0)) y.add(page.horizontal->value);
-  const auto [x0, x1] = padded(x.lo, x.hi);
-  std::pair<double, double> yr = log ? logDecadeRange(dataRangeOrDefault(y.lo, y.hi, true).first,
-                                                      dataRangeOrDefault(y.lo, y.hi, true).second)
-                                     : padded(y.lo, y.hi);
+  auto [x0, x1] = padded(x.lo, x.hi);
+  if (page.integerX) {
+    x0 = std::floor(x.lo <= x.hi ? x.lo : 1) - 0.5;
+    x1 = std::ceil(x.lo <= x.hi ? x.hi : 1) + 0.5;
+  }
+  // On the log axis, a factor 1.5 of room, so points on a whole decade (the waterfall's best
+  // start at 1) do not sit on the axis.
+  const auto [ylo, yhi] = dataRangeOrDefault(y.lo, y.hi, log);
+  std::pair<double, double> yr = log ? logDecadeRange(ylo / 1.5, yhi * 1.5) : padded(y.lo, y.hi);
+  auto* xAxis = new QValueAxis;
+  xAxis->setTitleText(page.xTitle);
+  xAxis->setRange(x0, x1);
+  if (page.integerX) {
+    const double count = x1 - x0;
+    xAxis->setTickType(QValueAxis::TicksDynamic);
+    xAxis->setTickAnchor(1);
+    xAxis->setTickInterval(count <= 12 ? 1 : std::ceil(count / 10));
+    xAxis->setLabelFormat(QStringLiteral("%.0f"));
+  } else {
+    xAxis->setLabelFormat(QStringLiteral("%.4g"));
+    xAxis->applyNiceNumbers();
+  }
+  QAbstractAxis* yAxis = makeValueAxis(log);
+  yAxis->setTitleText(page.yTitle);
+  yAxis->setRange(yr.first, yr.second);
+  if (auto* linearY = qobject_cast<QValueAxis*>(yAxis)) {
+    linearY->setLabelFormat(QStringLiteral("%.6g"));
+    linearY->applyNiceNumbers();
+    yr = {linearY->min(), linearY->max()};
+  }
+  // The reference lines span the axes as they ended up (nice numbers widen them).
   if (page.horizontal && (!log || page.horizontal->value > 0)) {
     auto* h = new QLineSeries;
     h->setName(page.horizontal->name);
     h->setPen(dashed(page.horizontal->color));
-    h->append(x0, page.horizontal->value);
-    h->append(x1, page.horizontal->value);
+    h->append(xAxis->min(), page.horizontal->value);
+    h->append(xAxis->max(), page.horizontal->value);
     series << h;
   }
   if (page.vertical) {
@@ -197,13 +224,6 @@ int CurveChartView::populate(QChart* chart) const {
     v->append(page.vertical->value, yr.second);
     series << v;
   }
-  auto* xAxis = new QValueAxis;
-  xAxis->setLabelFormat(QStringLiteral("%g"));
-  xAxis->setTitleText(page.xTitle);
-  xAxis->setRange(x0, x1);
-  QAbstractAxis* yAxis = makeValueAxis(log);
-  yAxis->setTitleText(page.yTitle);
-  yAxis->setRange(yr.first, yr.second);
   chart->addAxis(xAxis, Qt::AlignBottom);
   chart->addAxis(yAxis, Qt::AlignLeft);
   for (QAbstractSeries* s : series) {
@@ -212,7 +232,10 @@ int CurveChartView::populate(QChart* chart) const {
     s->attachAxis(yAxis);
   }
   chart->legend()->setAlignment(Qt::AlignBottom);
-  chart->setTitle(data_.pages.size() > 1 ? QStringLiteral("%1: %2").arg(title_, page.name) : title_);
+  // Pages named by what they show (a profile's parameter) say so in the title, also alone.
+  chart->setTitle(data_.pages.size() > 1 || !data_.pageLabel.isEmpty()
+                      ? QStringLiteral("%1: %2").arg(title_, page.name)
+                      : title_);
   return skipped;
 }
 

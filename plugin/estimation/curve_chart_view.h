@@ -49,6 +49,7 @@ struct CurvePage {
   QString xTitle, yTitle;
   QList<Curve> curves;
   std::optional<ReferenceLine> horizontal, vertical;
+  bool integerX = false;  // x is a count (the waterfall's rank): whole-number ticks
   QString caption;  // line under the chart
 };
 

@@ -46,6 +46,15 @@ std::optional<double> optionalNumber(const QJsonObject& o, const QString& key,
 
 }  // namespace
 
+QString optimizerLabel(core::Optimizer optimizer) {
+  switch (optimizer) {
+    case core::Optimizer::LeastSquares: return QStringLiteral("trust-region least squares");
+    case core::Optimizer::QuasiNewton: return QStringLiteral("quasi-Newton (L-BFGS)");
+    case core::Optimizer::Auto: break;
+  }
+  return QStringLiteral("automatic");
+}
+
 const QList<FieldSpec>& fields() {
   using K = FieldSpec::Kind;
   const double inf = std::numeric_limits<double>::infinity();
@@ -208,7 +217,7 @@ int Result::startsAtBest() const {
 QString Result::summary() const {
   return QStringLiteral("Estimation (%1): best objective %2, %3 of %4 starts within %5 of it, "
                         "%6 parameters, %7 s%8")
-      .arg(QString::fromLatin1(core::toString(core_->optimizer)), shortNumber(core_->bestObjective))
+      .arg(optimizerLabel(core_->optimizer), shortNumber(core_->bestObjective))
       .arg(startsAtBest())
       .arg(core_->starts.size())
       .arg(kConvergedTolerance)

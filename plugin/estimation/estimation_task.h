@@ -37,6 +37,9 @@ inline constexpr double kConvergedTolerance = 1e-3;
 
 const QList<FieldSpec>& fields();
 
+// "trust-region least squares", "quasi-Newton (L-BFGS)" (the one that ran; never Auto).
+QString optimizerLabel(sensode::estimation::Optimizer optimizer);
+
 // What the set-up table changed for one parameter (linear values); unset fields keep the PEtab
 // table's.
 struct ParameterChoice {

@@ -65,6 +65,7 @@ CurveChartData waterfall(const std::shared_ptr<const api::TaskResult>& result) {
   page.name = QStringLiteral("Waterfall");
   page.xTitle = QStringLiteral("start (sorted by objective)");
   page.yTitle = QStringLiteral("objective − best + 1");
+  page.integerX = true;
   Curve atBest{QStringLiteral("within %1 of the best").arg(kConvergedTolerance), {},
                QColor(0x2c, 0xa0, 0x2c), false, true};
   Curve others{QStringLiteral("other starts"), {}, QColor(0x1f, 0x77, 0xb4), false, true};
@@ -82,7 +83,7 @@ CurveChartData waterfall(const std::shared_ptr<const api::TaskResult>& result) {
   }
   page.curves = {line, atBest, others};
   if (std::isfinite(c.nominalObjective))
-    page.horizontal = ReferenceLine{QStringLiteral("objective at the nominal parameters"),
+    page.horizontal = ReferenceLine{QStringLiteral("nominal parameters"),
                                     c.nominalObjective - c.bestObjective + 1,
                                     QColor(0xd6, 0x27, 0x28)};
   page.caption = QStringLiteral("Best objective (−log L) %1; %2 of %3 starts within %4 of it")
@@ -146,6 +147,17 @@ CurveChartData profiles(const std::shared_ptr<const api::TaskResult>& result) {
   return data;
 }
 
+// Linear values unless the header says "(scale)": what a modeller reads first, left.
+QStringList parameterHeaders() {
+  return {QStringLiteral("parameter"),       QStringLiteral("value"),
+          QStringLiteral("Wald CI lower"),   QStringLiteral("Wald CI upper"),
+          QStringLiteral("profile CI lower"), QStringLiteral("profile CI upper"),
+          QStringLiteral("standard error (scale)"), QStringLiteral("value (scale)"),
+          QStringLiteral("scale"),           QStringLiteral("fit"),
+          QStringLiteral("at bound"),        QStringLiteral("lower bound"),
+          QStringLiteral("upper bound"),     QStringLiteral("start value")};
+}
+
 QList<RecordTableModel::Row> parameterRows(const core::EstimationResult& c) {
   QList<RecordTableModel::Row> rows;
   const core::FitStatistics& s = c.statistics;
@@ -165,12 +177,13 @@ QList<RecordTableModel::Row> parameterRows(const core::EstimationResult& c) {
       if (best - e.lower <= 1e-6 * span) bound = QStringLiteral("lower");
       else if (e.upper - best <= 1e-6 * span) bound = QStringLiteral("upper");
     }
-    rows.append({{q(e.id), QString::fromLatin1(petab::toString(e.scale)),
-                  e.estimate ? QStringLiteral("fitted") : QStringLiteral("fixed"), cell(best),
-                  cell(linear(e, best)), cell(at(s.standardErrors)), cell(at(s.lowerLinear)),
-                  cell(at(s.upperLinear)), cell(profile ? linear(e, profile->lower) : nan),
-                  cell(profile ? linear(e, profile->upper) : nan), linear(e, e.lower),
-                  linear(e, e.upper), linear(e, e.start), bound},
+    // The columns of kParameterHeaders.
+    rows.append({{q(e.id), cell(linear(e, best)), cell(at(s.lowerLinear)), cell(at(s.upperLinear)),
+                  cell(profile ? linear(e, profile->lower) : nan),
+                  cell(profile ? linear(e, profile->upper) : nan), cell(at(s.standardErrors)),
+                  cell(best), QString::fromLatin1(petab::toString(e.scale)),
+                  e.estimate ? QStringLiteral("fitted") : QStringLiteral("fixed"), bound,
+                  linear(e, e.lower), linear(e, e.upper), linear(e, e.start)},
                  {}});
   }
   return rows;
@@ -178,11 +191,11 @@ QList<RecordTableModel::Row> parameterRows(const core::EstimationResult& c) {
 
 QStringList startHeaders(const core::EstimationResult& c) {
   QStringList h{QStringLiteral("rank"), QStringLiteral("start"), QStringLiteral("status"),
-                QStringLiteral("objective"), QStringLiteral("start objective"),
-                QStringLiteral("iterations"), QStringLiteral("objective evaluations"),
-                QStringLiteral("gradient evaluations"), QStringLiteral("wall time (s)"),
-                QStringLiteral("message")};
+                QStringLiteral("objective")};
   for (const core::EstimatedParameter& e : c.parameters) h << q(e.id);
+  h << QStringLiteral("start objective") << QStringLiteral("iterations")
+    << QStringLiteral("objective evaluations") << QStringLiteral("gradient evaluations")
+    << QStringLiteral("wall time (s)") << QStringLiteral("message");
   return h;
 }
 
@@ -190,14 +203,15 @@ QList<RecordTableModel::Row> startRows(const core::EstimationResult& c) {
   QList<RecordTableModel::Row> rows;
   for (std::size_t i = 0; i < c.starts.size(); ++i) {
     const core::StartResult& s = c.starts[i];
-    QVariantList cells{qlonglong(i + 1),       qlonglong(s.index + 1),
-                       QString::fromLatin1(core::toString(s.status)),
-                       cell(s.objective),      cell(s.startObjective),
-                       qlonglong(s.iterations), qlonglong(s.objectiveEvaluations),
-                       qlonglong(s.gradientEvaluations), s.wallSeconds, q(s.message)};
+    // The final point in linear values beside its objective, then how the start went.
+    QVariantList cells{qlonglong(i + 1), qlonglong(s.index + 1),
+                       QString::fromLatin1(core::toString(s.status)), cell(s.objective)};
     for (std::size_t k = 0; k < c.parameters.size(); ++k)
       cells << cell(k < s.parameters.size() ? linear(c.parameters[k], s.parameters[k])
                                             : std::numeric_limits<double>::quiet_NaN());
+    cells << cell(s.startObjective) << qlonglong(s.iterations)
+          << qlonglong(s.objectiveEvaluations) << qlonglong(s.gradientEvaluations)
+          << s.wallSeconds << q(s.message);
     rows.append({cells, {}});
   }
   return rows;
@@ -210,8 +224,8 @@ QList<KeyValueTableModel::Entry> statistics(const std::shared_ptr<const api::Tas
   if (!r) return rows;
   const core::EstimationResult& c = *r->core();
   const core::FitStatistics& s = c.statistics;
-  rows << E{QStringLiteral("optimizer"), QStringLiteral("Optimiser"),
-            QString::fromLatin1(core::toString(c.optimizer)), q(c.optimizerReason)};
+  rows << E{QStringLiteral("optimizer"), QStringLiteral("Optimiser"), optimizerLabel(c.optimizer),
+            q(c.optimizerReason)};
   rows << E{QStringLiteral("best_objective"), QStringLiteral("Best objective (−log L)"),
             c.bestObjective, {}};
   if (std::isfinite(c.nominalObjective))
@@ -349,13 +363,7 @@ QList<api::TaskResultView*> createResultViews(QWidget* parent) {
         return r ? r->fit() : nullptr;
       },
       parent);
-  auto* parameterModel = new RecordTableModel(
-      {QStringLiteral("parameter"), QStringLiteral("scale"), QStringLiteral("fit"),
-       QStringLiteral("value (scale)"), QStringLiteral("value (linear)"),
-       QStringLiteral("standard error (scale)"), QStringLiteral("CI lower (linear)"),
-       QStringLiteral("CI upper (linear)"), QStringLiteral("profile CI lower (linear)"),
-       QStringLiteral("profile CI upper (linear)"), QStringLiteral("lower bound"),
-       QStringLiteral("upper bound"), QStringLiteral("start value"), QStringLiteral("at bound")});
+  auto* parameterModel = new RecordTableModel(parameterHeaders());
   auto* parameters = new TableResultView(
       QStringLiteral("Parameters"), parameterModel,
       [parameterModel](const std::shared_ptr<const api::TaskResult>& result) {

@@ -73,7 +73,7 @@ SetupWidget::SetupWidget(QWidget* parent) : api::TaskSetupWidget(parent) {
   table_ = new QTableWidget(0, ColumnCount, this);
   table_->setObjectName(QStringLiteral("estimatedParameters"));
   table_->setHorizontalHeaderLabels({tr("Fit"), tr("Parameter"), tr("Scale"), tr("Lower"),
-                                     tr("Upper"), tr("Start"), tr("Nominal"), tr("Profile")});
+                                     tr("Upper"), tr("Start"), tr("Profile")});
   table_->horizontalHeaderItem(Estimate)->setToolTip(
       tr("Checked: estimated. Unchecked: held at its start value in this fit."));
   table_->horizontalHeaderItem(Lower)->setToolTip(tr("Lower bound (linear scale)"));
@@ -160,7 +160,7 @@ void SetupWidget::loadTable(const QString& path) {
         item->setData(Qt::UserRole, values[k]);
         table_->setItem(r, columns[k], item);
       }
-      table_->setItem(r, Nominal, fixed(shortNumber(p.nominalValue)));
+      table_->item(r, Start)->setToolTip(tr("PEtab nominal value %1").arg(shortNumber(p.nominalValue)));
       table_->setItem(r, Profile,
                       check(tr("Profile likelihood of %1").arg(QString::fromStdString(p.id))));
     }

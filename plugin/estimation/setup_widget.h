@@ -3,7 +3,8 @@
 // here), the options (optimiser, starts, seed, gradient, iterations, threads, tolerances, from
 // fields()) and the table of the problem's estimated parameters read from its PEtab parameter
 // table — per row: fit it or hold it at its start value (checkbox), scale, bounds and start
-// value (linear, editable), the nominal value, and whether to profile it (checkbox).
+// value (linear, editable; the PEtab nominal value by default, in its tool tip), and whether to
+// profile it (checkbox).
 //
 // Only what differs from the PEtab table goes into the settings (`parameters`), so a changed
 // problem file keeps its own bounds and values; `profile` lists the checked ids.
@@ -26,7 +27,7 @@ namespace sensode::plugin::estimation {
 class SetupWidget : public api::TaskSetupWidget {
  public:
   // Columns of parameterTable().
-  enum Column { Estimate, Id, Scale, Lower, Upper, Start, Nominal, Profile, ColumnCount };
+  enum Column { Estimate, Id, Scale, Lower, Upper, Start, Profile, ColumnCount };
 
   explicit SetupWidget(QWidget* parent);
 

@@ -100,6 +100,20 @@ void HeatMapWidget::paintEvent(QPaintEvent*) {
     for (qsizetype r = 1; r < rows_.size(); ++r) painter.drawLine(QPointF(m.left(), m.top() + r * ch), QPointF(m.right(), m.top() + r * ch));
     for (qsizetype c = 1; c < columns_.size(); ++c) painter.drawLine(QPointF(m.left() + c * cw, m.top()), QPointF(m.left() + c * cw, m.bottom()));
   }
+  // The numbers themselves while every cell has room for them (a correlation matrix of a few
+  // parameters): three significant digits, white on the saturated cells.
+  if (cw >= fm.horizontalAdvance(QStringLiteral("-0.000e-00")) + 6 && ch >= fm.height() + 4) {
+    for (qsizetype r = 0; r < rows_.size(); ++r)
+      for (qsizetype c = 0; c < columns_.size(); ++c) {
+        const std::size_t k = static_cast<std::size_t>(r * columns_.size() + c);
+        const double v = k < values_.size() ? values_[k] : NAN;
+        if (std::isnan(v)) continue;
+        const bool dark = maxAbs_ > 0 && std::abs(v) / maxAbs_ > 0.6;
+        painter.setPen(dark ? Qt::white : Qt::black);
+        painter.drawText(QRectF(m.left() + c * cw, m.top() + r * ch, cw, ch), Qt::AlignCenter,
+                         QString::number(v, 'g', 3));
+      }
+  }
   painter.setPen(Qt::black);
   painter.drawRect(m);
   // Labels: every row/column while they fit, else every k-th.
