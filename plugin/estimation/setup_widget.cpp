@@ -72,8 +72,8 @@ SetupWidget::SetupWidget(QWidget* parent) : api::TaskSetupWidget(parent) {
 
   table_ = new QTableWidget(0, ColumnCount, this);
   table_->setObjectName(QStringLiteral("estimatedParameters"));
-  table_->setHorizontalHeaderLabels({tr("Fit"), tr("Parameter"), tr("Scale"), tr("Lower"),
-                                     tr("Upper"), tr("Start"), tr("Profile")});
+  table_->setHorizontalHeaderLabels({tr("Fit"), tr("Profile"), tr("Parameter"), tr("Scale"),
+                                     tr("Lower"), tr("Upper"), tr("Start")});
   table_->horizontalHeaderItem(Estimate)->setToolTip(
       tr("Checked: estimated. Unchecked: held at its start value in this fit."));
   table_->horizontalHeaderItem(Lower)->setToolTip(tr("Lower bound (linear scale)"));

@@ -27,7 +27,8 @@ namespace sensode::plugin::estimation {
 class SetupWidget : public api::TaskSetupWidget {
  public:
   // Columns of parameterTable().
-  enum Column { Estimate, Id, Scale, Lower, Upper, Start, Profile, ColumnCount };
+  // The two checkboxes first: long parameter ids must not push them out of sight.
+  enum Column { Estimate, Profile, Id, Scale, Lower, Upper, Start, ColumnCount };
 
   explicit SetupWidget(QWidget* parent);
 

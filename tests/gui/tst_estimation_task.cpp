@@ -351,6 +351,25 @@ class TestEstimationTask : public QObject {
     QCOMPARE(panel->shownResult(), before);
   }
 
+  // The docs' screenshots on a benchmark problem (Boehm: 9 parameters, 48 measurements): only
+  // with SENSODE_SCREENSHOT_DIR set, since a fit of the real problem takes a minute.
+  void boehmScreenshots() {
+    if (qEnvironmentVariable("SENSODE_SCREENSHOT_DIR").isEmpty())
+      QSKIP("screenshots for the docs only (set SENSODE_SCREENSHOT_DIR)");
+    MainWindow w(testing::testWindowOptions());
+    w.show();
+    w.resize(1450, 880);
+    QVERIFY(w.openModel(kBoehm));
+    TaskPanel* panel = w.openTask(QStringLiteral("estimation"));
+    panel->setupWidget()->setSettings({{"problem", QString()}, {"optimizer", "auto"}, {"starts", 10},
+                                       {"seed", 1}, {"use_start_values", false}, {"gradient", "forward"},
+                                       {"threads", 2}, {"parameters", QJsonObject{}},
+                                       {"profile", QJsonArray{QStringLiteral("Epo_degradation_BaF3")}}});
+    QCOMPARE(int(testing::clickRunAndWait(panel, 900000)), int(api::TaskStatus::Succeeded));
+    qInfo("%s", qPrintable(panel->shownResult()->summary()));
+    screenshots(w, panel, QStringLiteral("estimation-boehm"));
+  }
+
   // The real executable finds the loadable plugin in build/plugins and runs the task.
   void theExecutableLoadsThePlugin() {
     QTemporaryDir dir;
