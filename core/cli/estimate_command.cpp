@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // sensode estimate PROBLEM.yaml [--starts N] [--seed S] [--method auto|ls|qn]
 //                  [--gradient forward|adjoint|ssasa|fd] [--profile ID,...] [--threads T]
-//                  [--max-iterations K] [--rtol R] [--atol A] [--no-start-values] [--out DIR]
+//                  [--max-iterations K] [--ftol F] [--gtol G] [--xtol X] [--rtol R] [--atol A]
+//                  [--no-start-values] [--out DIR]
 //
 // Fits the estimated parameters of a PEtab problem (core/estimation/estimation.h): a multistart
 // of local optimisations from a seeded Latin hypercube in the bounds (plus the table's nominal
@@ -55,6 +56,9 @@ const std::vector<OptionSpec>& estimateOptions() {
       {"--profile", "ID,...", "profile likelihoods of these parameters"},
       {"--threads", "T", "worker threads (default: the number of cores)"},
       {"--max-iterations", "K", "per start (default 500)"},
+      {"--ftol", "F", "relative objective change that ends a start (default 1e-8)"},
+      {"--gtol", "G", "projected-gradient max-norm that ends a start (default 1e-6)"},
+      {"--xtol", "X", "relative step that ends a start (default 1e-8)"},
       {"--rtol", "R", "relative tolerance of the time courses (default 1e-8)"},
       {"--atol", "A", "absolute tolerance of the time courses (default 1e-10)"},
       {"--no-start-values", "", "every start from the Latin hypercube (no start at the nominal "
@@ -215,6 +219,9 @@ int runEstimate(std::span<const std::string> args) {
   o.threads = static_cast<int>(a.integer("--threads", 0, 0, 1024));
   o.maxIterations = static_cast<int>(a.integer("--max-iterations", o.maxIterations, 1, 1000000));
   o.useStartValues = !a.has("--no-start-values");
+  o.functionTolerance = a.number("--ftol", o.functionTolerance);
+  o.gradientTolerance = a.number("--gtol", o.gradientTolerance);
+  o.parameterTolerance = a.number("--xtol", o.parameterTolerance);
   o.objective.integrator.rtol = a.number("--rtol", o.objective.integrator.rtol);
   o.objective.integrator.atol = a.number("--atol", o.objective.integrator.atol);
   if (!(o.objective.integrator.rtol > 0) || !(o.objective.integrator.atol > 0))

@@ -107,6 +107,29 @@ bool noiseDependsOnParameters(const petab::ObjectiveResult& r, const std::vector
   return false;
 }
 
+// A start where the objective cannot be evaluated (a trial of parameters where the model
+// blows up) is replaced by a uniform point in the bounds, as pyPESTO's start resampling does,
+// up to kMaxResamples times; drawn from (seed, start index), so runs stay reproducible. Returns
+// how many times x was redrawn.
+constexpr int kMaxResamples = 10;
+int resampleUntilFinite(detail::FitObjective& f, std::vector<double>& x, std::uint64_t seed,
+                        int index) {
+  std::vector<std::vector<double>> redraws;
+  for (int attempt = 0;; ++attempt) {
+    try {
+      if (std::isfinite(f.value(x.data(), nullptr))) return attempt;
+    } catch (const Cancelled&) {
+      return attempt;  // the optimiser sees the cancel on its first evaluation
+    } catch (const Error&) {
+    }
+    if (attempt == kMaxResamples) return attempt;
+    if (redraws.empty())  // one point per stratum is not needed here: plain uniform draws
+      redraws = detail::latinHypercube(f.setup().lower, f.setup().upper, 1 + kMaxResamples,
+                                       seed ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(index + 1)));
+    x = redraws[static_cast<std::size_t>(attempt)];
+  }
+}
+
 }  // namespace
 
 EstimationResult runEstimation(const EstimationProblem& problemSpec,
@@ -264,6 +287,8 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
                      detail::FitObjective f(own, mine, progress.monitor());
                      std::vector<double> x0;
                      for (int p : mine.free) x0.push_back(s.start[static_cast<std::size_t>(p)]);
+                     const int resampled = resampleUntilFinite(f, x0, options.seed, i);
+                     s.start = f.fullPoint(x0.data());
                      const detail::LocalResult r =
                          leastSquares ? detail::minimizeLeastSquares(f, x0, settings)
                                       : detail::minimizeQuasiNewton(f, x0, settings);
@@ -275,6 +300,10 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
                      s.gradientEvaluations = f.gradientEvaluations();
                      s.status = r.status;
                      s.message = r.message;
+                     if (resampled > 0)
+                       s.message += " (start point redrawn " + std::to_string(resampled) +
+                                    " times: the objective could not be evaluated at the earlier "
+                                    "ones)";
                      s.wallSeconds = seconds(t0);
                      progress.unitDone(s.objectiveEvaluations);
                      if (onStartFinished) {

@@ -98,11 +98,14 @@ struct EstimationOptions {
 
   // Looser than the objective's own defaults (1e-10/1e-12, set for gradient comparisons):
   // an optimiser needs ~1e-8 agreement of objective and gradient, and spends hundreds of
-  // evaluations.
+  // evaluations. At most 1e4 steps per output interval (AMICI's default; the objective's is
+  // 1e6): far from the optimum a start's trial point can make a model so stiff that one
+  // evaluation takes minutes, and such a point is only a rejected step.
   static petab::ObjectiveOptions defaultObjectiveOptions() {
     petab::ObjectiveOptions o;
     o.integrator.rtol = 1e-8;
     o.integrator.atol = 1e-10;
+    o.integrator.maxSteps = 10000;
     return o;
   }
   // Why the options cannot run ("EstimationOptions::starts = 0. Violated constraint: starts >=

@@ -13,6 +13,8 @@ namespace sensode::estimation::detail {
 
 namespace {
 
+constexpr int kActiveSetRounds = 4;
+
 // Ceres asks for residuals at a trial point and, once the step is accepted, for residuals and
 // Jacobian at the same point again. Forward sensitivities give both at once, so every
 // evaluation keeps its Jacobian and a repeated point is answered from here.
@@ -54,9 +56,10 @@ class ResidualCost final : public ceres::CostFunction {
   bool cancelled() const { return cancelled_; }
   long failures() const { return failures_; }
   const std::string& lastFailure() const { return lastFailure_; }
-  // The best point evaluated (lowest PEtab objective).
+  // The best point evaluated (lowest PEtab objective) and the gradient Jᵀr of the cost there.
   const std::vector<double>& bestX() const { return bestX_; }
   double bestObjective() const { return bestObjective_; }
+  const Eigen::VectorXd& bestGradient() const { return bestGradient_; }
 
  private:
   struct Entry {
@@ -74,6 +77,7 @@ class ResidualCost final : public ceres::CostFunction {
     if (r.objective < bestObjective_) {
       bestObjective_ = r.objective;
       bestX_ = xs;
+      bestGradient_ = r.jacobian.transpose() * r.values;
     }
     r.evaluation = {};  // the Jacobian is all the optimiser needs
     cache_.push_back({std::move(xs), std::move(r)});
@@ -87,6 +91,7 @@ class ResidualCost final : public ceres::CostFunction {
   mutable std::string lastFailure_;
   mutable std::vector<double> bestX_;
   mutable double bestObjective_ = std::numeric_limits<double>::infinity();
+  mutable Eigen::VectorXd bestGradient_;
 };
 
 class StopWhenCancelled final : public ceres::IterationCallback {
@@ -133,7 +138,6 @@ LocalResult minimizeLeastSquares(FitObjective& f, const std::vector<double>& x0,
   options.minimizer_type = ceres::TRUST_REGION;
   options.trust_region_strategy_type = ceres::LEVENBERG_MARQUARDT;
   options.linear_solver_type = ceres::DENSE_QR;
-  options.max_num_iterations = settings.maxIterations;
   options.function_tolerance = settings.functionTolerance;
   options.parameter_tolerance = settings.parameterTolerance;
   options.gradient_tolerance = settings.gradientTolerance;
@@ -143,9 +147,34 @@ LocalResult minimizeLeastSquares(FitObjective& f, const std::vector<double>& x0,
   options.logging_type = ceres::SILENT;
   options.callbacks.push_back(&stop);
   ceres::Solver::Summary summary;
-  ceres::Solve(options, &problem, &summary);
-
-  out.iterations = static_cast<int>(summary.iterations.size());
+  // Active-set rounds. Ceres projects each Levenberg–Marquardt step onto the bounds, so a
+  // parameter that the gradient pushes against its bound distorts every step of the others and
+  // the solver creeps (Boehm: stopped by the function tolerance 4 above the optimum, with two
+  // parameters on their bounds). After each solve, the parameters on a bound with the gradient
+  // pushing outwards are held there (SubsetManifold) and the others solved again, until that
+  // set no longer changes.
+  std::vector<int> held;
+  int iterations = 0;
+  for (int round = 0; round < kActiveSetRounds; ++round) {
+    options.max_num_iterations = std::max(1, settings.maxIterations - iterations);
+    ceres::Solve(options, &problem, &summary);
+    iterations += static_cast<int>(summary.iterations.size());
+    if (cost.cancelled() || cost.bestX().empty() || iterations >= settings.maxIterations) break;
+    std::vector<int> active;
+    const Eigen::VectorXd& g = cost.bestGradient();
+    for (int i = 0; i < f.size(); ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      const double xi = cost.bestX()[k], lo = f.setup().lower[k], hi = f.setup().upper[k];
+      const double edge = 1e-12 * (hi - lo);
+      if ((xi <= lo + edge && g(i) > 0) || (xi >= hi - edge && g(i) < 0)) active.push_back(i);
+    }
+    if (active == held || static_cast<int>(active.size()) == f.size()) break;
+    held = active;
+    x = cost.bestX();
+    if (held.empty()) problem.SetManifold(x.data(), nullptr);
+    else problem.SetManifold(x.data(), new ceres::SubsetManifold(f.size(), held));
+  }
+  out.iterations = iterations;
   out.x = cost.bestX();
   out.objective = cost.bestObjective();
   out.message = summary.message;

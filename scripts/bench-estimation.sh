@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Parameter-estimation benchmark (docs/benchmarks/estimation.md): per PEtab problem, one
+# `sensode estimate` with BENCH_STARTS (default 20) seeded Latin-hypercube starts and no start at
+# the nominal values (--no-start-values, so the published fit is not handed to the optimiser),
+# then a Markdown row: optimiser, best objective, the objective at the nominal (published)
+# parameters, best − nominal (the acceptance asks ≤ 1e-3), the success rate (starts within 1e-3
+# of the best), converged starts, the median wall time per converged start, the median gradient
+# (Jacobian) evaluations per start, and the run's wall time. Problems run one after another; the
+# starts of one problem run on BENCH_THREADS threads (default: nproc).
+#
+#   scripts/bench-estimation.sh                          # the seven of the acceptance
+#   scripts/bench-estimation.sh Boehm_JProteomeRes2014   # some
+#
+# Environment: SENSODE_CLI (use this binary instead of building build-bench-estimation/),
+# BENCH_STARTS, BENCH_SEED (default 1), BENCH_THREADS, BENCH_TIMEOUT (seconds per problem,
+# default 3600), BENCH_OUT (keep the CSV/JSON output there), SENSODE_SHARED_DIR.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${SENSODE_BENCH_BUILD_DIR:-$root/build-bench-estimation}"
+shared="${SENSODE_SHARED_DIR:-$root/../shared}"
+starts="${BENCH_STARTS:-20}"
+seed="${BENCH_SEED:-1}"
+threads="${BENCH_THREADS:-$(nproc)}"
+limit="${BENCH_TIMEOUT:-3600}"
+
+cli="${SENSODE_CLI:-}"
+if [ -z "$cli" ]; then
+  generator=()
+  if [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null; then generator=(-G Ninja); fi
+  cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DSENSODE_BUILD_GUI=OFF >/dev/null
+  cmake --build "$build" --target sensode --parallel "$(nproc)" >/dev/null
+  cli="$build/core/sensode"
+fi
+
+out="${BENCH_OUT:-}"
+if [ -z "$out" ]; then
+  out="$(mktemp -d)"
+  trap 'rm -rf "$out"' EXIT
+fi
+
+# The value of a numeric or string key of a flat JSON object.
+json() { sed -n "s/^  \"$2\": \"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p" "$1" | head -n 1; }
+
+problems=("$@")
+if [ ${#problems[@]} -eq 0 ]; then
+  problems=(Boehm_JProteomeRes2014 Bruno_JExpBot2016 Crauste_CellSystems2017 Elowitz_Nature2000
+            Fujita_SciSignal2010 Zheng_PNAS2012 Brannmark_JBC2010)
+fi
+
+echo "# Parameter estimation: $starts seeded starts (seed $seed) per problem ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, $threads threads, load $(cut -d' ' -f1-3 /proc/loadavg))"
+echo
+echo "| problem | optimiser | best objective | nominal objective | best − nominal | success (within 1e-3 of best) | converged | s per converged start (median) | gradient evaluations per start (median) | wall s |"
+echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+for id in "${problems[@]}"; do
+  yaml="$shared/petab/$id/$id.yaml"
+  dir="$out/$id"
+  mkdir -p "$dir"
+  if ! timeout "$limit" "$cli" estimate "$yaml" --starts "$starts" --seed "$seed" \
+      --threads "$threads" --no-start-values --out "$dir" >"$dir/stdout" 2>"$dir/stderr"; then
+    echo "| $id | failed: $(tail -n 1 "$dir/stderr" | cut -c1-200) | | | | | | | | |"
+    continue
+  fi
+  s="$dir/summary.json"
+  # Median gradient evaluations per start from multistart.csv (column 8).
+  gradients=$(tail -n +2 "$dir/multistart.csv" | cut -d, -f8 | sort -g |
+              awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]}')
+  printf "| %s | %s | %.6f | %.6f | %.2e | %s/%s | %s | %.3g | %s | %.0f |\n" "$id" \
+    "$(json "$s" optimizer)" "$(json "$s" best_objective)" "$(json "$s" nominal_objective)" \
+    "$(json "$s" best_minus_nominal)" "$(json "$s" successes)" "$(json "$s" starts)" \
+    "$(json "$s" converged_starts)" "$(json "$s" median_seconds_per_converged_start)" \
+    "$gradients" "$(json "$s" wall_seconds)"
+done
