@@ -363,6 +363,7 @@ class TestEstimationTask : public QObject {
     TaskPanel* panel = w.openTask(QStringLiteral("estimation"));
     panel->setupWidget()->setSettings({{"problem", QString()}, {"optimizer", "auto"}, {"starts", 10},
                                        {"seed", 1}, {"use_start_values", false}, {"gradient", "forward"},
+                                       {"max_iterations", 500}, {"rtol", 1e-8}, {"atol", 1e-10},
                                        {"threads", 2}, {"parameters", QJsonObject{}},
                                        {"profile", QJsonArray{QStringLiteral("Epo_degradation_BaF3")}}});
     QCOMPARE(int(testing::clickRunAndWait(panel, 900000)), int(api::TaskStatus::Succeeded));
