@@ -226,11 +226,15 @@ QList<KeyValueTableModel::Entry> statistics(const std::shared_ptr<const api::Tas
   const core::FitStatistics& s = c.statistics;
   rows << E{QStringLiteral("optimizer"), QStringLiteral("Optimiser"), optimizerLabel(c.optimizer),
             q(c.optimizerReason)};
+  // Objectives with 8 digits (the side view's numbers have 4): the best and the nominal one
+  // often agree to the third decimal. The tool tip has every digit.
   rows << E{QStringLiteral("best_objective"), QStringLiteral("Best objective (−log L)"),
-            c.bestObjective, {}};
+            shortNumber(c.bestObjective), exactNumber(c.bestObjective)};
   if (std::isfinite(c.nominalObjective))
     rows << E{QStringLiteral("nominal_objective"), QStringLiteral("At nominal parameters"),
-              c.nominalObjective, QStringLiteral("the objective at the PEtab nominal values")};
+              shortNumber(c.nominalObjective),
+              QStringLiteral("the objective at the PEtab nominal values: %1")
+                  .arg(exactNumber(c.nominalObjective))};
   rows << E{QStringLiteral("starts_at_best"), QStringLiteral("Starts at the best"),
             QStringLiteral("%1 of %2").arg(r->startsAtBest()).arg(c.starts.size()),
             QStringLiteral("final objective within %1 of the best").arg(kConvergedTolerance)};
