@@ -356,6 +356,37 @@ class TestEstimationTask : public QObject {
     QCOMPARE(panel->shownResult(), before);
   }
 
+  // Bad settings reach the runner too (restored from QSettings, written by a script): the run
+  // fails with a message naming the parameter and the file, and the previous results stay.
+  void badSettingsFailWithTheirReason() {
+    MainWindow w(testing::testWindowOptions());
+    w.show();
+    QVERIFY(w.openModel(kDecay));
+    TaskPanel* panel = w.openTask(QStringLiteral("estimation"));
+    QJsonObject s = decaySettings(1);
+    s.insert("profile", QJsonArray{});
+    panel->setupWidget()->setSettings(s);
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
+    const auto before = panel->shownResult();
+    s.insert("parameters", QJsonObject{{"x0", QJsonObject{{"lower", 5.0}, {"upper", 1.0}}}});
+    api::ModelSession session = w.session();
+    auto runner = panel->task().createRunner();
+    runner->start(session, s).waitForFinished();
+    const auto failed = runner->takeResult();
+    QCOMPARE(int(failed->status()), int(api::TaskStatus::Failed));
+    QVERIFY2(failed->message().contains(QStringLiteral("'x0'")) &&
+                 failed->message().contains(QStringLiteral("lower bound")),
+             qPrintable(failed->message()));
+    s.insert("parameters", QJsonObject{{"nope", QJsonObject{{"start", 1.0}}}});
+    runner->start(session, s).waitForFinished();
+    const auto unknown = runner->takeResult();
+    QCOMPARE(int(unknown->status()), int(api::TaskStatus::Failed));
+    QVERIFY2(unknown->message().contains(QStringLiteral("'nope'")) &&
+                 unknown->message().contains(QStringLiteral("problem.yaml")),
+             qPrintable(unknown->message()));
+    QCOMPARE(panel->shownResult(), before);
+  }
+
   // The docs' screenshots on a benchmark problem (Boehm: 9 parameters, 48 measurements): only
   // with SENSODE_SCREENSHOT_DIR set, since a fit of the real problem takes a minute.
   void boehmScreenshots() {
