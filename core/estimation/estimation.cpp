@@ -327,6 +327,12 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
   result.best = result.starts.front().parameters;
   result.bestObjective = result.starts.front().objective;
 
+  if (cancelled) {
+    result.status = EstimationResult::Status::UserAbort;
+    result.message = "cancelled; the starts finished so far are kept (no statistics, no profiles)";
+    result.wallSeconds = seconds(started);
+    return result;
+  }
   // The best fit with its sensitivities: simulated observables and the statistics.
   try {
     petab::ObjectiveOptions o = options.objective;
@@ -348,7 +354,7 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
   }
 
   // Profiles: each direction of each parameter is one task.
-  if (!profiled.empty() && !cancelled) {
+  if (!profiled.empty()) {
     const double z = detail::normalQuantile(0.5 * (1 + options.confidenceLevel));
     const double threshold = result.bestObjective + z * z / 2;  // χ²₁(level) = z²
     FitSetup atBest = setup;

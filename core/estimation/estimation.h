@@ -197,7 +197,9 @@ struct EstimationResult {
 
   Optimizer optimizer = Optimizer::LeastSquares;  // the one that ran (never Auto)
   std::string optimizerReason;                    // why (Auto), one sentence
-  std::vector<EstimatedParameter> parameters;     // as fitted (columns of everything below)
+  // As fitted, in PEtab table order (the order of every point below; the statistics' columns
+  // are the ones with estimate = true, in this order).
+  std::vector<EstimatedParameter> parameters;
   std::vector<StartResult> starts;  // sorted by objective, failed starts last
   std::vector<double> best;         // best point on the scales (empty without success)
   double bestObjective = std::numeric_limits<double>::infinity();

@@ -13,12 +13,15 @@
 //                 L-BFGS reach the same optimum, where σ̂² = mean (m − y)² (the normal MLE).
 //   starts        the Latin hypercube: one point per stratum per coordinate, reproducible from
 //                 the seed; bad options and a cancelled run end with a clear status.
+//   cli           `sensode estimate` writes the tables and summary with the optimum above, and
+//                 refuses a bad --method with exit status 2.
 #include <QtCore/QTemporaryDir>
 #include <QtTest/QtTest>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -27,6 +30,7 @@
 #include "core/estimation/estimation.h"
 #include "core/estimation/fit_statistics.h"
 #include "core/estimation/latin_hypercube.h"
+#include "support/cli_process.h"
 #include "support/numeric_compare.h"
 
 namespace est = sensode::estimation;
@@ -298,6 +302,58 @@ class TestEstimation : public QObject {
       return std::vector<double>{};
     };
     for (int i = 0; i < 5; ++i) QVERIFY(byIndex(one, i) == byIndex(two, i));
+  }
+
+  void cli() {
+    QTemporaryDir tmp;
+    const fs::path dir = tmp.path().toStdString();
+    const fs::path yaml = writeProblem(dir, false, "a\tlin\t-10\t10\t0\t1\nb\tlin\t-10\t10\t0\t1\n",
+                                       "a", "0.3", kLinearData);
+    fs::create_directory(dir / "out");
+    const QString cliPath = SENSODE_CLI_PATH;
+    const auto run = sensode::test::runProcess(
+        cliPath, {"estimate", QString::fromStdString(yaml.string()), "--starts", "3", "--threads", "1",
+                  "--profile", "b", "--out", QString::fromStdString((dir / "out").string())},
+        120000);
+    QVERIFY2(run.exitCode == 0, qPrintable(run.errLines.join("\n")));
+    QCOMPARE(run.errLines.size(), 3);  // one progress line per start
+    const auto lines = [](const fs::path& file) {
+      std::ifstream in(file);
+      std::vector<std::string> out;
+      for (std::string l; std::getline(in, l);) out.push_back(l);
+      return out;
+    };
+    const auto params = lines(dir / "out" / "parameters.csv");
+    QCOMPARE(params.size(), std::size_t(3));
+    QVERIFY2(params[0].rfind("parameterId,scale,estimated,value,se,ci_lower,ci_upper", 0) == 0, params[0].c_str());
+    // b = slope of the weighted fit (kLinearData, normal equations: 0.8607...).
+    const auto cells = [](const std::string& line) {
+      std::vector<std::string> c;
+      std::stringstream in(line);
+      for (std::string x; std::getline(in, x, ',');) c.push_back(x);
+      return c;
+    };
+    Eigen::MatrixXd X(6, 2);
+    Eigen::VectorXd y(6);
+    for (int i = 0; i < 6; ++i) {
+      X(i, 0) = 1;
+      X(i, 1) = kLinearData.t[static_cast<std::size_t>(i)];
+      y(i) = kLinearData.y[static_cast<std::size_t>(i)];
+    }
+    const Eigen::VectorXd theta = (X.transpose() * X).ldlt().solve(X.transpose() * y);
+    SENSODE_EXPECT_CLOSE(std::stod(cells(params[2])[3]), theta(1), 1e-6, 0, "b in parameters.csv", 0);
+    QCOMPARE(lines(dir / "out" / "multistart.csv").size(), std::size_t(4));
+    QVERIFY(lines(dir / "out" / "profile_b.csv").size() > 3);
+    const auto summary = lines(dir / "out" / "summary.json");
+    std::string all;
+    for (const auto& l : summary) all += l + "\n";
+    QVERIFY2(all.find("\"optimizer\": \"ls\"") != std::string::npos, all.c_str());
+    QVERIFY2(all.find("\"successes\": 3") != std::string::npos, all.c_str());
+    const auto bad = sensode::test::runProcess(
+        cliPath, {"estimate", QString::fromStdString(yaml.string()), "--method", "simplex"}, 60000);
+    QCOMPARE(bad.exitCode, 2);
+    QVERIFY2(bad.errLines.size() == 1 && bad.errLines[0].contains("--method: 'simplex'"),
+             qPrintable(bad.errLines.join("\n")));
   }
 
   void badInputAndCancel() {
