@@ -26,10 +26,11 @@ RunContext::RunContext(QPromise<void>& promise, CancelToken token)
       if (value != lastValue_) {
         lastValue_ = value;
         promise_.setProgressValueAndText(
-            value, prefix_ + QStringLiteral("t = %1 of %2, %3 steps")
-                                 .arg(info.t, 0, 'g', 4)
-                                 .arg(info.tEnd, 0, 'g', 4)
-                                 .arg(info.steps));
+            value, prefix_ + (progressText_ ? progressText_(info)
+                                            : QStringLiteral("t = %1 of %2, %3 steps")
+                                                  .arg(info.t, 0, 'g', 4)
+                                                  .arg(info.tEnd, 0, 'g', 4)
+                                                  .arg(info.steps)));
       }
     }
     return Decision::Continue;

@@ -54,6 +54,11 @@ class RunContext {
     sliceIndex_ = index;
     sliceCount_ = count > 0 ? count : 1;
   }
+  // For tasks whose core progress is not an integration time (the estimation's starts done of
+  // planned): the text shown for each ProgressInfo instead of "t = .. of .., .. steps".
+  void setProgressText(std::function<QString(const ProgressInfo&)> text) {
+    progressText_ = std::move(text);
+  }
 
  private:
   QPromise<void>& promise_;
@@ -63,6 +68,7 @@ class RunContext {
   int lastValue_ = -1;
   int phase_ = -kPhaseSlots;
   int sliceIndex_ = 0, sliceCount_ = 1;
+  std::function<QString(const ProgressInfo&)> progressText_;
 };
 
 // A task result that carries only a status and a message (failures before the core task ran,

@@ -100,6 +100,27 @@ void HeatMapWidget::paintEvent(QPaintEvent*) {
     for (qsizetype r = 1; r < rows_.size(); ++r) painter.drawLine(QPointF(m.left(), m.top() + r * ch), QPointF(m.right(), m.top() + r * ch));
     for (qsizetype c = 1; c < columns_.size(); ++c) painter.drawLine(QPointF(m.left() + c * cw, m.top()), QPointF(m.left() + c * cw, m.bottom()));
   }
+  // The numbers themselves when every cell has room for its text (a correlation matrix of a
+  // few parameters): fixed decimals down to a hundredth of the largest magnitude (the tool tip
+  // has every digit), white text on the saturated cells.
+  const int decimals =
+      maxAbs_ > 0 ? std::max(0, 2 - static_cast<int>(std::floor(std::log10(maxAbs_)))) : 0;
+  const auto cellText = [decimals](double v) { return QString::number(v, 'f', decimals); };
+  int widest = 0;
+  for (double v : values_)
+    if (!std::isnan(v)) widest = std::max(widest, fm.horizontalAdvance(cellText(v)));
+  if (cw >= widest + 6 && ch >= fm.height() + 4) {
+    for (qsizetype r = 0; r < rows_.size(); ++r)
+      for (qsizetype c = 0; c < columns_.size(); ++c) {
+        const std::size_t k = static_cast<std::size_t>(r * columns_.size() + c);
+        const double v = k < values_.size() ? values_[k] : NAN;
+        if (std::isnan(v)) continue;
+        const bool dark = maxAbs_ > 0 && std::abs(v) / maxAbs_ > 0.6;
+        painter.setPen(dark ? Qt::white : Qt::black);
+        painter.drawText(QRectF(m.left() + c * cw, m.top() + r * ch, cw, ch), Qt::AlignCenter,
+                         cellText(v));
+      }
+  }
   painter.setPen(Qt::black);
   painter.drawRect(m);
   // Labels: every row/column while they fit, else every k-th.

@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: MIT
+// The Parameter estimation task (id estimation) of the second plugin, sensode_estimation, in the
+// host window, offscreen, with the real widgets and both plugins linked statically (the host
+// is unchanged: it finds the task as it finds sensode_tasks'): the plugin is listed and its
+// task is in the Tasks menu; the set-up table reads the PEtab parameter table and writes only
+// what the user changed; a 3-start fit of a two-parameter decay (k, x0 from 12 measurements
+// with σ = 0.05, tests/data/petab/estimation_decay) ends at a point where the objective the
+// core computes independently is below the nominal one, its gradient vanishes, and the views
+// show it: waterfall sorted, parameter table with standard errors and intervals around the
+// estimate, a symmetric correlation matrix with unit diagonal, the fit over the measurements,
+// a profile with its threshold χ²₁(0.95)/2 above the optimum; every view exports with
+// provenance; Cancel stops a long run fast and keeps the previous results; the real
+// sensode-gui finds the loadable plugin in build/plugins.
+// With SENSODE_SCREENSHOT_DIR set, each result tab is saved there as a PNG (for the docs).
+#include <QAbstractItemModelTester>
+#include <QAction>
+#include <QChart>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QImage>
+#include <QLabel>
+#include <QMenu>
+#include <QProcess>
+#include <QProgressBar>
+#include <QStandardPaths>
+#include <QSvgRenderer>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QtTest/QtTest>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "core/petab/objective.h"
+#include "core/petab/petab_problem.h"
+#include "gui/main_window.h"
+#include "gui/plugin_loader.h"
+#include "gui/task_panel.h"
+#include "gui_test_helpers.h"
+#include "plugin/estimation/curve_chart_view.h"
+#include "plugin/estimation/estimation_task.h"
+#include "plugin/estimation/estimation_views.h"
+#include "plugin/estimation/setup_widget.h"
+#include "plugin/gradient/measurement_chart_view.h"
+#include "plugin/models/record_table_model.h"
+#include "plugin/views/heat_map_widget.h"
+#include "plugin/views/table_result_view.h"
+
+// sensode_tasks_static and sensode_estimation_static are imported by linking them.
+
+using namespace sensode;
+using gui::MainWindow;
+using gui::TaskPanel;
+
+namespace {
+
+const QString kDecay =
+    QStringLiteral(SENSODE_TEST_DATA_DIR "/petab/estimation_decay/problem.yaml");
+const QString kBoehm =
+    QStringLiteral(SENSODE_SHARED_DIR "/petab/Boehm_JProteomeRes2014/Boehm_JProteomeRes2014.yaml");
+const QString kGui = QStringLiteral(SENSODE_GUI_PATH);
+
+plugin::RecordTableModel* recordModel(TaskPanel* panel, const QString& title) {
+  auto* view = dynamic_cast<plugin::TableResultView*>(panel->resultView(title));
+  return view ? qobject_cast<plugin::RecordTableModel*>(view->sourceModel()) : nullptr;
+}
+
+// The column of a record table by header.
+int column(const plugin::RecordTableModel* m, const QString& header) {
+  return static_cast<int>(m->headers().indexOf(header));
+}
+
+double number(const plugin::RecordTableModel* m, int row, const QString& header) {
+  const QVariant v = m->data(m->index(row, column(m, header)), Qt::UserRole);
+  return v.isValid() ? v.toDouble() : std::nan("");
+}
+
+// Saves the window with each result tab in front when SENSODE_SCREENSHOT_DIR is set.
+void screenshots(MainWindow& w, TaskPanel* panel, const QString& stem) {
+  const QString dir = qEnvironmentVariable("SENSODE_SCREENSHOT_DIR");
+  if (dir.isEmpty()) return;
+  w.resize(1450, 880);
+  for (api::TaskResultView* view : panel->resultViews()) {
+    if (view->placement() != api::TaskResultView::Placement::Tab) continue;
+    auto* tabs = qobject_cast<QTabWidget*>(view->parentWidget()->parentWidget());
+    if (tabs) tabs->setCurrentWidget(view);
+    QCoreApplication::processEvents();
+    w.grab().save(QStringLiteral("%1/%2-%3.png").arg(dir, stem, view->title().toLower()));
+  }
+}
+
+QJsonObject decaySettings(int starts) {
+  return {{"problem", QString()}, {"optimizer", "auto"}, {"starts", starts}, {"seed", 5},
+          {"use_start_values", true}, {"gradient", "forward"}, {"max_iterations", 200},
+          {"threads", 2}, {"rtol", 1e-8}, {"atol", 1e-10}, {"parameters", QJsonObject{}},
+          {"profile", QJsonArray{QStringLiteral("k")}}};
+}
+
+}  // namespace
+
+class TestEstimationTask : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("SensodeTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("tst_estimation_task"));
+    QSettings().clear();
+  }
+
+  void bothPluginsLoadAndTheTaskIsInTheMenu() {
+    MainWindow w(testing::testWindowOptions());
+    const auto& records = w.plugins().records();
+    const auto estimation = std::find_if(records.begin(), records.end(), [](const gui::PluginRecord& r) {
+      return r.name == QLatin1String("Sensode parameter estimation");
+    });
+    QVERIFY(estimation != records.end());
+    QVERIFY2(estimation->loaded, qPrintable(estimation->error));
+    QCOMPARE(estimation->taskIds, QStringList{QStringLiteral("estimation")});
+    QVERIFY(std::any_of(records.begin(), records.end(), [](const gui::PluginRecord& r) {
+      return r.loaded && r.taskIds.contains(QStringLiteral("ssgradient"));
+    }));
+    QStringList menu;
+    for (QAction* a : w.tasksMenu()->actions()) menu << a->text().remove(QLatin1Char('&'));
+    QVERIFY2(menu.contains(QStringLiteral("Parameter estimation")), qPrintable(menu.join(", ")));
+  }
+
+  void setupTableReadsThePetabTable() {
+    MainWindow w(testing::testWindowOptions());
+    w.show();
+    QVERIFY(w.openModel(kDecay));
+    TaskPanel* panel = w.openTask(QStringLiteral("estimation"));
+    QVERIFY(panel);
+    auto* setup = dynamic_cast<plugin::estimation::SetupWidget*>(panel->setupWidget());
+    QVERIFY(setup);
+    setup->setSettings(decaySettings(3));
+    using S = plugin::estimation::SetupWidget;
+    QTableWidget* t = setup->parameterTable();
+    const petab::Problem p = petab::loadProblem(kDecay.toStdString());
+    QCOMPARE(t->rowCount(), 2);
+    for (int r = 0; r < 2; ++r) {
+      const petab::Parameter& par = p.parameters[std::size_t(r)];
+      QCOMPARE(t->item(r, S::Id)->text(), QString::fromStdString(par.id));
+      QCOMPARE(t->item(r, S::Scale)->text(), QStringLiteral("log10"));
+      QCOMPARE(t->item(r, S::Lower)->text().toDouble(), par.lowerBound);
+      QCOMPARE(t->item(r, S::Upper)->text().toDouble(), par.upperBound);
+      QCOMPARE(t->item(r, S::Start)->text().toDouble(), par.nominalValue);
+      QCOMPARE(t->item(r, S::Estimate)->checkState(), Qt::Checked);
+    }
+    QCOMPARE(t->item(0, S::Profile)->checkState(), Qt::Checked);  // k, from the settings
+    QCOMPARE(t->item(1, S::Profile)->checkState(), Qt::Unchecked);
+    QVERIFY(setup->validate().isEmpty());
+    // Unchanged rows write nothing; an edited start and a held parameter write just that.
+    QVERIFY(setup->settings().value("parameters").toObject().isEmpty());
+    t->item(0, S::Start)->setText(QStringLiteral("0.9"));
+    t->item(1, S::Estimate)->setCheckState(Qt::Unchecked);
+    const QJsonObject choices = setup->settings().value("parameters").toObject();
+    QCOMPARE(choices.value("k").toObject(), (QJsonObject{{"start", 0.9}}));
+    QCOMPARE(choices.value("x0").toObject(), (QJsonObject{{"estimate", false}}));
+    // ... and the run applies them on the parameter scale.
+    const auto s = plugin::estimation::parseSettings(setup->settings());
+    const auto fitted = plugin::estimation::fittedParameters(p, s.parameters);
+    QCOMPARE(fitted.size(), std::size_t(2));
+    QVERIFY(std::abs(fitted[0].start - std::log10(0.9)) < 1e-15);
+    QVERIFY(!fitted[1].estimate);
+    // Invalid input names the parameter and the field.
+    t->item(0, S::Start)->setText(QStringLiteral("20"));
+    QVERIFY2(setup->validate().contains(QStringLiteral("k")) &&
+                 setup->validate().contains(QStringLiteral("outside the bounds")),
+             qPrintable(setup->validate()));
+    t->item(0, S::Start)->setText(QStringLiteral("-1"));
+    QVERIFY2(setup->validate().contains(QStringLiteral("> 0")), qPrintable(setup->validate()));
+    QVERIFY_THROWS_EXCEPTION(InvalidOptions, plugin::estimation::fittedParameters(
+                                                 p, {{"nope", std::nullopt, 1.0, std::nullopt, std::nullopt}}));
+    // Restored settings survive a round trip through the table.
+    setup->setSettings(decaySettings(3));
+    QVERIFY(setup->settings().value("parameters").toObject().isEmpty());
+    QCOMPARE(setup->settings().value("profile").toArray(), QJsonArray{QStringLiteral("k")});
+  }
+
+  void fitsAndShowsEveryResult() {
+    MainWindow w(testing::testWindowOptions());
+    w.show();
+    w.resize(1450, 880);
+    QVERIFY(w.openModel(kDecay));
+    TaskPanel* panel = w.openTask(QStringLiteral("estimation"));
+    QVERIFY(panel);
+    panel->setupWidget()->setSettings(decaySettings(3));
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
+    const auto* result = dynamic_cast<const plugin::estimation::Result*>(panel->shownResult().get());
+    QVERIFY(result);
+    const estimation::EstimationResult& c = *result->core();
+    QCOMPARE(c.starts.size(), std::size_t(3));
+    QCOMPARE(c.best.size(), std::size_t(2));
+
+    // The optimum, checked by the core's objective independently of the optimiser: below the
+    // nominal objective and every start's, with a vanishing gradient (the bounds are far).
+    const petab::Problem p = petab::loadProblem(kDecay.toStdString());
+    petab::ObjectiveOptions o;
+    o.integrator.rtol = 1e-10;
+    o.integrator.atol = 1e-12;
+    const petab::ObjectiveResult nominal = petab::evaluateObjective(
+        p, petab::nominalScaledParameters(p), petab::GradientMethod::None, o);
+    const petab::ObjectiveResult atBest =
+        petab::evaluateObjective(p, c.best, petab::GradientMethod::Forward, o);
+    qInfo("objective: nominal %.10g, best %.10g (core says %.10g)", nominal.objective,
+          atBest.objective, c.bestObjective);
+    QVERIFY(atBest.objective < nominal.objective - 1);
+    QVERIFY(std::abs(atBest.objective - c.bestObjective) < 1e-6 * (1 + std::abs(atBest.objective)));
+    for (const estimation::StartResult& s : c.starts)
+      if (std::isfinite(s.startObjective)) QVERIFY(c.bestObjective <= s.startObjective);
+    for (double g : atBest.gradient) QVERIFY2(std::abs(g) < 1e-3, qPrintable(QString::number(g)));
+
+    // Waterfall: one point per start, sorted, the best at 1 (objective − best + 1).
+    auto* waterfall = dynamic_cast<plugin::estimation::CurveChartView*>(panel->resultView(QStringLiteral("Waterfall")));
+    QVERIFY(waterfall);
+    const auto& page = waterfall->data().pages.at(0);
+    QCOMPARE(page.curves.at(0).points.size(), qsizetype(3));
+    for (qsizetype i = 1; i < page.curves.at(0).points.size(); ++i)
+      QVERIFY(page.curves.at(0).points[i].y() >= page.curves.at(0).points[i - 1].y());
+    QCOMPARE(page.curves.at(0).points.first().y(), 1.0);
+    QVERIFY(page.horizontal.has_value());  // the nominal objective
+    QVERIFY(page.horizontal->value > 1);
+
+    // Parameters: every row filled, the estimate inside its Wald interval, linear = 10^scale.
+    plugin::RecordTableModel* params = recordModel(panel, QStringLiteral("Parameters"));
+    QVERIFY(params);
+    QAbstractItemModelTester tester(params, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(params->rowCount(), 2);
+    for (int r = 0; r < 2; ++r) {
+      const double scaled = number(params, r, QStringLiteral("value (scale)"));
+      const double lin = number(params, r, QStringLiteral("value"));
+      const double se = number(params, r, QStringLiteral("standard error (scale)"));
+      const double lo = number(params, r, QStringLiteral("Wald CI lower"));
+      const double hi = number(params, r, QStringLiteral("Wald CI upper"));
+      QVERIFY(scaled == c.best[std::size_t(r)]);
+      QVERIFY(std::abs(lin - std::pow(10.0, scaled)) < 1e-12 * lin);
+      QVERIFY2(se > 0 && std::isfinite(se), qPrintable(QString::number(se)));
+      QVERIFY2(lo < lin && lin < hi, qPrintable(QStringLiteral("%1 < %2 < %3").arg(lo).arg(lin).arg(hi)));
+    }
+    // The data came from k = 0.7, x0 = 2 with σ = 0.05: the fit is close.
+    QVERIFY(std::abs(number(params, 0, QStringLiteral("value")) - 0.7) < 0.05);
+    QVERIFY(std::abs(number(params, 1, QStringLiteral("value")) - 2.0) < 0.1);
+    // k was profiled: its profile interval is in the table too, around the estimate.
+    const double pLo = number(params, 0, QStringLiteral("profile CI lower"));
+    const double pHi = number(params, 0, QStringLiteral("profile CI upper"));
+    const double k = number(params, 0, QStringLiteral("value"));
+    QVERIFY2(pLo < k && k < pHi, qPrintable(QStringLiteral("%1 < %2 < %3").arg(pLo).arg(k).arg(pHi)));
+
+    // Starts: one row per start, in objective order.
+    plugin::RecordTableModel* starts = recordModel(panel, QStringLiteral("Starts"));
+    QVERIFY(starts);
+    QCOMPARE(starts->rowCount(), 3);
+    QVERIFY(number(starts, 0, QStringLiteral("objective")) == c.bestObjective);
+
+    // Correlations: symmetric, unit diagonal, |ρ| <= 1.
+    auto* corr = dynamic_cast<plugin::estimation::CorrelationView*>(panel->resultView(QStringLiteral("Correlations")));
+    QVERIFY(corr);
+    const std::vector<double>& m = corr->heatMap()->values();
+    QCOMPARE(m.size(), std::size_t(4));
+    QVERIFY(std::abs(m[0] - 1) < 1e-12 && std::abs(m[3] - 1) < 1e-12);
+    QVERIFY2(std::abs(m[1] - m[2]) <= 1e-12, qPrintable(QStringLiteral("%1 vs %2").arg(m[1], 0, 'g', 17).arg(m[2], 0, 'g', 17)));
+    QVERIFY(std::abs(m[1]) <= 1 && std::abs(m[1]) > 0);
+
+    // Fit: both experiments, and the simulated values are the core's at the best point.
+    auto* fit = dynamic_cast<plugin::MeasurementChartView*>(panel->resultView(QStringLiteral("Fit")));
+    QVERIFY(fit);
+    QCOMPARE(fit->experiments().size(), qsizetype(2));
+    QCOMPARE(result->fit()->size(), p.measurements.size());
+    for (std::size_t i = 0; i < p.measurements.size(); ++i)
+      QVERIFY(std::abs((*result->fit())[i].simulated - atBest.simulated[i]) < 1e-6);
+
+    // Profile of k: around the optimum, with the threshold χ²₁(0.95)/2 = 1.9207 above it.
+    auto* profile = dynamic_cast<plugin::estimation::CurveChartView*>(panel->resultView(QStringLiteral("Profiles")));
+    QVERIFY(profile);
+    QCOMPARE(profile->data().pages.size(), qsizetype(1));
+    const auto& pp = profile->data().pages.at(0);
+    QCOMPARE(pp.name, QStringLiteral("k"));
+    QVERIFY(pp.horizontal.has_value());
+    QVERIFY2(std::abs(pp.horizontal->value - (c.bestObjective + 1.920729)) < 1e-4,
+             qPrintable(QString::number(pp.horizontal->value - c.bestObjective)));
+    double lowest = INFINITY;
+    bool below = false, above = false;
+    for (const QPointF& pt : pp.curves.at(0).points) {
+      lowest = std::min(lowest, pt.y());
+      below |= pt.x() < c.best[0];
+      above |= pt.x() > c.best[0];
+    }
+    QVERIFY(below && above);
+    QVERIFY(std::abs(lowest - c.bestObjective) < 1e-6 * (1 + std::abs(lowest)));
+
+    // Every view exports every format it offers, with the run's provenance beside it.
+    QTemporaryDir dir;
+    int exported = 0;
+    for (const TaskPanel::ExportTarget& target : panel->exportTargets()) {
+      const QString file = dir.filePath(QStringLiteral("%1-%2.%3")
+                                            .arg(target.view->title(), target.format.id, target.format.suffix));
+      QString why;
+      QVERIFY2(panel->exportResult(target.view, target.format.id, file, &why),
+               qPrintable(target.view->title() + ": " + why));
+      QVERIFY(QFileInfo(file).size() > 0);
+      const QJsonObject prov = testing::readJsonFile(TaskPanel::provenancePath(file));
+      QCOMPARE(prov.value("task").toObject().value("id").toString(), QStringLiteral("estimation"));
+      QCOMPARE(prov.value("model").toObject().value("sha256").toString(), testing::sha256OfFile(kDecay));
+      QVERIFY(prov.value("run").toObject().value("best_objective").toDouble() == c.bestObjective);
+      QCOMPARE(prov.value("export").toObject().value("sha256").toString(), testing::sha256OfFile(file));
+      if (target.format.id == QLatin1String("svg")) QVERIFY(QSvgRenderer(file).isValid());
+      if (target.format.id == QLatin1String("png")) QVERIFY(!QImage(file).isNull());
+      ++exported;
+    }
+    // Waterfall, Fit, Correlations, Profiles: PNG + SVG + CSV; Parameters, Starts: CSV.
+    QCOMPARE(exported, 4 * 3 + 2);
+    QFile csv(dir.filePath(QStringLiteral("Correlations-csv.csv")));
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    QCOMPARE(QString::fromUtf8(csv.readLine()).trimmed(), QStringLiteral("parameter,k,x0"));
+
+    screenshots(w, panel, QStringLiteral("estimation"));
+  }
+
+  void cancelStopsFastAndKeepsThePreviousResults() {
+    MainWindow w(testing::testWindowOptions());
+    w.show();
+    QVERIFY(w.openModel(kDecay));
+    TaskPanel* panel = w.openTask(QStringLiteral("estimation"));
+    QJsonObject s = decaySettings(2);
+    s.insert("profile", QJsonArray{});
+    panel->setupWidget()->setSettings(s);
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
+    const auto before = panel->shownResult();
+
+    // Boehm from many starts with a finite-difference gradient: far longer than the cancel.
+    panel->setupWidget()->setSettings({{"problem", kBoehm}, {"starts", 500}, {"optimizer", "qn"},
+                                       {"gradient", "fd"}, {"threads", 1}, {"parameters", QJsonObject{}},
+                                       {"profile", QJsonArray{}}});
+    QVERIFY2(panel->setupWidget()->validate().isEmpty(), qPrintable(panel->setupWidget()->validate()));
+    QSignalSpy finished(panel, &TaskPanel::runFinished);
+    QTest::mouseClick(panel->runButton(), Qt::LeftButton);
+    QVERIFY(panel->isRunning());
+    // The progress line counts starts, not integration time.
+    auto* progressText = panel->findChild<QLabel*>(QStringLiteral("progressText"));
+    QVERIFY(progressText);
+    QTRY_VERIFY_WITH_TIMEOUT(progressText->text().contains(QStringLiteral("of 500 starts")), 30000);
+    QVERIFY2(progressText->text().contains(QStringLiteral("objective evaluations")),
+             qPrintable(progressText->text()));
+    QVERIFY2(panel->isRunning(), "the run ended before it could be cancelled");
+    const auto clicked = std::chrono::steady_clock::now();
+    QTest::mouseClick(panel->cancelButton(), Qt::LeftButton);
+    QVERIFY(finished.wait(5000));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - clicked).count();
+    qInfo("Cancel to finished: %.3f s", seconds);
+    QVERIFY2(seconds < 0.5, qPrintable(QStringLiteral("cancel took %1 s").arg(seconds)));
+    QCOMPARE(int(finished.first().at(0).value<api::TaskStatus>()), int(api::TaskStatus::Cancelled));
+    QCOMPARE(panel->shownResult(), before);
+  }
+
+  // Bad settings reach the runner too (restored from QSettings, written by a script): the run
+  // fails with a message naming the parameter and the file, and the previous results stay.
+  void badSettingsFailWithTheirReason() {
+    MainWindow w(testing::testWindowOptions());
+    w.show();
+    QVERIFY(w.openModel(kDecay));
+    TaskPanel* panel = w.openTask(QStringLiteral("estimation"));
+    QJsonObject s = decaySettings(1);
+    s.insert("profile", QJsonArray{});
+    panel->setupWidget()->setSettings(s);
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
+    const auto before = panel->shownResult();
+    s.insert("parameters", QJsonObject{{"x0", QJsonObject{{"lower", 5.0}, {"upper", 1.0}}}});
+    api::ModelSession session = w.session();
+    auto runner = panel->task().createRunner();
+    runner->start(session, s).waitForFinished();
+    const auto failed = runner->takeResult();
+    QCOMPARE(int(failed->status()), int(api::TaskStatus::Failed));
+    QVERIFY2(failed->message().contains(QStringLiteral("'x0'")) &&
+                 failed->message().contains(QStringLiteral("lower bound")),
+             qPrintable(failed->message()));
+    s.insert("parameters", QJsonObject{{"nope", QJsonObject{{"start", 1.0}}}});
+    runner->start(session, s).waitForFinished();
+    const auto unknown = runner->takeResult();
+    QCOMPARE(int(unknown->status()), int(api::TaskStatus::Failed));
+    QVERIFY2(unknown->message().contains(QStringLiteral("'nope'")) &&
+                 unknown->message().contains(QStringLiteral("problem.yaml")),
+             qPrintable(unknown->message()));
+    QCOMPARE(panel->shownResult(), before);
+  }
+
+  // The docs' screenshots on a benchmark problem (Boehm: 9 parameters, 48 measurements): only
+  // with SENSODE_SCREENSHOT_DIR set, since a fit of the real problem takes a minute.
+  void boehmScreenshots() {
+    if (qEnvironmentVariable("SENSODE_SCREENSHOT_DIR").isEmpty())
+      QSKIP("screenshots for the docs only (set SENSODE_SCREENSHOT_DIR)");
+    MainWindow w(testing::testWindowOptions());
+    w.show();
+    w.resize(1450, 880);
+    QVERIFY(w.openModel(kBoehm));
+    TaskPanel* panel = w.openTask(QStringLiteral("estimation"));
+    panel->setupWidget()->setSettings({{"problem", QString()}, {"optimizer", "auto"}, {"starts", 10},
+                                       {"seed", 1}, {"use_start_values", false}, {"gradient", "forward"},
+                                       {"max_iterations", 500}, {"rtol", 1e-8}, {"atol", 1e-10},
+                                       {"threads", 2}, {"parameters", QJsonObject{}},
+                                       {"profile", QJsonArray{QStringLiteral("Epo_degradation_BaF3")}}});
+    QCOMPARE(int(testing::clickRunAndWait(panel, 900000)), int(api::TaskStatus::Succeeded));
+    qInfo("%s", qPrintable(panel->shownResult()->summary()));
+    screenshots(w, panel, QStringLiteral("estimation-boehm"));
+  }
+
+  // The real executable finds the loadable plugin in build/plugins and runs the task.
+  void theExecutableLoadsThePlugin() {
+    QTemporaryDir dir;
+    const QString png = dir.filePath(QStringLiteral("estimation.png"));
+    QProcess gui;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    env.remove(QStringLiteral("SENSODE_PLUGIN_PATH"));
+    gui.setProcessEnvironment(env);
+    gui.start(kGui, {QStringLiteral("--fresh"), QStringLiteral("--open"), kDecay, QStringLiteral("--run"),
+                     QStringLiteral("estimation"), QStringLiteral("--screenshot"), png});
+    QVERIFY(gui.waitForFinished(240000));
+    const QString err = QString::fromLocal8Bit(gui.readAllStandardError());
+    QVERIFY2(gui.exitStatus() == QProcess::NormalExit && gui.exitCode() == 0, qPrintable(err));
+    QImage image(png);
+    QVERIFY2(!image.isNull() && image.width() >= 1000, qPrintable(err));
+  }
+};
+
+QTEST_MAIN(TestEstimationTask)
+#include "tst_estimation_task.moc"
