@@ -68,14 +68,39 @@ std::string num(double v) {
 void Evaluator::conditionParameters(int c, std::vector<double>& theta, Eigen::MatrixXd& d) const {
   theta = model_.nominalParameters();
   d = Eigen::MatrixXd::Zero(model_.np(), nq_);
+  // Set by the parameter table or the condition: not given an initial assignment's value below.
+  std::vector<bool> overridden(static_cast<std::size_t>(model_.np()), false);
   for (std::size_t j = 0; j < pr_.parameters.size(); ++j) {
     const int k = sys_.findParam(pr_.parameters[j].id);
     if (k < 0) continue;
     theta[static_cast<std::size_t>(k)] = values_[j];
     if (estIndex_[j] >= 0) d(k, estIndex_[j]) = dvalue_[j];
+    overridden[static_cast<std::size_t>(k)] = true;
   }
-  if (c < 0) return;
-  for (const auto& [k, v] : pr_.conditions[static_cast<std::size_t>(c)].overrides) {
+  if (c >= 0) applyOverrides(pr_.conditions[static_cast<std::size_t>(c)], theta, d, overridden);
+  // Initial-assignment targets this condition leaves alone take the assignment's value, under
+  // this condition's parameters (dependency order: a default may use an earlier one).
+  if (pr_.initialAssignmentDefaults.empty()) return;
+  std::vector<double> values(pool_.numSymbols(), 0.0);
+  for (int k = 0; k < model_.np(); ++k)
+    values[pool_.node(sys_.params[static_cast<std::size_t>(k)].symbol).symbol] =
+        theta[static_cast<std::size_t>(k)];
+  for (const InitialAssignmentDefault& def : pr_.initialAssignmentDefaults) {
+    const auto k = static_cast<std::size_t>(def.param);
+    if (overridden[k]) continue;
+    theta[k] = pool_.evaluate(def.value, values);
+    values[pool_.node(sys_.params[k].symbol).symbol] = theta[k];
+    d.row(def.param).setZero();
+    for (Expr s : pool_.dependencies(def.value))
+      if (auto it = paramOf_.find(s); it != paramOf_.end())
+        d.row(def.param) += pool_.evaluate(pool_.diff(def.value, s), values) * d.row(it->second);
+  }
+}
+
+void Evaluator::applyOverrides(const Condition& condition, std::vector<double>& theta,
+                               Eigen::MatrixXd& d, std::vector<bool>& overridden) const {
+  for (const auto& [k, v] : condition.overrides) {
+    overridden[static_cast<std::size_t>(k)] = true;
     d.row(k).setZero();
     if (!v.isParameter()) {
       theta[static_cast<std::size_t>(k)] = v.number;

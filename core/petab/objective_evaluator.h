@@ -98,8 +98,11 @@ class Evaluator {
                             const Eigen::RowVectorXd& g, const std::string& what,
                             Eigen::RowVectorXd& lambda0, Eigen::RowVectorXd& quad);
 
-  // θ of a condition and dθ/dq (np × nq).
+  // θ of a condition and dθ/dq (np × nq); c < 0: no condition.
   void conditionParameters(int c, std::vector<double>& theta, Eigen::MatrixXd& d) const;
+  // The condition's numbers and parameter ids into θ and dθ/dq; marks the parameters it sets.
+  void applyOverrides(const Condition& condition, std::vector<double>& theta, Eigen::MatrixXd& d,
+                      std::vector<bool>& overridden) const;
   // A formula's value and partial derivatives: ∂/∂x (nx) and the explicit dq part.
   struct Partial {
     double value = 0;
