@@ -12,7 +12,6 @@
 
 #include "core/common/errors.h"
 #include "core/petab/objective_evaluator.h"
-#include "core/simulation/event_simulation.h"
 
 namespace sensode::petab {
 
@@ -270,6 +269,14 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
   };
   steadystate::SteadyStateOptions ssOptions = o_.steadyState;
   ssOptions.sensitivities = forward();
+  // Steady states do not run events (a trigger crossed on the way to x* would be missed).
+  const bool needsSteadyState =
+      pre >= 0 || std::any_of(ms.begin(), ms.end(),
+                              [&](std::size_t i) { return std::isinf(pr_.measurements[i].time); });
+  if (needsSteadyState && !sys_.events.empty())
+    throw PetabError(sys_.modelFile + ": event '" + sys_.events.front().id + "': condition '" +
+                     simId + "' needs a steady state (pre-equilibration or data at time inf), "
+                     "and steady states of models with SBML events are not supported yet");
   if (pre >= 0) {
     const std::string preId = pr_.conditions[static_cast<std::size_t>(pre)].id;
     conditionParameters(pre, thetaP, dP);
@@ -335,6 +342,8 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
       } else {
         grad_ += l0 * cm_.initialSensitivity(thetaS) * dS;
       }
+    } else if (!sys_.events.empty()) {
+      timeCourseWithEvents(timed, x0, s0Model, dFlow, thetaS, dS);
     } else {
       timeCourseForward(timed, x0, s0Model, dFlow, thetaS, dS);
     }
@@ -505,14 +514,22 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
                                   GradientMethod method, const ObjectiveOptions& options,
                                   const ProgressMonitor& monitor) {
   if (!problem.model) throw InvalidOptions("objective: the problem has no model");
-  if (auto why = simulation::eventsNotSupported(problem.model->system(), "PEtab objectives"))
-    throw Error(*why);
   const steadystate::ConservedModel cm(problem.model);
   if (method != GradientMethod::FiniteDifferences) {
-    Evaluator e(problem, cm, scaled, method, options, monitor, 0, 1);
+    // The backward adjoint has no jump conditions at events yet: forward sensitivities (exact
+    // jumps at each execution) compute the gradient instead, and the result says so.
+    const symbolic::OdeSystem& sys = problem.model->system();
+    const bool backward = method == GradientMethod::Adjoint || method == GradientMethod::Ssasa;
+    const GradientMethod run = backward && !sys.events.empty() ? GradientMethod::Forward : method;
+    Evaluator e(problem, cm, scaled, run, options, monitor, 0, 1);
     ObjectiveResult r = e.run();
     r.parameters = scaled;
-    r.method = method;
+    r.method = run;
+    if (run != method)
+      r.fallbacks.push_back(std::string(toString(method)) + " gradient: the backward adjoint "
+                            "has no jump conditions at SBML events (event '" +
+                            sys.events.front().id + "'); forward sensitivities with jumps at "
+                            "each execution computed the gradient instead");
     addPriors(problem, scaled, r);
     return r;
   }

@@ -140,6 +140,17 @@ class Evaluator {
   void timeCourseForward(const std::vector<std::size_t>& timed, const std::vector<double>& x0,
                          const Eigen::MatrixXd& s0Model, const Eigen::MatrixXd& dFlow,
                          const std::vector<double>& thetaS, const Eigen::MatrixXd& dS);
+  // The same for a model with SBML events, through the event simulation driver
+  // (core/simulation/event_simulation.h: triggers located on the dense output, the event queue,
+  // restarts, and the jumps of the forward sensitivities at each execution).
+  // objective_events.cpp.
+  void timeCourseWithEvents(const std::vector<std::size_t>& timed, const std::vector<double>& x0,
+                            const Eigen::MatrixXd& s0Model, const Eigen::MatrixXd& dFlow,
+                            const std::vector<double>& thetaS, const Eigen::MatrixXd& dS);
+  // The forward sensitivities' columns: the model parameters k that dFlow maps to some estimated
+  // parameter, their rows dK of dFlow, and S(t0) = s0Model's columns k (nx × |k|, column-major).
+  void sensitivityColumns(const Eigen::MatrixXd& s0Model, const Eigen::MatrixXd& dFlow,
+                          std::vector<int>& k, Eigen::MatrixXd& dK, std::vector<double>& s) const;
   // ssASA at a steady state: g·dx*/dθ = −μᵀF_θ + g_D·dT/dθ with J_rᵀμ = (g_I − g_D Γ_I)ᵀ and
   // dT/dθ = Γ ∂x₀/∂θ(θ) (1 × np). One transposed solve, independent of np (Eqs. 15 and 17).
   // With totalsWeight, the totals are not functions of ∂x₀/∂θ (post-equilibration after a

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: MIT
+// PEtab objectives and gradients on models with SBML events, against the closed form:
+// tests/data/petab/threshold_dose has x' = −k·x, x(0) = a, and the event `dose` (x < c: x += D),
+// data at t = 1, 2, 3, 3.5, 4 (σ = 0.1) around the dose at τ = ln(a/c)/k ≈ 2.77, estimating a, k,
+// c and D (lin scale). Moving a, k or c moves the event: the jump of S at τ carries
+// (f⁻ − f⁺)·dτ/dp (core/simulation/sensitivity_jumps.h), without which ∂/∂c would be 0.
+// The backward adjoint has no jump conditions at events: it falls back to forward sensitivities
+// and says so in ObjectiveResult::fallbacks. Also: Liu_IFACPapersOnLine2025 (the collection's
+// event problem) against the objective its simulatedData imply, and the refusal of a steady
+// state on an event model.
+#include <QtCore/QTemporaryDir>
+#include <QtTest/QtTest>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <numbers>
+
+#include "core/petab/gradient_check.h"
+#include "core/petab/objective.h"
+#include "core/petab/petab_problem.h"
+#include "support/numeric_compare.h"
+
+using namespace sensode::petab;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kA = 4, kK = 0.5, kC = 1, kD = 1, kSigma = 0.1;
+const double kTimes[] = {1, 2, 3, 3.5, 4};
+const double kData[] = {2.3, 1.6, 1.5, 1.3, 1.1};
+
+struct Closed {
+  double objective = 0;
+  double gradient[4] = {0, 0, 0, 0};  // a, k, c, D
+};
+
+Closed closedForm() {
+  Closed r;
+  const double tau = std::log(kA / kC) / kK;
+  for (int j = 0; j < 5; ++j) {
+    const double t = kTimes[j], e = std::exp(-kK * t);
+    double x = 0, d[4] = {0, 0, 0, 0};
+    if (t < tau) {
+      x = kA * e;
+      d[0] = e;
+      d[1] = -t * x;
+    } else {  // x = (c + D)·(a/c)·e^{−kt}
+      x = (kC + kD) * kA / kC * e;
+      d[0] = x / kA;
+      d[1] = -t * x;
+      d[2] = -kD * kA / (kC * kC) * e;
+      d[3] = kA / kC * e;
+    }
+    const double res = (kData[j] - x) / kSigma;
+    r.objective += 0.5 * std::log(2 * std::numbers::pi * kSigma * kSigma) + 0.5 * res * res;
+    for (int i = 0; i < 4; ++i) r.gradient[i] += -res / kSigma * d[i];
+  }
+  return r;
+}
+
+const fs::path kData_ = SENSODE_TEST_DATA_DIR "/petab/threshold_dose";
+
+Problem load() { return loadProblem(kData_ / "threshold_dose.yaml"); }
+
+}  // namespace
+
+class TestPetabEvents : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void gradientsMatchClosedForm_data() {
+    QTest::addColumn<int>("method");
+    QTest::addColumn<bool>("odesd");
+    QTest::addColumn<double>("rtol");
+    QTest::newRow("forward CVODES") << static_cast<int>(GradientMethod::Forward) << false << 1e-6;
+    QTest::newRow("forward odeSD") << static_cast<int>(GradientMethod::Forward) << true << 1e-6;
+    QTest::newRow("adjoint") << static_cast<int>(GradientMethod::Adjoint) << false << 1e-6;
+    QTest::newRow("ssasa") << static_cast<int>(GradientMethod::Ssasa) << false << 1e-6;
+    QTest::newRow("fd") << static_cast<int>(GradientMethod::FiniteDifferences) << false << 1e-5;
+    QTest::newRow("none") << static_cast<int>(GradientMethod::None) << false << 0.0;
+  }
+  void gradientsMatchClosedForm() {
+    QFETCH(int, method);
+    QFETCH(bool, odesd);
+    QFETCH(double, rtol);
+    const Problem p = load();
+    ObjectiveOptions o;
+    if (odesd) o.forwardIntegrator = sensode::integrators::Method::OdeSd;
+    const auto requested = static_cast<GradientMethod>(method);
+    const ObjectiveResult r = evaluateObjective(p, nominalScaledParameters(p), requested, o);
+    const Closed c = closedForm();
+    // x is within ~5e-9 of the closed form at rtol 1e-10 (the global error of five unit-length
+    // intervals); |∂J/∂x| = |r|/σ ≤ 30 at these data: 1e-6 on the objective.
+    QVERIFY2(sensode::test::withinTolerance(r.objective, c.objective, 1e-6, 0),
+             sensode::test::closeMessage(r.objective, c.objective, 1e-6, 0, "objective", 0).c_str());
+    if (requested == GradientMethod::None) {
+      QVERIFY(r.gradient.empty());
+      return;
+    }
+    QCOMPARE(r.gradient.size(), std::size_t{4});
+    double scale = 0;
+    for (double g : c.gradient) scale = std::max(scale, std::abs(g));
+    for (int i = 0; i < 4; ++i)
+      QVERIFY2(sensode::test::withinTolerance(r.gradient[static_cast<std::size_t>(i)],
+                                              c.gradient[i], rtol * scale, 0),
+               sensode::test::closeMessage(r.gradient[static_cast<std::size_t>(i)], c.gradient[i],
+                                           rtol * scale, 0, "gradient (a, k, c, D)", i)
+                   .c_str());
+    // The adjoint methods did not run: the result says which did, and why.
+    const bool backward = requested == GradientMethod::Adjoint || requested == GradientMethod::Ssasa;
+    QCOMPARE(r.fallbacks.size(), std::size_t{backward ? 1u : 0u});
+    if (backward) {
+      QVERIFY(r.method == GradientMethod::Forward);
+      QVERIFY2(r.fallbacks[0].find("event 'dose'") != std::string::npos &&
+                   r.fallbacks[0].find("forward sensitivities") != std::string::npos,
+               r.fallbacks[0].c_str());
+    } else {
+      QVERIFY(r.method == requested);
+    }
+  }
+
+  // The collection's event problem: its condition table sets u_2 (an initial-assignment target)
+  // and its model has an event. The objective the collection's simulatedData imply (their
+  // observables with this problem's noise model, computed independently from
+  // simulatedData_Liu_IFACPapersOnLine2025.tsv) is 723.3574922210; the simulatedData agree with
+  // Sensode's observables to ~1e-7 relative.
+  void liuObjectiveAndGradients() {
+    const Problem p = loadProblem(fs::path(SENSODE_SHARED_DIR) / "petab" /
+                                  "Liu_IFACPapersOnLine2025" / "Liu_IFACPapersOnLine2025.yaml");
+    const std::vector<double> q = nominalScaledParameters(p);
+    GradientCheckOptions options;
+    options.methods = {GradientMethod::Forward, GradientMethod::Adjoint};
+    const GradientCheck check = checkGradients(p, q, options);
+    QVERIFY2(std::abs(check.objective - 723.3574922210175) < 1e-3,
+             std::to_string(check.objective).c_str());
+    QVERIFY2(check.fdSpread() < 1e-4, std::to_string(check.fdSpread()).c_str());
+    const MethodRun* adjoint = check.find("adjoint");
+    QVERIFY(adjoint && adjoint->ok);
+    QCOMPARE(adjoint->result.fallbacks.size(), std::size_t{1});
+  }
+
+  // Steady states do not run events: a pre-equilibration on an event model is refused naming
+  // the model, the event and the condition.
+  void steadyStateRefusedNamingTheEvent() {
+    QTemporaryDir tmp;
+    const fs::path dir = tmp.path().toStdString();
+    for (const auto& f : fs::directory_iterator(kData_)) fs::copy(f.path(), dir / f.path().filename());
+    std::ofstream(dir / "measurementData_threshold_dose.tsv")
+        << "observableId\tsimulationConditionId\tpreequilibrationConditionId\tmeasurement\ttime\n"
+           "obs_x\tc0\tc0\t2.3\t1\n";
+    const Problem p = loadProblem(dir / "threshold_dose.yaml");
+    try {
+      evaluateObjective(p, nominalScaledParameters(p), GradientMethod::None);
+      QFAIL("a pre-equilibration on an event model evaluated");
+    } catch (const PetabError& e) {
+      const std::string m = e.what();
+      QVERIFY2(m.find("model_threshold_dose.xml") != std::string::npos &&
+                   m.find("event 'dose'") != std::string::npos &&
+                   m.find("condition 'c0'") != std::string::npos,
+               m.c_str());
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestPetabEvents)
+#include "tst_petab_events.moc"
