@@ -336,7 +336,9 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
     if (backwardMethod()) {
       // Backward adjoint over the time course (CVODES adjoint with checkpoints), then λ(t0)
       // through x0: ∂x0/∂θ, or the steady-state adjoint of the pre-equilibration (Eq. 17).
-      const Eigen::RowVectorXd l0 = timeCourseAdjoint(timed, x0, thetaS, dS);
+      const Eigen::RowVectorXd l0 = sys_.events.empty()
+                                        ? timeCourseAdjoint(timed, x0, thetaS, dS)
+                                        : timeCourseAdjointWithEvents(timed, x0, thetaS, dS);
       if (pre >= 0) {
         weightOnX0(l0);
       } else {
@@ -516,20 +518,20 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
   if (!problem.model) throw InvalidOptions("objective: the problem has no model");
   const steadystate::ConservedModel cm(problem.model);
   if (method != GradientMethod::FiniteDifferences) {
-    // The backward adjoint has no jump conditions at events yet: forward sensitivities (exact
-    // jumps at each execution) compute the gradient instead, and the result says so.
-    const symbolic::OdeSystem& sys = problem.model->system();
-    const bool backward = method == GradientMethod::Adjoint || method == GradientMethod::Ssasa;
-    const GradientMethod run = backward && !sys.events.empty() ? GradientMethod::Forward : method;
-    Evaluator e(problem, cm, scaled, run, options, monitor, 0, 1);
-    ObjectiveResult r = e.run();
+    ObjectiveResult r;
+    try {
+      r = Evaluator(problem, cm, scaled, method, options, monitor, 0, 1).run();
+      r.method = method;
+    } catch (const detail::EventAdjointUnsupported& e) {
+      // Forward sensitivities jump exactly at every execution: they compute the gradient
+      // instead, and the result says so.
+      r = Evaluator(problem, cm, scaled, GradientMethod::Forward, options, monitor, 0, 1).run();
+      r.method = GradientMethod::Forward;
+      r.fallbacks.push_back(std::string(toString(method)) + " gradient: the backward adjoint has "
+                            "no jump conditions for " + e.what() + "; forward sensitivities "
+                            "computed the gradient instead");
+    }
     r.parameters = scaled;
-    r.method = run;
-    if (run != method)
-      r.fallbacks.push_back(std::string(toString(method)) + " gradient: the backward adjoint "
-                            "has no jump conditions at SBML events (event '" +
-                            sys.events.front().id + "'); forward sensitivities with jumps at "
-                            "each execution computed the gradient instead");
     addPriors(problem, scaled, r);
     return r;
   }

@@ -30,6 +30,14 @@ class SingularJacobian : public Error {
   using Error::Error;
 };
 
+// The backward adjoint meets an event it has no jump conditions for (a cascade, a delay, a
+// compartment resize of concentration states): objective_event_adjoint.cpp. evaluateObjective
+// computes the gradient by forward sensitivities instead and says so.
+class EventAdjointUnsupported : public Error {
+ public:
+  using Error::Error;
+};
+
 // A number for messages (%.6g).
 std::string num(double v);
 
@@ -132,6 +140,12 @@ class Evaluator {
   Eigen::RowVectorXd timeCourseAdjoint(const std::vector<std::size_t>& timed,
                                        const std::vector<double>& x0,
                                        const std::vector<double>& thetaS, const Eigen::MatrixXd& dS);
+  // The same on a model with SBML events: split at the event times the event simulation driver
+  // finds, λ carried across each by the adjoint jump conditions (objective_event_adjoint.cpp).
+  Eigen::RowVectorXd timeCourseAdjointWithEvents(const std::vector<std::size_t>& timed,
+                                                 const std::vector<double>& x0,
+                                                 const std::vector<double>& thetaS,
+                                                 const Eigen::MatrixXd& dS);
   // f(τ⁻) − f(τ⁺) at a breakpoint τ with state x (nx).
   Eigen::VectorXd rhsJump(double tau, const std::vector<double>& x,
                           const std::vector<double>& theta) const;

@@ -18,9 +18,8 @@
 // Each problem prints one line "PETAB <id>: ... OK" or "... FAIL: <reasons>", so a run of the
 // label states which problems fail and why.
 //
-// Liu has an SBML event: the backward adjoint has no jump conditions at events and falls back to
-// forward sensitivities (printed as "[fallback: ...]"), so there finite differences are what
-// confirm the forward gradient, and they must do so to kAnalyticAgreement.
+// Liu has an SBML event (forward sensitivities jump at executions, the adjoint crosses them by
+// its jump conditions). A method that ran another one instead prints "[known: fallback: ...]".
 #include <QtCore/QCoreApplication>
 #include <QtTest/QtTest>
 
@@ -86,6 +85,13 @@ Settings settingsFor(const std::string& id) {
     s.fdLimit =
         "every finite-difference step >= 2.3e-6 (relative) in rho_P reaches the blow-up, and "
         "smaller ones are noise";
+  }
+  if (id == "Liu_IFACPapersOnLine2025") {
+    // The gradient at the nominal point is 1e-5 of the objective (states up to 1e9): forward
+    // and adjoint differ by 7.2e-5 at rtol 1e-10, atol 1e-12 and by 3.1e-6 at rtol 1e-12,
+    // atol 1e-14 (odeSD's forward sensitivities agree with the adjoint to 3.5e-7 there).
+    s.rtol = 1e-12;
+    s.atol = 1e-14;
   }
   if (id == "Perelson_Science1996") {
     // Perelson's closed form V(t) = V0·e^{−ct} + cV0/(c−δ)·[c/(c−δ)(e^{−δt} − e^{−ct}) − δt·e^{−ct}]
@@ -332,14 +338,8 @@ class TestPetabCollection : public QObject {
         line << " t(" << r.label << ")=" << fmt(r.seconds) << "s";
     if (!(spread <= kAnalyticAgreement))
       failures.push_back("forward/adjoint/ssASA differ by " + fmt(spread));
-    // With events the "adjoint" is forward sensitivities (its fallback): only finite
-    // differences are an independent check, at the analytic pair's tolerance.
-    const bool events = !problem.model->system().events.empty();
     for (const auto& r : check.runs)
       for (const auto& f : r.result.fallbacks) notes.push_back("fallback: " + f);
-    if (events && !(fd <= kAnalyticAgreement))
-      failures.push_back("finite differences differ from the forward gradient across events by " +
-                         fmt(fd));
     if (!(fd <= kFdAgreement)) {
       if (!settings.fdLimit.empty()) notes.push_back(settings.fdLimit);
       else failures.push_back("finite differences differ by " + fmt(fd));
