@@ -39,10 +39,8 @@ struct EventCrossing {
   Eigen::MatrixXd B;  // nx × np
 };
 
-}  // namespace
-
 // M and B of one execution of event e at τ (see the file comment).
-static void jumpMaps(const symbolic::CompiledModel& model, symbolic::EventFunctions& events,
+void jumpMaps(const symbolic::CompiledModel& model, symbolic::EventFunctions& events,
                      const std::vector<double>& theta, int e, bool atStart, EventCrossing& c) {
   const int nx = model.nx(), np = model.np();
   const auto unx = static_cast<std::size_t>(nx);
@@ -84,6 +82,8 @@ static void jumpMaps(const symbolic::CompiledModel& model, symbolic::EventFuncti
   c.M = sp.leftCols(nx).colwise() - sp.col(nx);
   c.B = sp.rightCols(np);
 }
+
+}  // namespace
 
 Eigen::RowVectorXd Evaluator::timeCourseAdjointWithEvents(const std::vector<std::size_t>& timed,
                                                           const std::vector<double>& x0,
