@@ -164,10 +164,14 @@ int runAllMethods(const petab::Problem& problem, const std::vector<double>& q,
               check.objective, check.parameterIds.size(), options.integrator.rtol,
               options.integrator.atol);
   std::printf("%-14s %-7s %9s %11s  %s\n", "method", "status", "seconds", "max|g|", "notes");
-  for (const auto& r : check.runs)
+  for (const auto& r : check.runs) {
+    // A method that ran another one instead (the adjoint on an event model) says so first.
+    std::string notes = r.ok ? r.result.notes : r.error;
+    if (r.ok)
+      for (const auto& f : r.result.fallbacks) notes = "FALLBACK: " + f + "; " + notes;
     std::printf("%-14s %-7s %9.3f %11s  %s\n", r.label.c_str(), r.ok ? "ok" : "failed",
-                r.seconds, r.ok ? cell(maxAbs(r.result.gradient)).c_str() : "-",
-                (r.ok ? r.result.notes : r.error).c_str());
+                r.seconds, r.ok ? cell(maxAbs(r.result.gradient)).c_str() : "-", notes.c_str());
+  }
   std::printf("\nagreement max|g_a - g_b| / max|g|\n%-14s", "");
   for (const auto& r : check.runs) std::printf(" %9.9s", r.label.c_str());
   std::printf("\n");

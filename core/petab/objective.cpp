@@ -12,7 +12,6 @@
 
 #include "core/common/errors.h"
 #include "core/petab/objective_evaluator.h"
-#include "core/simulation/event_simulation.h"
 
 namespace sensode::petab {
 
@@ -68,14 +67,39 @@ std::string num(double v) {
 void Evaluator::conditionParameters(int c, std::vector<double>& theta, Eigen::MatrixXd& d) const {
   theta = model_.nominalParameters();
   d = Eigen::MatrixXd::Zero(model_.np(), nq_);
+  // Set by the parameter table or the condition: not given an initial assignment's value below.
+  std::vector<bool> overridden(static_cast<std::size_t>(model_.np()), false);
   for (std::size_t j = 0; j < pr_.parameters.size(); ++j) {
     const int k = sys_.findParam(pr_.parameters[j].id);
     if (k < 0) continue;
     theta[static_cast<std::size_t>(k)] = values_[j];
     if (estIndex_[j] >= 0) d(k, estIndex_[j]) = dvalue_[j];
+    overridden[static_cast<std::size_t>(k)] = true;
   }
-  if (c < 0) return;
-  for (const auto& [k, v] : pr_.conditions[static_cast<std::size_t>(c)].overrides) {
+  if (c >= 0) applyOverrides(pr_.conditions[static_cast<std::size_t>(c)], theta, d, overridden);
+  // Initial-assignment targets this condition leaves alone take the assignment's value, under
+  // this condition's parameters (dependency order: a default may use an earlier one).
+  if (pr_.initialAssignmentDefaults.empty()) return;
+  std::vector<double> values(pool_.numSymbols(), 0.0);
+  for (int k = 0; k < model_.np(); ++k)
+    values[pool_.node(sys_.params[static_cast<std::size_t>(k)].symbol).symbol] =
+        theta[static_cast<std::size_t>(k)];
+  for (const InitialAssignmentDefault& def : pr_.initialAssignmentDefaults) {
+    const auto k = static_cast<std::size_t>(def.param);
+    if (overridden[k]) continue;
+    theta[k] = pool_.evaluate(def.value, values);
+    values[pool_.node(sys_.params[k].symbol).symbol] = theta[k];
+    d.row(def.param).setZero();
+    for (Expr s : pool_.dependencies(def.value))
+      if (auto it = paramOf_.find(s); it != paramOf_.end())
+        d.row(def.param) += pool_.evaluate(pool_.diff(def.value, s), values) * d.row(it->second);
+  }
+}
+
+void Evaluator::applyOverrides(const Condition& condition, std::vector<double>& theta,
+                               Eigen::MatrixXd& d, std::vector<bool>& overridden) const {
+  for (const auto& [k, v] : condition.overrides) {
+    overridden[static_cast<std::size_t>(k)] = true;
     d.row(k).setZero();
     if (!v.isParameter()) {
       theta[static_cast<std::size_t>(k)] = v.number;
@@ -250,6 +274,14 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
   };
   steadystate::SteadyStateOptions ssOptions = o_.steadyState;
   ssOptions.sensitivities = forward();
+  // Steady states do not run events (a trigger crossed on the way to x* would be missed).
+  const bool needsSteadyState =
+      pre >= 0 || std::any_of(ms.begin(), ms.end(),
+                              [&](std::size_t i) { return std::isinf(pr_.measurements[i].time); });
+  if (needsSteadyState && !sys_.events.empty())
+    throw PetabError(sys_.modelFile + ": event '" + sys_.events.front().id + "': condition '" +
+                     simId + "' needs a steady state (pre-equilibration or data at time inf), "
+                     "and steady states of models with SBML events are not supported yet");
   if (pre >= 0) {
     const std::string preId = pr_.conditions[static_cast<std::size_t>(pre)].id;
     conditionParameters(pre, thetaP, dP);
@@ -309,12 +341,16 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
     if (backwardMethod()) {
       // Backward adjoint over the time course (CVODES adjoint with checkpoints), then λ(t0)
       // through x0: ∂x0/∂θ, or the steady-state adjoint of the pre-equilibration (Eq. 17).
-      const Eigen::RowVectorXd l0 = timeCourseAdjoint(timed, x0, thetaS, dS);
+      const Eigen::RowVectorXd l0 = sys_.events.empty()
+                                        ? timeCourseAdjoint(timed, x0, thetaS, dS)
+                                        : timeCourseAdjointWithEvents(timed, x0, thetaS, dS);
       if (pre >= 0) {
         weightOnX0(l0);
       } else {
         grad_ += l0 * cm_.initialSensitivity(thetaS) * dS;
       }
+    } else if (!sys_.events.empty()) {
+      timeCourseWithEvents(timed, x0, s0Model, dFlow, thetaS, dS);
     } else {
       timeCourseForward(timed, x0, s0Model, dFlow, thetaS, dS);
     }
@@ -490,14 +526,22 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
                                   GradientMethod method, const ObjectiveOptions& options,
                                   const ProgressMonitor& monitor) {
   if (!problem.model) throw InvalidOptions("objective: the problem has no model");
-  if (auto why = simulation::eventsNotSupported(problem.model->system(), "PEtab objectives"))
-    throw Error(*why);
   const steadystate::ConservedModel cm(problem.model);
   if (method != GradientMethod::FiniteDifferences) {
-    Evaluator e(problem, cm, scaled, method, options, monitor, 0, 1);
-    ObjectiveResult r = e.run();
+    ObjectiveResult r;
+    try {
+      r = Evaluator(problem, cm, scaled, method, options, monitor, 0, 1).run();
+      r.method = method;
+    } catch (const detail::EventAdjointUnsupported& e) {
+      // Forward sensitivities jump exactly at every execution: they compute the gradient
+      // instead, and the result says so.
+      r = Evaluator(problem, cm, scaled, GradientMethod::Forward, options, monitor, 0, 1).run();
+      r.method = GradientMethod::Forward;
+      r.fallbacks.push_back(std::string(toString(method)) + " gradient: the backward adjoint has "
+                            "no jump conditions for " + e.what() + "; forward sensitivities "
+                            "computed the gradient instead");
+    }
     r.parameters = scaled;
-    r.method = method;
     addPriors(problem, scaled, r);
     return r;
   }

@@ -37,6 +37,16 @@
 //                      forward pass resolves each state to rtol relative to its steady-state
 //                      value. Throws when simulation cannot reach the steady state.
 //   FiniteDifferences  central differences of the objective on the parameter scale.
+//
+// Models with SBML events: time courses run through the event simulation driver
+// (core/simulation/event_simulation.h; objective_events.cpp), forward sensitivities jump at each
+// execution, and the backward adjoint crosses each event time by the adjoint jump conditions
+// λ(τ⁻) = Mᵀλ(τ⁺), dJ/dθ += λ(τ⁺)ᵀB with S⁺ = M·S⁻ + B the forward jump
+// (objective_event_adjoint.cpp). Where the adjoint has no jump conditions (cascades of
+// executions at one time, delayed events, compartment resizes of concentration states) forward
+// sensitivities compute the gradient and ObjectiveResult::fallbacks says so. Pre-equilibration
+// and steady-state data (steady states do not run events) are refused with a PetabError naming
+// the event, as are right-hand sides that also switch at parameter-dependent times.
 #pragma once
 
 #include <optional>

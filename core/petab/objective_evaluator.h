@@ -30,6 +30,14 @@ class SingularJacobian : public Error {
   using Error::Error;
 };
 
+// The backward adjoint meets an event it has no jump conditions for (a cascade, a delay, a
+// compartment resize of concentration states): objective_event_adjoint.cpp. evaluateObjective
+// computes the gradient by forward sensitivities instead and says so.
+class EventAdjointUnsupported : public Error {
+ public:
+  using Error::Error;
+};
+
 // A number for messages (%.6g).
 std::string num(double v);
 
@@ -98,8 +106,11 @@ class Evaluator {
                             const Eigen::RowVectorXd& g, const std::string& what,
                             Eigen::RowVectorXd& lambda0, Eigen::RowVectorXd& quad);
 
-  // θ of a condition and dθ/dq (np × nq).
+  // θ of a condition and dθ/dq (np × nq); c < 0: no condition.
   void conditionParameters(int c, std::vector<double>& theta, Eigen::MatrixXd& d) const;
+  // The condition's numbers and parameter ids into θ and dθ/dq; marks the parameters it sets.
+  void applyOverrides(const Condition& condition, std::vector<double>& theta, Eigen::MatrixXd& d,
+                      std::vector<bool>& overridden) const;
   // A formula's value and partial derivatives: ∂/∂x (nx) and the explicit dq part.
   struct Partial {
     double value = 0;
@@ -129,6 +140,12 @@ class Evaluator {
   Eigen::RowVectorXd timeCourseAdjoint(const std::vector<std::size_t>& timed,
                                        const std::vector<double>& x0,
                                        const std::vector<double>& thetaS, const Eigen::MatrixXd& dS);
+  // The same on a model with SBML events: split at the event times the event simulation driver
+  // finds, λ carried across each by the adjoint jump conditions (objective_event_adjoint.cpp).
+  Eigen::RowVectorXd timeCourseAdjointWithEvents(const std::vector<std::size_t>& timed,
+                                                 const std::vector<double>& x0,
+                                                 const std::vector<double>& thetaS,
+                                                 const Eigen::MatrixXd& dS);
   // f(τ⁻) − f(τ⁺) at a breakpoint τ with state x (nx).
   Eigen::VectorXd rhsJump(double tau, const std::vector<double>& x,
                           const std::vector<double>& theta) const;
@@ -137,6 +154,17 @@ class Evaluator {
   void timeCourseForward(const std::vector<std::size_t>& timed, const std::vector<double>& x0,
                          const Eigen::MatrixXd& s0Model, const Eigen::MatrixXd& dFlow,
                          const std::vector<double>& thetaS, const Eigen::MatrixXd& dS);
+  // The same for a model with SBML events, through the event simulation driver
+  // (core/simulation/event_simulation.h: triggers located on the dense output, the event queue,
+  // restarts, and the jumps of the forward sensitivities at each execution).
+  // objective_events.cpp.
+  void timeCourseWithEvents(const std::vector<std::size_t>& timed, const std::vector<double>& x0,
+                            const Eigen::MatrixXd& s0Model, const Eigen::MatrixXd& dFlow,
+                            const std::vector<double>& thetaS, const Eigen::MatrixXd& dS);
+  // The forward sensitivities' columns: the model parameters k that dFlow maps to some estimated
+  // parameter, their rows dK of dFlow, and S(t0) = s0Model's columns k (nx × |k|, column-major).
+  void sensitivityColumns(const Eigen::MatrixXd& s0Model, const Eigen::MatrixXd& dFlow,
+                          std::vector<int>& k, Eigen::MatrixXd& dK, std::vector<double>& s) const;
   // ssASA at a steady state: g·dx*/dθ = −μᵀF_θ + g_D·dT/dθ with J_rᵀμ = (g_I − g_D Γ_I)ᵀ and
   // dT/dθ = Γ ∂x₀/∂θ(θ) (1 × np). One transposed solve, independent of np (Eqs. 15 and 17).
   // With totalsWeight, the totals are not functions of ∂x₀/∂θ (post-equilibration after a

@@ -109,6 +109,22 @@ Eigen::RowVectorXd Evaluator::timeCourseAdjoint(const std::vector<std::size_t>& 
   return Eigen::Map<const Eigen::RowVectorXd>(lambda.data(), nx);
 }
 
+void Evaluator::sensitivityColumns(const Eigen::MatrixXd& s0Model, const Eigen::MatrixXd& dFlow,
+                                   std::vector<int>& k, Eigen::MatrixXd& dK,
+                                   std::vector<double>& s) const {
+  const int nx = model_.nx();
+  k.clear();
+  for (int r = 0; r < model_.np(); ++r)
+    if (!dFlow.row(r).isZero(0.0)) k.push_back(r);
+  dK.resize(static_cast<Eigen::Index>(k.size()), nq_);
+  s.resize(static_cast<std::size_t>(nx) * k.size());
+  for (std::size_t c = 0; c < k.size(); ++c) {
+    dK.row(static_cast<Eigen::Index>(c)) = dFlow.row(k[c]);
+    for (int i = 0; i < nx; ++i)
+      s[c * static_cast<std::size_t>(nx) + static_cast<std::size_t>(i)] = s0Model(i, k[c]);
+  }
+}
+
 void Evaluator::timeCourseForward(const std::vector<std::size_t>& timed,
                                   const std::vector<double>& x0, const Eigen::MatrixXd& s0Model,
                                   const Eigen::MatrixXd& dFlow, const std::vector<double>& thetaS,
@@ -121,17 +137,7 @@ void Evaluator::timeCourseForward(const std::vector<std::size_t>& timed,
   std::vector<int> k;
   Eigen::MatrixXd dK;  // rows of dFlow for the parameters in k
   std::vector<double> s;
-  if (forward()) {
-    for (int r = 0; r < model_.np(); ++r)
-      if (!dFlow.row(r).isZero(0.0)) k.push_back(r);
-    dK.resize(static_cast<Eigen::Index>(k.size()), nq_);
-    s.resize(static_cast<std::size_t>(nx) * k.size());
-    for (std::size_t c = 0; c < k.size(); ++c) {
-      dK.row(static_cast<Eigen::Index>(c)) = dFlow.row(k[c]);
-      for (int i = 0; i < nx; ++i)
-        s[c * static_cast<std::size_t>(nx) + static_cast<std::size_t>(i)] = s0Model(i, k[c]);
-    }
-  }
+  if (forward()) sensitivityColumns(s0Model, dFlow, k, dK, s);
   const std::vector<TimeBreakpoint> bps = breakpoints(timed, thetaS);
   const std::vector<double> breaks = breakpointTimes(bps);
   std::size_t nextBreak = 0;

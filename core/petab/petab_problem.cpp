@@ -7,9 +7,11 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "core/model/sbml_importer.h"
+#include "core/petab/initial_assignment_overrides.h"
 #include "core/petab/tables.h"
 #include "core/petab/yaml_file.h"
 #include "core/symbolic/ode_system.h"
@@ -169,9 +171,19 @@ Problem loadProblem(const fs::path& yamlFile) {
   pr.observableFiles = files.observableFiles;
   pr.measurementFiles = files.measurementFiles;
 
-  // Model.
-  const model::Model m = model::importSbmlFile(fs::absolute(pr.sbmlFile));
-  auto compiled = std::make_shared<symbolic::CompiledModel>(symbolic::buildOdeSystem(m));
+  // Model: the condition tables' targets with initial assignments become free constants first
+  // (core/petab/initial_assignment_overrides.h).
+  std::vector<Table> conditionTables;
+  std::set<std::string> conditionTargets;
+  for (const fs::path& file : pr.conditionFiles) {
+    conditionTables.push_back(readTable(file, "conditions"));
+    for (const std::string& col : conditionTables.back().header) conditionTargets.insert(col);
+  }
+  model::Model m = model::importSbmlFile(fs::absolute(pr.sbmlFile));
+  const std::vector<FreedTarget> freed = freeInitialAssignmentTargets(m, conditionTargets);
+  symbolic::OdeSystem built = symbolic::buildOdeSystem(m);
+  pr.initialAssignmentDefaults = takeInitialAssignmentDefaults(built, freed);
+  auto compiled = std::make_shared<symbolic::CompiledModel>(std::move(built));
   const symbolic::OdeSystem& sys = compiled->system();
   ExprPool& pool = *sys.pool;
 
@@ -221,8 +233,7 @@ Problem loadProblem(const fs::path& yamlFile) {
   }
 
   // Conditions.
-  for (const fs::path& file : pr.conditionFiles) {
-    const Table t = readTable(file, "conditions");
+  for (const Table& t : conditionTables) {
     t.require({"conditionId"});
     for (std::size_t r = 0; r < t.rows.size(); ++r) {
       Condition c;
@@ -236,8 +247,8 @@ Problem loadProblem(const fs::path& yamlFile) {
         if (k < 0)
           t.fail(r, col, "target '" + col +
                              "' is not a constant model parameter, species initial value or "
-                             "compartment size (assignment targets and unknown ids are not "
-                             "supported)");
+                             "compartment size (assignment-rule targets, species references and "
+                             "unknown ids are not supported)");
         if (text.empty()) continue;
         const Value v = parseValue(t, r, col, text);
         if (!v.isParameter() && std::isnan(v.number)) continue;  // keep

@@ -4,7 +4,8 @@
 // one SBML model and any number of condition, measurement and observable files), the parameter
 // table (lin/log/log10 scales, estimate flag, bounds, nominal values on linear scale, objective
 // priors: core/petab/priors.h), conditions (overrides of parameters, species initial values and
-// compartment sizes by number or parameter id; empty or NaN keeps the model's value),
+// compartment sizes by number or parameter id, also where the model gives them by an initial
+// assignment, which the condition wins over; empty or NaN keeps the model's value),
 // observables (formulas with observableParameter placeholders, noise formulas with
 // noiseParameter placeholders, core/petab/formula.h; lin/log/log10 transformations, normal and
 // Laplace noise) and measurements (time = inf for steady-state data,
@@ -29,6 +30,7 @@
 
 #include "core/common/errors.h"
 #include "core/petab/formula.h"
+#include "core/petab/initial_assignment_overrides.h"
 #include "core/petab/priors.h"
 #include "core/symbolic/compiled_model.h"
 #include "core/symbolic/expression.h"
@@ -109,6 +111,10 @@ struct Problem {
   std::vector<Condition> conditions;
   std::vector<Observable> observables;
   std::vector<Measurement> measurements;
+  // Model parameters that had an SBML initial assignment and that a condition table sets
+  // (core/petab/initial_assignment_overrides.h): a condition that leaves one empty or NaN gives
+  // it the assignment's value. In dependency order.
+  std::vector<InitialAssignmentDefault> initialAssignmentDefaults;
   // Symbols of PEtab-only parameters and placeholders ("@petab:<id>") used in formulas.
   std::vector<std::pair<std::string, symbolic::Expr>> extraSymbols;
 

@@ -18,10 +18,8 @@
 // Each problem prints one line "PETAB <id>: ... OK" or "... FAIL: <reasons>", so a run of the
 // label states which problems fail and why.
 //
-// Problems whose files the reader of this branch refuses (YAML layout, byte-order mark, priors:
-// Armistead, Lang, Laske, Liu, Oliveira, Giordano, Bachmann, Schwen, Zhao) stay in the list and
-// run once the reader accepts them. Liu has an SBML event: until events are supported its
-// refusal must name the event.
+// Liu has an SBML event (forward sensitivities jump at executions, the adjoint crosses them by
+// its jump conditions). A method that ran another one instead prints "[known: fallback: ...]".
 #include <QtCore/QCoreApplication>
 #include <QtTest/QtTest>
 
@@ -87,6 +85,13 @@ Settings settingsFor(const std::string& id) {
     s.fdLimit =
         "every finite-difference step >= 2.3e-6 (relative) in rho_P reaches the blow-up, and "
         "smaller ones are noise";
+  }
+  if (id == "Liu_IFACPapersOnLine2025") {
+    // The gradient at the nominal point is 1e-5 of the objective (states up to 1e9): forward
+    // and adjoint differ by 7.2e-5 at rtol 1e-10, atol 1e-12 and by 3.1e-6 at rtol 1e-12,
+    // atol 1e-14 (odeSD's forward sensitivities agree with the adjoint to 3.5e-7 there).
+    s.rtol = 1e-12;
+    s.atol = 1e-14;
   }
   if (id == "Perelson_Science1996") {
     // Perelson's closed form V(t) = V0·e^{−ct} + cV0/(c−δ)·[c/(c−δ)(e^{−δt} − e^{−ct}) − δt·e^{−ct}]
@@ -211,13 +216,6 @@ class TestPetabCollection : public QObject {
       problem = loadProblem(problemFile(dir));
     } catch (const std::exception& e) {
       const std::string what = e.what();
-      std::string lower = what;
-      std::transform(lower.begin(), lower.end(), lower.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-      if (name == "Liu_IFACPapersOnLine2025" && lower.find("event") != std::string::npos) {
-        std::printf("%s refused as expected (SBML event): %s\n", line.str().c_str(), what.c_str());
-        return;
-      }
       std::printf("%s FAIL: does not load: %s\n", line.str().c_str(), what.c_str());
       QFAIL(("does not load: " + what).c_str());
     }
@@ -340,6 +338,8 @@ class TestPetabCollection : public QObject {
         line << " t(" << r.label << ")=" << fmt(r.seconds) << "s";
     if (!(spread <= kAnalyticAgreement))
       failures.push_back("forward/adjoint/ssASA differ by " + fmt(spread));
+    for (const auto& r : check.runs)
+      for (const auto& f : r.result.fallbacks) notes.push_back("fallback: " + f);
     if (!(fd <= kFdAgreement)) {
       if (!settings.fdLimit.empty()) notes.push_back(settings.fdLimit);
       else failures.push_back("finite differences differ by " + fmt(fd));
