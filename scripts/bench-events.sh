@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Events benchmark (issue 15): odeSD against CVODES on models with events, side by side in one
 # run — the 15 event models of ../shared/biomodels (t = 0–100, the corpus' span) and the SBML
-# Test Suite's largest event models (their own durations) — through `sensode simulate`:
+# Test Suite's largest event models (the 10 largest files: the most events; their own
+# durations) — through `sensode simulate`:
 #   steps, restarts (event times), wall time (median of SENSODE_BENCH_REPEATS runs, default 3;
 #   integration only, model loading excluded) and accuracy: the largest error over the outputs,
 #   each scaled by its largest |value| over time (at least 1e-10, far above atol), against a
@@ -97,11 +98,12 @@ bench() {
     [ "$events" -gt 0 ] || continue
     bench "$(basename "$f" .xml)" "$f" 100
   done
-  # The suite's largest event models: most species among the cases tagged with events.
+  # The suite's largest event models: the largest files among the cases tagged with events
+  # (their size is their events: 01466 has 201, 01530–01533 51–106).
   for c in $(grep -l "componentTags:.*Event" "$shared"/sbml-test-suite/cases/*/*-model.m \
                | xargs -n 1 dirname | while read -r d; do
                    x="$d/$(basename "$d")-sbml-l3v2.xml"
-                   [ -f "$x" ] && echo "$(grep -c "<species " "$x") $(basename "$d")"
+                   [ -f "$x" ] && echo "$(stat -c %s "$x") $(basename "$d")"
                  done | sort -k1,1nr -k2,2 | head -n 10 | cut -d' ' -f2); do
     d="$shared/sbml-test-suite/cases/$c"
     bench "suite $c" "$d/$c-sbml-l3v2.xml" "$(awk '/^duration:/ { print $2 }' "$d/$c-settings.txt")"
