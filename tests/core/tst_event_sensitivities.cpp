@@ -110,7 +110,7 @@ class TestEventSensitivities : public QObject {
         decayWithEvents(R"(<parameter id="D" value="4" constant="true"/>)",
                         eventXml("dose", timeAtLeast("<cn>5</cn>"),
                                  eventAssignment("x", "<apply><plus/><ci>x</ci><ci>D</ci></apply>"))),
-        {0, 3, 3, 5, 5, 6.5, 8}, {"k", "D"}, method);
+        {0, 3, 3, 5, 5, 6.5, 6.5, 8}, {"k", "D"}, method);
     compare(r, [](double t) -> std::vector<double> {
       if (t < 5) return {-t * 10 * std::exp(-kK * t), 0};
       const double decay = std::exp(-kK * (t - 5)), before = 10 * std::exp(-5 * kK);
