@@ -9,7 +9,8 @@
 #   tight reference (CVODES at rtol 1e-12, atol 1e-16), at rtol 1e-6 and 1e-8.
 # Both integrators evaluate the model with the tape interpreter (SENSODE_NATIVE=0), so the
 # comparison does not depend on whether a background compilation finished in time.
-# Usage: scripts/bench-events.sh [BUILD_DIR]   (a Release build; default build/)
+# Usage: scripts/bench-events.sh [BUILD_DIR]   (a Release build; default build/;
+# SENSODE_SHARED_DIR: another folder with biomodels/ and sbml-test-suite/cases/)
 # Writes Markdown to stdout and to $SENSODE_BENCH_OUT (default BUILD_DIR/bench-events.md).
 set -u
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -17,7 +18,7 @@ build="${1:-$root/build}"
 cli="$build/core/sensode"
 out="${SENSODE_BENCH_OUT:-$build/bench-events.md}"
 repeats="${SENSODE_BENCH_REPEATS:-3}"
-shared="$root/../shared"
+shared="${SENSODE_SHARED_DIR:-$root/../shared}"
 export SENSODE_NATIVE=0
 if ! grep -q "CMAKE_BUILD_TYPE:STRING=Release" "$build/CMakeCache.txt" 2> /dev/null; then
   echo "bench-events: $build is not a Release build" >&2
