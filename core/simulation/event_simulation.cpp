@@ -340,11 +340,15 @@ struct EventSimulation::Impl {
   // A step aborted at stopTime: the outputs before it are reported here (from the dense output),
   // then S is propagated to the stop, where it is S⁻ for the jumps.
   void propagateToStop(integrators::StepDenseOutput& dense) {
+    bool reportedHere = false;  // an output was reported by this call (x, S hold it)
+    std::vector<double> x(static_cast<std::size_t>(model->nx()));
     while (nextOutput < times->size() && (*times)[nextOutput] < stopTime) {
       const double T = (*times)[nextOutput];
-      std::vector<double> x(static_cast<std::size_t>(model->nx()));
       dropPropagatedBefore(T);
-      if (!propagated.empty() && propagated.front().t == T) {
+      const bool repeated = nextOutput > 0 && (*times)[nextOutput - 1] == T;
+      if (repeated && reportedHere) {
+        // the same time again: x and S as just reported
+      } else if (!propagated.empty() && propagated.front().t == T) {
         x = std::move(propagated.front().x);
         S = std::move(propagated.front().s);
         propagated.pop_front();
@@ -355,6 +359,7 @@ struct EventSimulation::Impl {
         propagatedOutput = std::max(propagatedOutput, nextOutput + 1);
       }
       (*output)(T, x.data());
+      reportedHere = true;
       ++nextOutput;
     }
     if (propagationDone()) return;
