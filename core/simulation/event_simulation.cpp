@@ -111,8 +111,12 @@ struct EventSimulation::Impl {
   // Propagated mode (enablePropagatedSensitivities): S follows the integrator's steps.
   TrajectorySensitivities* propagator = nullptr;
   std::size_t propagatedOutput = 0;  // the next output time the propagator has not passed
-  // (x, S) at the output times the propagator has passed but run() has not reported yet.
-  std::deque<std::pair<std::vector<double>, std::vector<double>>> propagated;
+  // (t, x, S) at the output times the propagator has passed but run() has not reported yet.
+  struct Propagated {
+    double t;
+    std::vector<double> x, s;
+  };
+  std::deque<Propagated> propagated;
   std::vector<double> xs, gs, trig, xR, gR, trigR;  // scratch
 
   const double* pp() const { return p->data(); }
@@ -328,7 +332,7 @@ struct EventSimulation::Impl {
       std::vector<double> x(static_cast<std::size_t>(model->nx()));
       dense.state(T, x.data());
       propagator->sensitivities(S);
-      propagated.emplace_back(std::move(x), S);
+      propagated.push_back({T, std::move(x), S});
     }
     if (!propagationDone()) propagateTo(tEnd, dense);
   }
@@ -336,12 +340,17 @@ struct EventSimulation::Impl {
   // A step aborted at stopTime: the outputs before it are reported here (from the dense output),
   // then S is propagated to the stop, where it is S⁻ for the jumps.
   void propagateToStop(integrators::StepDenseOutput& dense) {
+    bool reportedHere = false;  // an output was reported by this call (x, S hold it)
+    std::vector<double> x(static_cast<std::size_t>(model->nx()));
     while (nextOutput < times->size() && (*times)[nextOutput] < stopTime) {
       const double T = (*times)[nextOutput];
-      std::vector<double> x(static_cast<std::size_t>(model->nx()));
-      if (!propagated.empty()) {
-        x = std::move(propagated.front().first);
-        S = std::move(propagated.front().second);
+      dropPropagatedBefore(T);
+      const bool repeated = nextOutput > 0 && (*times)[nextOutput - 1] == T;
+      if (repeated && reportedHere) {
+        // the same time again: x and S as just reported
+      } else if (!propagated.empty() && propagated.front().t == T) {
+        x = std::move(propagated.front().x);
+        S = std::move(propagated.front().s);
         propagated.pop_front();
       } else {
         propagateTo(T, dense);
@@ -350,6 +359,7 @@ struct EventSimulation::Impl {
         propagatedOutput = std::max(propagatedOutput, nextOutput + 1);
       }
       (*output)(T, x.data());
+      reportedHere = true;
       ++nextOutput;
     }
     if (propagationDone()) return;
@@ -357,13 +367,19 @@ struct EventSimulation::Impl {
     propagator->sensitivities(S);
   }
 
-  // S at the output time run() reports after advanceTo (propagated mode).
-  void takePropagated() {
+  // Entries of earlier outputs: a repeated output time is reported from S as it stands.
+  void dropPropagatedBefore(double t) {
+    while (!propagated.empty() && propagated.front().t < t) propagated.pop_front();
+  }
+
+  // S at the output time T run() reports after advanceTo (propagated mode).
+  void takePropagated(double T) {
     if (propagated.empty() && model->nx() == 0) return;  // no states: no steps, S is empty
-    if (propagated.empty())
+    dropPropagatedBefore(T);
+    if (propagated.empty() || propagated.front().t != T)
       throw Error("sensitivities across events: no propagated sensitivities for the output at "
-                  "the time reached (internal error)");
-    S = std::move(propagated.front().second);
+                  "t = " + num(T) + " (internal error)");
+    S = std::move(propagated.front().s);
     propagated.pop_front();
   }
 
@@ -629,7 +645,7 @@ void EventSimulation::run(double t0, std::vector<double> x, const std::vector<do
     }
     try {
       d.integrator->advanceTo(T, x, monitor);
-      if (d.propagator) d.takePropagated();
+      if (d.propagator) d.takePropagated(T);
       else if (d.sens) d.integrator->sensitivities(d.S);
       t = T;
       output(T, x.data());

@@ -13,6 +13,10 @@
 //   fd      central finite differences of the whole pipeline at tight tolerance: the
 //           independent check (2 simulations per parameter)
 //
+// Models with events: every method runs through the simulation driver (core/simulation), S
+// jumping at each execution (sensitivity_jumps.h); pbsr/exp restart on each event interval with
+// the jumped S.
+//
 // Parameters are any ParamVars of the model (global and local "<reaction>.<id>" parameters,
 // species initial values, compartment sizes, stoichiometries); S starts from
 // S0 = ∂x0/∂p (CompiledModel::initialSensitivity, which follows initial assignments). Outputs are
