@@ -237,10 +237,11 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
             "least squares cannot fit this problem (" +
             (lsObstacle ? *lsObstacle : std::string("forward sensitivities failed")) +
             "); L-BFGS ran instead");
+        result.optimizerReason = "quasi-Newton (L-BFGS) instead of the requested least squares";
       } else {
         result.optimizer = Optimizer::LeastSquares;
+        result.optimizerReason = "requested";
       }
-      result.optimizerReason = "requested";
       break;
     case Optimizer::QuasiNewton:
       result.optimizer = Optimizer::QuasiNewton;

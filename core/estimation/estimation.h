@@ -19,7 +19,9 @@
 //                 residuals r = (m − y)/σ and their exact Jacobian from forward sensitivities.
 //                 Estimated noise parameters enter as the extra residuals √(2 log σ + c) (so
 //                 that ½Σ of their squares is Σ log σ plus a constant), normal priors as
-//                 (v − μ)/σ_prior.
+//                 (v − μ)/σ_prior. Parameters pushed against a bound are held there and the
+//                 rest re-solved (active-set rounds: Ceres projects steps onto the bounds,
+//                 which creeps when the optimum lies on one).
 //   QuasiNewton   NLopt's bounded L-BFGS on the objective and its gradient (any gradient method:
 //                 forward, adjoint, ssASA, finite differences): for objectives that are not
 //                 sums of squares (Laplace noise, non-normal priors).
@@ -118,7 +120,9 @@ const char* toString(StartStatus s);
 
 struct StartResult {
   int index = 0;                    // position in the sampled sequence (0 = first start)
-  std::vector<double> start;        // start point, on the scales (one per EstimatedParameter)
+  // Start point, on the scales (one per EstimatedParameter): the sampled one, or its
+  // replacement when the objective could not be evaluated there (message says so).
+  std::vector<double> start;
   std::vector<double> parameters;   // final point, on the scales
   double startObjective = std::numeric_limits<double>::quiet_NaN();
   double objective = std::numeric_limits<double>::infinity();  // at the final point

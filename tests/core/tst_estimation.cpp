@@ -11,6 +11,7 @@
 //                 intervals cover the true values in at least 17 of 20 seeds each.
 //   noise         the same decay with σ estimated: least squares (with the noise residuals) and
 //                 L-BFGS reach the same optimum, where σ̂² = mean (m − y)² (the normal MLE).
+//   laplace       Laplace noise and priors: least squares falls back to L-BFGS and says so.
 //   starts        the Latin hypercube: one point per stratum per coordinate, reproducible from
 //                 the seed; bad options and a cancelled run end with a clear status.
 //   cli           `sensode estimate` writes the tables and summary with the optimum above, and
@@ -255,6 +256,25 @@ class TestEstimation : public QObject {
       objectives[run++] = r.bestObjective;
     }
     SENSODE_EXPECT_CLOSE(objectives[1], objectives[0], 1e-6, 0, "qn vs ls objective", 0);
+  }
+
+  // Laplace noise and non-normal priors (the reader's decay fixture): not least squares, so a
+  // requested LS falls back to L-BFGS and says why; the fit improves on the nominal values.
+  void laplaceFallsBackToQuasiNewton() {
+    const fs::path yaml = fs::path(SENSODE_TEST_DATA_DIR) / "petab" / "decay" / "problem.yaml";
+    est::EstimationOptions o = quickOptions(3);
+    o.optimizer = est::Optimizer::LeastSquares;
+    const est::EstimationResult r = est::runEstimation({yaml}, o);
+    QVERIFY2(r.status == est::EstimationResult::Status::Success, r.message.c_str());
+    QCOMPARE(r.optimizer, est::Optimizer::QuasiNewton);
+    QCOMPARE(r.fallbacks.size(), std::size_t(1));
+    QVERIFY2(r.fallbacks[0].find("laplace noise") != std::string::npos &&
+                 r.fallbacks[0].find("L-BFGS ran instead") != std::string::npos,
+             r.fallbacks[0].c_str());
+    QVERIFY2(r.bestObjective < r.nominalObjective, "no improvement on the nominal values");
+    // Every start of this small problem ends at the same optimum.
+    for (const est::StartResult& s : r.starts)
+      SENSODE_EXPECT_CLOSE(s.objective, r.bestObjective, 1e-5, 0, "start objective", s.index);
   }
 
   void latinHypercube() {
