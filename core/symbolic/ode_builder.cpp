@@ -27,6 +27,7 @@
 #include <unordered_map>
 
 #include "core/common/errors.h"
+#include "core/symbolic/delays.h"
 #include "core/symbolic/ode_system.h"
 
 namespace sensode::symbolic {
@@ -90,6 +91,7 @@ class Builder {
     buildInitialValues();
     buildOutputs();
     checkParameterValues();
+    resolveDelays(sys_);  // delay() → history inputs (symbolic/delays.h)
     return std::move(sys_);
   }
 
@@ -519,8 +521,14 @@ class Builder {
         fail(placeholders.begin()->second, "rateOf forms an algebraic loop through '" +
                                                 placeholders.begin()->second + "'");
     }
-    for (auto& e : sys_.rhs) e = pool_.substitute(e, rate);
-    forEachEventExpr([&](Expr& e) { e = pool_.substitute(e, rate); });
+    // Before t0 a delayed rateOf(X) is ∂X/∂t alone: the states are frozen at x0 there.
+    std::unordered_map<Expr, Expr> frozen;
+    for (const auto& [sym, id] : placeholders) frozen[sym] = pool_.diff(valueOf(id), sys_.time);
+    for (auto& e : sys_.rhs) e = pool_.substitute(withDelayHistoryBefore(pool_, e, frozen), rate);
+    forEachEventExpr([&](Expr& e) {
+      e = pool_.substitute(withDelayHistoryBefore(pool_, e, frozen), rate);
+    });
+    for (auto& [id, e] : value_) e = withDelayHistoryBefore(pool_, e, frozen);
     rateOf_ = std::move(rate);
   }
 
