@@ -77,7 +77,7 @@ DelayHistory::DelayHistory(const symbolic::OdeSystem& system)
     const symbolic::Expr b1 = pool.diff(d.before, system.time);
     beforeTapes_.emplace_back(pool, in, std::vector<symbolic::Expr>{d.before, b1, pool.diff(b1, system.time)});
   }
-  before_.resize(static_cast<std::size_t>(2 * (nx_ + np_) + 3));
+  before_.resize(static_cast<std::size_t>(std::max(2 * (nx_ + np_) + 3, nd_)));
   gTape_ = symbolic::Tape(pool, in, g);
   tauTape_ = symbolic::Tape(pool, in, tau);
   tau_.resize(static_cast<std::size_t>(nd_));
@@ -179,8 +179,13 @@ void DelayHistory::fill(double t, const double* x, const double* p, double* inpu
     // The step holding s: the last one starting at or before it (after a restart at an event
     // the new steps start where the old one was cut).
     const auto it = std::upper_bound(ta_.begin(), ta_.end(), s);
-    if (s < t0_ || it == ta_.begin()) {  // before t0 (or at t0 before the first step ends)
+    if (s < t0_) {
       fillBefore(j, s, inputs, sigma, omega);
+      continue;
+    }
+    if (it == ta_.begin()) {  // no step yet (s = t0, or a model without states): G at x0
+      gTape_.evaluate(s, x0_.data(), p_, before_.data());
+      inputs[3 * j] = before_[j];
       continue;
     }
     const auto step = static_cast<std::size_t>(it - ta_.begin() - 1);

@@ -32,6 +32,11 @@ void collectDelays(const ExprPool& pool, Expr e, std::vector<Expr>& seen, std::v
   }
 }
 
+// A copy of e's children: building nodes moves the pool's child array under a span.
+std::vector<Expr> childrenOf(const ExprPool& pool, Expr e) {
+  return {pool.children(e).begin(), pool.children(e).end()};
+}
+
 bool containsDelay(const ExprPool& pool, Expr e) {
   std::vector<Expr> stack{e};
   std::vector<char> seen(pool.size(), 0);
@@ -47,7 +52,7 @@ bool containsDelay(const ExprPool& pool, Expr e) {
 
 }  // namespace
 
-void resolveDelays(OdeSystem& sys) {
+void resolveDelays(OdeSystem& sys, const std::function<std::vector<Expr>()>& initialOverTime) {
   ExprPool& pool = *sys.pool;
   // Every expression that may hold a delay, with the element it belongs to.
   struct Site {
@@ -82,10 +87,11 @@ void resolveDelays(OdeSystem& sys) {
 
   const std::size_t np = sys.params.size();
   std::unordered_map<Expr, Expr> initialOfState;
-  for (std::size_t i = 0; i < sys.states.size(); ++i) initialOfState[sys.states[i].symbol] = sys.initial[i];
+  const std::vector<Expr> initial = initialOverTime();
+  for (std::size_t i = 0; i < sys.states.size(); ++i) initialOfState[sys.states[i].symbol] = initial[i];
   for (std::size_t j = 0; j < found.size(); ++j) {
     const Expr node = found[j];
-    const auto kids = pool.children(node);
+    const std::vector<Expr> kids = childrenOf(pool, node);
     const Expr value = kids[0], tau = kids[1], before = kids.size() > 2 ? kids[2] : kids[0];
     if (containsDelay(pool, value) || containsDelay(pool, tau) || containsDelay(pool, before))
       throw UnsupportedFeature(sys.modelFile, *elementOf[j],
@@ -121,7 +127,7 @@ void resolveDelays(OdeSystem& sys) {
   // At t0, s = t0 − τ lies in the history before t0 (or is t0 itself).
   std::unordered_map<Expr, Expr> toValues;
   for (Expr node : initialDelays) {
-    const auto kids = pool.children(node);
+    const std::vector<Expr> kids = childrenOf(pool, node);
     const std::unordered_map<Expr, Expr> back{{sys.time, pool.sub(sys.time, kids[1])}};
     toValues[node] = pool.substitute(kids.size() > 2 ? kids[2] : kids[0], back);
   }
@@ -132,7 +138,8 @@ void resolveDelays(OdeSystem& sys) {
 }
 
 std::string describeDelay(const ExprPool& pool, Expr node) {
-  std::string text = pool.toString(node);
+  const std::vector<Expr> kids = childrenOf(pool, node);  // not the history before t0
+  std::string text = "delay(" + pool.toString(kids[0]) + ", " + pool.toString(kids[1]) + ")";
   for (const std::string prefix : {"@x:", "@p:"})
     for (std::size_t at; (at = text.find(prefix)) != std::string::npos;) text.erase(at, prefix.size());
   return text;
@@ -163,6 +170,19 @@ const double* DelayInputs::extendWithoutHistory(const double* p) const {
   return extended_.data();
 }
 
+Expr attachDelayHistories(ExprPool& pool, Expr e, const std::function<Expr(Expr)>& historyOf) {
+  std::vector<char> mark(pool.size(), 0);
+  std::vector<Expr> seen, nodes;
+  collectDelays(pool, e, seen, mark, nodes);
+  if (nodes.empty()) return e;
+  std::unordered_map<Expr, Expr> memo, noLeaves;
+  for (Expr node : nodes) {
+    const std::vector<Expr> kids = childrenOf(pool, node);
+    if (kids.size() == 2) memo[node] = pool.delay(kids[0], kids[1], historyOf(kids[0]));
+  }
+  return pool.rebuild(e, memo, noLeaves);
+}
+
 Expr withDelayHistoryBefore(ExprPool& pool, Expr e,
                             const std::unordered_map<Expr, Expr>& frozenRates) {
   std::vector<char> mark(pool.size(), 0);
@@ -170,15 +190,16 @@ Expr withDelayHistoryBefore(ExprPool& pool, Expr e,
   collectDelays(pool, e, seen, mark, nodes);
   std::unordered_map<Expr, Expr> memo, noLeaves;
   for (Expr node : nodes) {
-    const auto kids = pool.children(node);
-    if (kids.size() != 2) continue;
+    const std::vector<Expr> kids = childrenOf(pool, node);
+    const Expr history = kids.size() > 2 ? kids[2] : kids[0];
     bool holdsRate = false;
     for (const auto& [placeholder, rate] : frozenRates)
-      holdsRate = holdsRate || pool.dependsOn(kids[0], placeholder);
+      holdsRate = holdsRate || pool.dependsOn(history, placeholder);
     if (!holdsRate) continue;
     // Frozen rates may hold rateOf themselves: substitute until none is left.
-    Expr before = kids[0];
-    for (std::size_t round = 0; round <= frozenRates.size(); ++round) before = pool.substitute(before, frozenRates);
+    Expr before = history;
+    for (std::size_t round = 0; round <= frozenRates.size(); ++round)
+      before = pool.substitute(before, frozenRates);
     memo[node] = pool.delay(kids[0], kids[1], before);
   }
   return memo.empty() ? e : pool.rebuild(e, memo, noLeaves);

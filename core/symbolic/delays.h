@@ -14,6 +14,7 @@
 // on p or x, −∂f/∂x_τ · ẋ(t − τ) · dτ/dp.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -58,7 +59,13 @@ std::string describeDelay(const ExprPool& pool, Expr node);
 
 // Replaces every delay node of `system` (rhs, outputs, events, initial values) as described
 // above. Throws SbmlError for a delay nested inside another delay's expression or τ.
-void resolveDelays(OdeSystem& system);
+// `initialOverTime` gives x0 per state with csymbol time kept (the history before t0); it is
+// called only when the system has delays.
+void resolveDelays(OdeSystem& system, const std::function<std::vector<Expr>()>& initialOverTime);
+
+// `e` (SBML math before its symbols are resolved) with every delay(g, τ) given its history
+// before t0, delay(g, τ, historyOf(g)). Called by the builder.
+Expr attachDelayHistories(ExprPool& pool, Expr e, const std::function<Expr(Expr)>& historyOf);
 
 // `e` with every delay(g, τ) whose g holds one of the rateOf placeholders of `frozenRates` given
 // its history before t0, delay(g, τ, g with those placeholders replaced): there the states are
