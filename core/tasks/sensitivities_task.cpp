@@ -520,11 +520,14 @@ SensitivityResult runSensitivities(const SensitivityProblem& problem,
       case SensitivityMethod::Exp:
         // The Peano–Baker series propagate dS/dt = J(t)·S: a delay adds S(t − τ) terms they
         // do not have. odeSD direct sensitivities carry them (symbolic/delays.h).
-        if (auto why = simulation::delaysNotSupported(
-                model.system(), std::string("sensitivities by ") + toString(options.method))) {
+        if (const auto& delays = model.system().delays; !delays.empty()) {
           runWithFallbacks(setup, result);
-          result.stats.fallbacks.insert(result.stats.fallbacks.begin(),
-                                        *why + "; odeSD direct sensitivities ran instead");
+          result.stats.fallbacks.insert(
+              result.stats.fallbacks.begin(),
+              std::string(toString(options.method)) + " has no delayed sensitivity terms for " +
+                  symbolic::describeDelay(*model.system().pool, delays.front().node) +
+                  " (element '" + delays.front().element +
+                  "'); odeSD direct sensitivities ran instead");
           break;
         }
         runPeanoBaker(setup, options.method, result);

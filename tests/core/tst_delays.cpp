@@ -209,6 +209,29 @@ class TestDelays : public QObject {
                              p == 0 ? "dx/dk vs fd" : "dx/dtau vs fd", long(i));
   }
 
+  // The compiled C evaluators read the delay inputs after p like the tape interpreter.
+  void nativeEvaluatorsReadTheDelayInputs() {
+    const auto model = compile(delayedDecay(1.3, 0.9));
+    if (!model->waitForNative(120)) QSKIP("no native evaluators (no C compiler?)");
+    sensode::tasks::SensitivityProblem sp;
+    sp.model = model;
+    sp.times = grid();
+    sp.outputs = {"x"};
+    sp.parameters = {"k", "tau"};
+    sensode::tasks::SensitivityOptions options;
+    options.method = sensode::tasks::SensitivityMethod::OdeSd;
+    options.integrator.rtol = 1e-10;
+    options.integrator.atol = 1e-12;
+    const auto r = sensode::tasks::runSensitivities(sp, options);
+    QVERIFY2(r.termination == sensode::tasks::Termination::Success, r.message.c_str());
+    QVERIFY(model->nativeStatus().state == sensode::symbolic::NativeState::Ready);
+    for (std::size_t i = 0; i < sp.times.size(); ++i) {
+      const double t = sp.times[i];
+      SENSODE_EXPECT_CLOSE(r.at(i, 0, 0), exactDk(t, 1.3, 0.9), 1e-6, 1e-6, "dx/dk", long(i));
+      SENSODE_EXPECT_CLOSE(r.at(i, 0, 1), exactDtau(t, 1.3, 0.9), 1e-6, 1e-6, "dx/dtau", long(i));
+    }
+  }
+
   // Before t0 time runs: delay(sin(10 t), 0.2) is sin(10 (t − 0.2)) from t = 0 on.
   void historyBeforeStartContinuesTimeFunctions_data() { methods(); }
   void historyBeforeStartContinuesTimeFunctions() {
