@@ -6,7 +6,8 @@
 // (1 − kt on [0, τ], then 1 − kt + k²(t − τ)²/2 on [τ, 2τ], ...), and its exact derivatives with
 // respect to k and τ (the sum differentiated term by term: the term a breakpoint adds is 0 there).
 // The direct sensitivities carry the delayed terms ∂f/∂x_τ·S(t − τ) and −∂f/∂x_τ·ẋ(t − τ)·∂τ/∂p;
-// ∂x/∂τ is also checked against central finite differences of the whole simulation. Plus the
+// ∂x/∂τ is also checked against central finite differences of the whole simulation, and so are
+// the sensitivities of a state-dependent delay τ = a + b·x. Plus the
 // initial history of the SBML Test Suite (time runs before t0) and the refusals: PBSR/Exp fall
 // back to odeSD saying so, steady states name the delay.
 #include <QtTest/QtTest>
@@ -60,6 +61,25 @@ std::string delayedDecay(double k, double tau) {
       "</listOfReactants><kineticLaw>" +
           math("<apply><times/><ci>k</ci><apply>" + std::string(kDelay) +
                "<ci>x</ci><ci>tau</ci></apply></apply>") +
+          "</kineticLaw></reaction></listOfReactions>");
+}
+
+// x' = −k·delay(x, a + b·x): a delay that depends on the state and on parameters.
+std::string stateDependentDelay() {
+  return document(
+      "sdd",
+      "<listOfCompartments><compartment id='c' size='1' constant='true'/></listOfCompartments>"
+      "<listOfSpecies><species id='x' compartment='c' initialAmount='1'"
+      " hasOnlySubstanceUnits='true' boundaryCondition='false' constant='false'/></listOfSpecies>"
+      "<listOfParameters><parameter id='k' value='1.3' constant='true'/>"
+      "<parameter id='a' value='0.5' constant='true'/>"
+      "<parameter id='b' value='0.3' constant='true'/></listOfParameters>"
+      "<listOfReactions><reaction id='R' reversible='false'>"
+      "<listOfReactants><speciesReference species='x' stoichiometry='1' constant='true'/>"
+      "</listOfReactants><kineticLaw>" +
+          math("<apply><times/><ci>k</ci><apply>" + std::string(kDelay) +
+               "<ci>x</ci><apply><plus/><ci>a</ci><apply><times/><ci>b</ci><ci>x</ci></apply>"
+               "</apply></apply></apply>") +
           "</kineticLaw></reaction></listOfReactions>");
 }
 
@@ -230,6 +250,31 @@ class TestDelays : public QObject {
       SENSODE_EXPECT_CLOSE(r.at(i, 0, 0), exactDk(t, 1.3, 0.9), 1e-6, 1e-6, "dx/dk", long(i));
       SENSODE_EXPECT_CLOSE(r.at(i, 0, 1), exactDtau(t, 1.3, 0.9), 1e-6, 1e-6, "dx/dtau", long(i));
     }
+  }
+
+  // A state- and parameter-dependent delay τ = a + b·x: the chain rule through τ(x, p)
+  // (−∂f/∂x_τ·ẋ(t − τ)·(∂τ/∂x·S + ∂τ/∂p)) against central finite differences, every parameter.
+  void stateDependentDelaySensitivitiesMatchFiniteDifferences_data() { methods(); }
+  void stateDependentDelaySensitivitiesMatchFiniteDifferences() {
+    QFETCH(Method, method);
+    sensode::tasks::SensitivityProblem sp;
+    sp.model = compile(stateDependentDelay());
+    sp.times = grid();
+    sp.outputs = {"x"};
+    sp.parameters = {"k", "a", "b"};
+    sensode::tasks::SensitivityOptions options;
+    options.integrator.rtol = 1e-10;
+    options.integrator.atol = 1e-12;
+    options.method = sensode::tasks::SensitivityMethod::FiniteDifferences;
+    const auto fd = sensode::tasks::runSensitivities(sp, options);
+    QVERIFY2(fd.termination == sensode::tasks::Termination::Success, fd.message.c_str());
+    options.method = direct(method);
+    const auto r = sensode::tasks::runSensitivities(sp, options);
+    QVERIFY2(r.termination == sensode::tasks::Termination::Success, r.message.c_str());
+    for (std::size_t i = 0; i < sp.times.size(); ++i)
+      for (std::size_t p = 0; p < 3; ++p)
+        SENSODE_EXPECT_CLOSE(r.at(i, 0, p), fd.at(i, 0, p), 1e-6, 1e-4, "dx/dp vs fd",
+                             long(3 * i + p));
   }
 
   // Before t0 time runs: delay(sin(10 t), 0.2) is sin(10 (t − 0.2)) from t = 0 on.
