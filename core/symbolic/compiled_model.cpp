@@ -61,6 +61,17 @@ CompiledModel::CompiledModel(OdeSystem system)
                         const auto& varSymbol, int cols, SparsePattern& pattern) {
     const bool byState = &indexOf == &stateOf;
     std::vector<Entry> entries;
+    if (chain.empty()) {  // no delays: the plain partial derivatives (the load-time path)
+      for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
+        for (Expr s : pool.dependencies(rows[static_cast<std::size_t>(i)])) {
+          const int j = indexOf[pool.node(s).symbol];
+          if (j < 0) continue;
+          const Expr d = pool.diff(rows[static_cast<std::size_t>(i)], varSymbol(j));
+          if (d != pool.zero()) entries.push_back({i, j, d});
+        }
+      }
+      return toCsc(std::move(entries), static_cast<int>(rows.size()), cols, pattern);
+    }
     for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
       const Expr row = rows[static_cast<std::size_t>(i)];
       std::map<int, std::vector<Expr>> terms;  // column → terms of the derivative
@@ -85,6 +96,7 @@ CompiledModel::CompiledModel(OdeSystem system)
   };
   // Total ∂e/∂t (delay inputs move with t along the history).
   auto timeDerivativeOf = [&](Expr e) {
+    if (chain.empty()) return pool.diff(e, system_.time);
     std::vector<Expr> t{pool.diff(e, system_.time)};
     for (Expr s : pool.dependencies(e)) {
       const auto link = chain.find(s);
