@@ -130,6 +130,24 @@ struct CvodesIntegrator::Impl {
       const double* v = N_VGetArrayPointer(impl->yOut.get());
       std::copy(v, v + impl->nx, out);
     }
+    bool sensitivities(double tq, double* s) override {
+      if (!impl->sensEnabled || impl->sensParams.empty()) return false;
+      const auto n = static_cast<std::size_t>(impl->nx);
+      if (impl->augmented) {  // y = [x; vec(S)]
+        const int flag = CVodeGetDky(impl->mem.get(), tq, 0, impl->yOut.get());
+        if (flag < 0) impl->throwCvodeFailure(flag);
+        const double* v = N_VGetArrayPointer(impl->yOut.get());
+        std::copy(v + n, v + N_VGetLength(impl->yOut.get()), s);
+        return true;
+      }
+      const int flag = CVodeGetSensDky(impl->mem.get(), tq, 0, impl->ySOut.data());
+      if (flag < 0) impl->throwCvodeFailure(flag);
+      for (std::size_t j = 0; j < impl->ySOut.size(); ++j) {
+        const double* v = N_VGetArrayPointer(impl->ySOut[j]);
+        std::copy(v, v + n, s + j * n);
+      }
+      return true;
+    }
   };
 
   CallbackRecord record;     // the current CVode() call's first callback problem

@@ -82,6 +82,9 @@ class StepDenseOutput {
   // NUMERICS.md §2.7 (quintic Hermite or implicit sub-step), CVODES's CVodeGetDky. The same
   // values advanceTo() would return for an output time t inside this step.
   virtual void state(double t, double* x) = 0;
+  // S(t) likewise (column-major nx × ns) when sensitivities are enabled; false (s untouched)
+  // when the integrator computes none.
+  virtual bool sensitivities(double t, double* s) = 0;
 
  protected:
   ~StepDenseOutput() = default;

@@ -96,6 +96,13 @@ struct OdeSdIntegrator::Impl {
   struct Dense final : StepDenseOutput {
     Impl* impl = nullptr;
     void state(double tq, double* out) override { impl->dense(tq, out, nullptr); }
+    bool sensitivities(double tq, double* outS) override {
+      if (!impl->sens) return false;
+      scratch.resize(static_cast<std::size_t>(impl->n));
+      impl->dense(tq, scratch.data(), outS);
+      return true;
+    }
+    std::vector<double> scratch;
   };
 
   // ---- integration frontier: the last accepted step ended at t ----

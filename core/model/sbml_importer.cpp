@@ -729,7 +729,9 @@ Expr Importer::convert(const ASTNode* n, const MathScope& scope) {
       return pool().binary(n->getType() == AST_FUNCTION_REM ? Op::Rem : Op::Quotient,
                            child(n, 0, scope), child(n, 1, scope));
     case AST_FUNCTION_RATE_OF: return convertRateOf(n, scope);
-    case AST_FUNCTION_DELAY: refuse(scope.element, "delay");
+    case AST_FUNCTION_DELAY:  // resolved on the solution's history (symbolic/delays.h)
+      expectChildren(n, 2, scope);
+      return pool().delay(child(n, 0, scope), child(n, 1, scope));
     case AST_FUNCTION: return convertCall(n, scope);
     default: unknownOperator(n, scope);
   }

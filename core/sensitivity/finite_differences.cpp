@@ -68,7 +68,8 @@ class Simulator {
     const ProgressMonitor monitor =
         monitorFor_ ? monitorFor_(first_ + std::min(local_, perParameter_ - 1), runs_)
                     : ProgressMonitor{};
-    if (!model.system().events.empty()) {  // every run steps across the events the same way
+    // Every run steps across the events (and keeps a delay equation's history) the same way.
+    if (simulation::needsSimulationDriver(model.system())) {
       simulation::EventSimulation sim(problem_.model, options_.integrator, options_.integration);
       auto record = [&](double t, const double* state) {
         model.outputs(t, state, p.data(), yAll_.data());

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "core/common/errors.h"
+#include "core/simulation/delay_history.h"
 #include "core/simulation/sensitivity_jumps.h"
 #include "core/symbolic/event_functions.h"
 
@@ -63,7 +64,9 @@ std::string num(double v) {
 struct EventSimulation::Impl {
   Impl(std::shared_ptr<const symbolic::CompiledModel> m, integrators::Method meth,
        const integrators::IntegratorOptions& o)
-      : model(std::move(m)), method(meth), options(o), events(model->system()) {}
+      : model(std::move(m)), method(meth), options(o), events(model->system()) {
+    if (model->hasDelays()) history = std::make_unique<DelayHistory>(model->system());
+  }
 
   std::shared_ptr<const symbolic::CompiledModel> model;
   integrators::Method method;
@@ -74,6 +77,11 @@ struct EventSimulation::Impl {
   std::vector<EventExecution> executions;
   int restarts = 0;
   std::mt19937 random{kRandomSeed};  // tie-breaking among equal priorities
+  // Delay differential equations (method of steps): the solution's history, attached to the
+  // model for the length of a run, and the propagated discontinuities the integration stops at.
+  std::unique_ptr<DelayHistory> history;
+  std::vector<double> breakpoints;
+  std::size_t nextBreakpoint = 0;
 
   // ---- one run ----
   const std::vector<double>* p = nullptr;
@@ -297,6 +305,7 @@ struct EventSimulation::Impl {
   // follows the states, not the triggers, and a trigger such as sin(10 t) < 0 over states that
   // barely move (suite case 00936) changes sign several times inside one long step.
   void onStep(double tStart, double tEnd, integrators::StepDenseOutput& dense) {
+    if (history) history->addStep(tStart, tEnd, dense);
     if (!scanning) return;
     const double from = tLeft = std::max(tLeft, tStart);
     const double pieces =
@@ -480,7 +489,11 @@ struct EventSimulation::Impl {
         onStep(a, b, d);
       });
     }
-    integrator->initialize(model, options, t, x, *p);
+    integrators::IntegratorOptions o = options;
+    // Method of steps: t − τ must lie in a finished step (delay_history.h).
+    if (history) o.maxStepSize = std::min(o.maxStepSize, history->smallestConstantDelay());
+    if (o.initialStepSize > o.maxStepSize) o.initialStepSize = 0;
+    integrator->initialize(model, o, t, x, *p);
     if (propagator) {
       propagator->restart(t, x, S);
       propagatedOutput = nextOutput;
@@ -621,6 +634,23 @@ void EventSimulation::run(double t0, std::vector<double> x, const std::vector<do
     d.S = d.s0;
     d.dTaudP.assign(d.ns(), 0.0);  // t0 does not depend on p
   }
+  // The model reads its delay inputs from this run's history until run() returns.
+  struct DetachHistory {
+    const symbolic::CompiledModel* model;
+    const symbolic::EventFunctions* events;
+    ~DetachHistory() {
+      model->attachDelayHistory(nullptr);
+      events->attachDelayHistory(nullptr);
+    }
+  } detach{d.model.get(), &d.events};
+  d.breakpoints.clear();
+  d.nextBreakpoint = 0;
+  if (d.history) {
+    d.history->start(t0, x.data(), p.data(), d.sens ? d.S.data() : nullptr);
+    d.model->attachDelayHistory(d.history.get());
+    d.events.attachDelayHistory(d.history.get());
+    if (!times.empty()) d.breakpoints = d.history->breakpoints(t0, times.back());
+  }
   d.scanning = true;
   d.processEvents(t, x);
   auto markSafe = [&] {
@@ -643,7 +673,22 @@ void EventSimulation::run(double t0, std::vector<double> x, const std::vector<do
       d.restart(t, x);
       needInit = false;
     }
+    // A propagated discontinuity of a delay before T: integrate to it and restart there.
+    while (d.nextBreakpoint < d.breakpoints.size() && d.breakpoints[d.nextBreakpoint] <= t)
+      ++d.nextBreakpoint;
+    const bool toBreakpoint = d.nextBreakpoint < d.breakpoints.size() &&
+                              d.breakpoints[d.nextBreakpoint] < T &&
+                              T - d.breakpoints[d.nextBreakpoint] > 1e-12 * std::max(1.0, std::abs(T));
     try {
+      if (toBreakpoint) {
+        const double tb = d.breakpoints[d.nextBreakpoint++];
+        d.integrator->advanceTo(tb, x, monitor);
+        if (d.sens) d.integrator->sensitivities(d.S);
+        t = tb;
+        needInit = true;
+        markSafe();
+        continue;
+      }
       d.integrator->advanceTo(T, x, monitor);
       if (d.propagator) d.takePropagated(T);
       else if (d.sens) d.integrator->sensitivities(d.S);
@@ -677,6 +722,7 @@ void EventSimulation::enableSensitivities(const std::vector<int>& paramIndices,
   d.s0 = s0;
   d.errorControl = errorControl;
   d.events.enableDerivatives();
+  if (d.history) d.history->enableSensitivities(paramIndices);
 }
 
 void EventSimulation::enablePropagatedSensitivities(const std::vector<int>& paramIndices,
@@ -713,6 +759,20 @@ EventMarks eventMarks(const std::vector<EventExecution>& executions) {
     }
   }
   return marks;
+}
+
+bool needsSimulationDriver(const symbolic::OdeSystem& system) {
+  return !system.events.empty() || !system.delays.empty();
+}
+
+std::optional<std::string> delaysNotSupported(const symbolic::OdeSystem& system,
+                                              const std::string& what) {
+  if (system.delays.empty()) return std::nullopt;
+  const symbolic::DelayDef& d = system.delays.front();
+  return SbmlError(system.modelFile, d.element,
+                   "unsupported SBML feature: " + symbolic::describeDelay(*system.pool, d.node) +
+                       " in " + what)
+      .what();
 }
 
 std::optional<std::string> eventsNotSupported(const symbolic::OdeSystem& system,

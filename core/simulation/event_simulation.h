@@ -15,6 +15,11 @@
 // private exception out of advanceTo(), outputs inside the aborted step come from its dense
 // output, and the integrator is initialized again after the events (odeSD: its start procedure).
 //
+// Delay differential equations (delay() in rates, rules and outputs): the method of steps. The
+// driver keeps the solution's history from every accepted step's dense output (DelayHistory),
+// attaches it to the model for the length of run(), caps the step size at the smallest constant
+// delay and restarts the integrator at the propagated discontinuities t0 + k·τ.
+//
 // Semantics (SBML L3V2 §4.12, as the Test Suite checks them): a trigger fires when it goes from
 // false to true (its value before t0 is initialValue); an execution is due at the trigger time
 // plus the delay (evaluated at the trigger time); due executions at one time run one at a time,
@@ -119,6 +124,15 @@ class EventSimulation {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// True when a time course of `system` must run through EventSimulation: it has events, or
+// delay() terms (the driver keeps the history, delay_history.h).
+bool needsSimulationDriver(const symbolic::OdeSystem& system);
+
+// The message refusing `what` for a model with delay() terms (naming file, element and the first
+// delay), or nullopt when it has none.
+std::optional<std::string> delaysNotSupported(const symbolic::OdeSystem& system,
+                                              const std::string& what);
 
 // For computations that do not handle events yet (sensitivities, steady states, PEtab objectives):
 // the message refusing `what` for a model with events, naming the file and the first event, or

@@ -3,7 +3,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <tuple>
+
+#include "core/common/errors.h"
+#include "core/symbolic/delays.h"
 
 namespace sensode::symbolic {
 namespace {
@@ -38,7 +42,8 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-CompiledModel::CompiledModel(OdeSystem system) : system_(std::move(system)) {
+CompiledModel::CompiledModel(OdeSystem system)
+    : system_(std::move(system)), delayInputs_(system_) {
   ExprPool& pool = *system_.pool;
   const int n = nx(), m = np();
   const auto start = std::chrono::steady_clock::now();
@@ -48,19 +53,56 @@ CompiledModel::CompiledModel(OdeSystem system) : system_(std::move(system)) {
   for (int i = 0; i < n; ++i) stateOf[pool.node(system_.states[static_cast<std::size_t>(i)].symbol).symbol] = i;
   for (int k = 0; k < m; ++k) paramOf[pool.node(system_.params[static_cast<std::size_t>(k)].symbol).symbol] = k;
 
-  // Non-zero derivatives of `rows` w.r.t. states (wrt = stateOf) or parameters (paramOf).
+  // Delayed values are inputs whose total derivatives follow the chain rule of delays.h.
+  const std::unordered_map<Expr, DelayInputChain> chain = delayChainRule(system_);
+  // Non-zero total derivatives of `rows` w.r.t. states (wrt = stateOf) or parameters (paramOf):
+  // ∂row/∂v plus, for every delay input u the row depends on, ∂row/∂u · du/dv.
   auto jacobianOf = [&](const std::vector<Expr>& rows, const std::vector<int>& indexOf,
                         const auto& varSymbol, int cols, SparsePattern& pattern) {
+    const bool byState = &indexOf == &stateOf;
     std::vector<Entry> entries;
+    if (chain.empty()) {  // no delays: the plain partial derivatives (the load-time path)
+      for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
+        for (Expr s : pool.dependencies(rows[static_cast<std::size_t>(i)])) {
+          const int j = indexOf[pool.node(s).symbol];
+          if (j < 0) continue;
+          const Expr d = pool.diff(rows[static_cast<std::size_t>(i)], varSymbol(j));
+          if (d != pool.zero()) entries.push_back({i, j, d});
+        }
+      }
+      return toCsc(std::move(entries), static_cast<int>(rows.size()), cols, pattern);
+    }
     for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
-      for (Expr s : pool.dependencies(rows[static_cast<std::size_t>(i)])) {
+      const Expr row = rows[static_cast<std::size_t>(i)];
+      std::map<int, std::vector<Expr>> terms;  // column → terms of the derivative
+      for (Expr s : pool.dependencies(row)) {
         const int j = indexOf[pool.node(s).symbol];
-        if (j < 0) continue;
-        const Expr d = pool.diff(rows[static_cast<std::size_t>(i)], varSymbol(j));
+        if (j >= 0) {
+          terms[j].push_back(pool.diff(row, varSymbol(j)));
+          continue;
+        }
+        const auto link = chain.find(s);
+        if (link == chain.end()) continue;
+        const Expr outer = pool.diff(row, s);
+        for (const auto& [col, inner] : byState ? link->second.byState : link->second.byParam)
+          terms[col].push_back(pool.mul(outer, inner));
+      }
+      for (auto& [j, t] : terms) {
+        const Expr d = pool.add(t);
         if (d != pool.zero()) entries.push_back({i, j, d});
       }
     }
     return toCsc(std::move(entries), static_cast<int>(rows.size()), cols, pattern);
+  };
+  // Total ∂e/∂t (delay inputs move with t along the history).
+  auto timeDerivativeOf = [&](Expr e) {
+    if (chain.empty()) return pool.diff(e, system_.time);
+    std::vector<Expr> t{pool.diff(e, system_.time)};
+    for (Expr s : pool.dependencies(e)) {
+      const auto link = chain.find(s);
+      if (link != chain.end()) t.push_back(pool.mul(pool.diff(e, s), link->second.byTime));
+    }
+    return pool.add(t);
   };
   auto stateSym = [&](int j) { return system_.states[static_cast<std::size_t>(j)].symbol; };
   auto paramSym = [&](int k) { return system_.params[static_cast<std::size_t>(k)].symbol; };
@@ -72,7 +114,7 @@ CompiledModel::CompiledModel(OdeSystem system) : system_(std::move(system)) {
   // ∂f/∂t and a = J·f + ∂f/∂t, built from the J entries already differentiated.
   std::vector<Expr> ft(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
-    ft[static_cast<std::size_t>(i)] = pool.diff(f[static_cast<std::size_t>(i)], system_.time);
+    ft[static_cast<std::size_t>(i)] = timeDerivativeOf(f[static_cast<std::size_t>(i)]);
     autonomous_ = autonomous_ && ft[static_cast<std::size_t>(i)] == pool.zero();
   }
   std::vector<std::vector<Expr>> aTerms(static_cast<std::size_t>(n));
@@ -102,6 +144,8 @@ CompiledModel::CompiledModel(OdeSystem system) : system_(std::move(system)) {
   in.time = system_.time;
   for (const auto& s : system_.states) in.x.push_back(s.symbol);
   for (const auto& p : system_.params) in.p.push_back(p.symbol);
+  // Delay inputs follow the parameters: evaluators read them from parameters() (see below).
+  in.p.insert(in.p.end(), system_.delayInputs.begin(), system_.delayInputs.end());
   auto concat = [](std::vector<Expr> u, const std::vector<Expr>& v) {
     u.insert(u.end(), v.begin(), v.end());
     return u;
@@ -159,58 +203,66 @@ std::vector<double> CompiledModel::nominalParameters() const {
   return p;
 }
 
+const double* CompiledModel::withDelays(double t, const double* x, const double* p) const {
+  return delayInputs_.extend(t, x, p);
+}
+
+const double* CompiledModel::withoutDelays(const double* p) const {
+  return delayInputs_.extendWithoutHistory(p);  // the initial values hold no delay input
+}
+
 void CompiledModel::rhs(double t, const double* x, const double* p, double* out) const {
-  fTape_.evaluate(t, x, p, out);
+  fTape_.evaluate(t, x, withDelays(t, x, p), out);
 }
 void CompiledModel::jacobian(double t, const double* x, const double* p, double* values) const {
-  jTape_.evaluate(t, x, p, values);
+  jTape_.evaluate(t, x, withDelays(t, x, p), values);
 }
 void CompiledModel::paramJacobian(double t, const double* x, const double* p, double* values) const {
-  fpTape_.evaluate(t, x, p, values);
+  fpTape_.evaluate(t, x, withDelays(t, x, p), values);
 }
 void CompiledModel::secondDerivative(double t, const double* x, const double* p, double* out) const {
-  aTape_.evaluate(t, x, p, out);
+  aTape_.evaluate(t, x, withDelays(t, x, p), out);
 }
 void CompiledModel::rhsAndSecond(double t, const double* x, const double* p, double* f,
                                  double* a) const {
-  faTape_.evaluate(t, x, p, scratch_.data());
+  faTape_.evaluate(t, x, withDelays(t, x, p), scratch_.data());
   std::copy_n(scratch_.data(), nx(), f);
   std::copy_n(scratch_.data() + nx(), nx(), a);
 }
 void CompiledModel::jacobianOfSecond(double t, const double* x, const double* p,
                                      double* values) const {
-  jjTape_.evaluate(t, x, p, values);
+  jjTape_.evaluate(t, x, withDelays(t, x, p), values);
 }
 void CompiledModel::jacobianPair(double t, const double* x, const double* p, double* jValues,
                                  double* jjValues) const {
-  jPairTape_.evaluate(t, x, p, scratch_.data());
+  jPairTape_.evaluate(t, x, withDelays(t, x, p), scratch_.data());
   std::copy_n(scratch_.data(), jPattern_.nnz(), jValues);
   std::copy_n(scratch_.data() + jPattern_.nnz(), jjPattern_.nnz(), jjValues);
 }
 void CompiledModel::secondParamJacobian(double t, const double* x, const double* p,
                                         double* values) const {
-  apTape_.evaluate(t, x, p, values);
+  apTape_.evaluate(t, x, withDelays(t, x, p), values);
 }
 void CompiledModel::timeDerivative(double t, const double* x, const double* p, double* out) const {
-  ftTape_.evaluate(t, x, p, out);
+  ftTape_.evaluate(t, x, withDelays(t, x, p), out);
 }
 void CompiledModel::initialState(double t0, const double* p, double* x0) const {
-  x0Tape_.evaluate(t0, nullptr, p, x0);
+  x0Tape_.evaluate(t0, nullptr, withoutDelays(p), x0);
 }
 void CompiledModel::initialSensitivity(double t0, const double* p, double* values) const {
-  s0Tape_.evaluate(t0, nullptr, p, values);
+  s0Tape_.evaluate(t0, nullptr, withoutDelays(p), values);
 }
 void CompiledModel::outputs(double t, const double* x, const double* p, double* y) const {
-  yTape_.evaluate(t, x, p, y);
+  yTape_.evaluate(t, x, withDelays(t, x, p), y);
 }
 
 void CompiledModel::outputStateJacobian(double t, const double* x, const double* p,
                                         double* values) const {
-  yxTape_.evaluate(t, x, p, values);
+  yxTape_.evaluate(t, x, withDelays(t, x, p), values);
 }
 void CompiledModel::outputParamJacobian(double t, const double* x, const double* p,
                                         double* values) const {
-  ypTape_.evaluate(t, x, p, values);
+  ypTape_.evaluate(t, x, withDelays(t, x, p), values);
 }
 
 std::vector<CompiledModel::NamedTape> CompiledModel::tapes() const {

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "core/symbolic/delays.h"
 #include "core/symbolic/native_compiler.h"
 #include "core/symbolic/ode_system.h"
 #include "core/symbolic/sparsity.h"
@@ -84,6 +85,12 @@ class CompiledModel {
   const SparsePattern& initialSensitivityPattern() const { return s0Pattern_; }
   bool isAutonomous() const { return autonomous_; }
 
+  // delay() terms (OdeSystem::delays): every evaluator fills their inputs from the attached
+  // source, which the simulation driver attaches for the length of a run (nullptr detaches);
+  // an evaluation without one throws SbmlError naming the delay. Models without delays ignore it.
+  bool hasDelays() const { return !system_.delays.empty(); }
+  void attachDelayHistory(const DelayInputSource* source) const { delayInputs_.attach(source); }
+
   const CompileTimings& timings() const { return timings_; }
   // Where evaluation runs: the native path's state and a one-line message ("native: ready
   // (cache hit) ...", "native: disabled by SENSODE_NATIVE=0 (tape interpreter in use)", ...).
@@ -106,6 +113,10 @@ class CompiledModel {
       s0Tape_, yTape_, yxTape_, ypTape_;
   CompileTimings timings_;
   mutable std::vector<double> scratch_;  // combined outputs of the paired tapes
+  // p followed by the delay inputs (models with delays only).
+  const double* withDelays(double t, const double* x, const double* p) const;
+  const double* withoutDelays(const double* p) const;
+  DelayInputs delayInputs_;
   std::shared_ptr<NativeCompiler> native_;  // shared by clones; null when disabled
   std::string nativeOff_;                   // why native_ is null
 };

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <set>
 
+#include "core/common/errors.h"
+#include "core/symbolic/delays.h"
+
 namespace sensode::symbolic {
 
 namespace {
@@ -23,7 +26,7 @@ void collectRelationals(const ExprPool& pool, Expr e, std::set<Expr>& seen,
 
 }  // namespace
 
-EventFunctions::EventFunctions(const OdeSystem& system) : system_(&system) {
+EventFunctions::EventFunctions(const OdeSystem& system) : system_(&system), delayInputs_(system) {
   // Read only: the pool is shared with the compiled model, so nothing new is built in it (a root
   // function a − b is taped as the pair a, b).
   const ExprPool& pool = *system.pool;
@@ -31,6 +34,9 @@ EventFunctions::EventFunctions(const OdeSystem& system) : system_(&system) {
   in.time = system.time;
   for (const auto& s : system.states) in.x.push_back(s.symbol);
   for (const auto& p : system.params) in.p.push_back(p.symbol);
+  // Value tapes also read the delay inputs after p (delay() in triggers and assignments).
+  TapeInputs withDelays = in;
+  withDelays.p.insert(withDelays.p.end(), system.delayInputs.begin(), system.delayInputs.end());
 
   std::vector<Expr> triggers, roots, timeRoots;
   std::set<Expr> seen, timeSet;
@@ -66,16 +72,16 @@ EventFunctions::EventFunctions(const OdeSystem& system) : system_(&system) {
       rootSides_.emplace_back(a, b);
     }
   }
-  triggerTape_ = Tape(pool, in, triggers);
-  rootTape_ = Tape(pool, in, roots);
+  triggerTape_ = Tape(pool, withDelays, triggers);
+  rootTape_ = Tape(pool, withDelays, roots);
   sides_.resize(roots.size());
-  timeRootTape_ = Tape(pool, in, timeRoots);
+  timeRootTape_ = Tape(pool, withDelays, timeRoots);
   timeRootExprs_ = timeRoots;
   for (const auto& ev : system.events) {
     PerEvent pe;
     const Expr zero = pool.zero();  // placeholders for an absent delay or priority
-    pe.delay = Tape(pool, in, std::vector<Expr>{ev.delay.value_or(zero)});
-    pe.priority = Tape(pool, in, std::vector<Expr>{ev.priority.value_or(zero)});
+    pe.delay = Tape(pool, withDelays, std::vector<Expr>{ev.delay.value_or(zero)});
+    pe.priority = Tape(pool, withDelays, std::vector<Expr>{ev.priority.value_or(zero)});
     std::vector<Expr> values, scales;
     for (const auto& a : ev.assignments) {
       values.push_back(a.value);
@@ -83,54 +89,65 @@ EventFunctions::EventFunctions(const OdeSystem& system) : system_(&system) {
     }
     std::vector<Expr> sizes;
     for (const auto& r : ev.rescaled) sizes.push_back(r.size);
-    pe.sizes = Tape(pool, in, sizes);
-    pe.values = Tape(pool, in, values);
-    pe.scales = Tape(pool, in, scales);
+    pe.sizes = Tape(pool, withDelays, sizes);
+    pe.values = Tape(pool, withDelays, values);
+    pe.scales = Tape(pool, withDelays, scales);
     events_.push_back(std::move(pe));
   }
 }
 
 void EventFunctions::triggers(double t, const double* x, const double* p, double* out) const {
-  triggerTape_.evaluate(t, x, p, out);
+  triggerTape_.evaluate(t, x, delayInputs_.extend(t, x, p), out);
   for (int e = 0; e < numEvents(); ++e) out[e] = out[e] != 0 ? 1.0 : 0.0;
 }
 
 void EventFunctions::roots(double t, const double* x, const double* p, double* out) const {
-  rootTape_.evaluate(t, x, p, sides_.data());
+  rootTape_.evaluate(t, x, delayInputs_.extend(t, x, p), sides_.data());
   for (int k = 0; k < numRoots(); ++k)
     out[k] = sides_[2 * static_cast<std::size_t>(k)] - sides_[2 * static_cast<std::size_t>(k) + 1];
 }
 
 void EventFunctions::timeRoots(const double* p, double* out) const {
-  timeRootTape_.evaluate(0, nullptr, p, out);  // reads no state
+  timeRootTape_.evaluate(0, nullptr, delayInputs_.extendWithoutHistory(p), out);  // reads no state
 }
 
 double EventFunctions::delay(int e, double t, const double* x, const double* p) const {
   double d = 0;
-  events_[static_cast<std::size_t>(e)].delay.evaluate(t, x, p, &d);
+  events_[static_cast<std::size_t>(e)].delay.evaluate(t, x, delayInputs_.extend(t, x, p), &d);
   return d;
 }
 
 double EventFunctions::priority(int e, double t, const double* x, const double* p) const {
   double v = 0;
-  events_[static_cast<std::size_t>(e)].priority.evaluate(t, x, p, &v);
+  events_[static_cast<std::size_t>(e)].priority.evaluate(t, x, delayInputs_.extend(t, x, p), &v);
   return v;
 }
 
 void EventFunctions::assignmentValues(int e, double t, const double* x, const double* p,
                                       double* out) const {
-  events_[static_cast<std::size_t>(e)].values.evaluate(t, x, p, out);
+  events_[static_cast<std::size_t>(e)].values.evaluate(t, x, delayInputs_.extend(t, x, p), out);
 }
 
 void EventFunctions::assignmentScales(int e, double t, const double* x, const double* p,
                                       double* out) const {
-  events_[static_cast<std::size_t>(e)].scales.evaluate(t, x, p, out);
+  events_[static_cast<std::size_t>(e)].scales.evaluate(t, x, delayInputs_.extend(t, x, p), out);
 }
 
 void EventFunctions::enableDerivatives() {
   if (derivatives_) return;
   derivatives_ = true;
   ExprPool& pool = *system_->pool;
+  // The jumps' derivatives would need the delay chain rule (delays.h) through the history.
+  for (const auto& d : system_->delays)
+    for (const auto& ev : system_->events) {
+      bool uses = pool.dependsOn(ev.trigger, d.z);
+      for (const auto& a : ev.assignments) uses = uses || pool.dependsOn(a.value, d.z);
+      if (ev.delay) uses = uses || pool.dependsOn(*ev.delay, d.z);
+      if (uses)
+        throw UnsupportedFeature(system_->modelFile, ev.id,
+                                 "sensitivities across an event whose math holds " +
+                                     describeDelay(pool, d.node));
+    }
   auto gradient = [&](Expr e, bool withStates, bool withTime) {
     std::vector<Expr> out;
     if (withStates)
@@ -175,7 +192,7 @@ void EventFunctions::assignmentJacobian(int e, double t, const double* x, const 
 
 void EventFunctions::rescaleSizes(int e, double t, const double* x, const double* p,
                                   double* out) const {
-  events_[static_cast<std::size_t>(e)].sizes.evaluate(t, x, p, out);
+  events_[static_cast<std::size_t>(e)].sizes.evaluate(t, x, delayInputs_.extend(t, x, p), out);
 }
 
 }  // namespace sensode::symbolic

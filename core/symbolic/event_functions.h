@@ -8,6 +8,7 @@
 
 #include <vector>
 
+#include "core/symbolic/delays.h"
 #include "core/symbolic/ode_system.h"
 #include "core/symbolic/tape.h"
 
@@ -58,6 +59,9 @@ class EventFunctions {
   // Sizes of the compartments of EventDef::rescaled (evaluated before and after an execution).
   void rescaleSizes(int e, double t, const double* x, const double* p, double* out) const;
 
+  // delay() inside event math reads the history the simulation driver attaches (delays.h).
+  void attachDelayHistory(const DelayInputSource* source) const { delayInputs_.attach(source); }
+
  private:
   struct PerEvent {
     Tape delay, priority, values, scales, sizes, jacobian, delayGradient;
@@ -71,6 +75,7 @@ class EventFunctions {
   Tape triggerTape_, rootTape_, timeRootTape_;
   std::vector<PerEvent> events_;
   mutable std::vector<double> sides_;  // a_k, b_k of every root function
+  DelayInputs delayInputs_;
 };
 
 }  // namespace sensode::symbolic

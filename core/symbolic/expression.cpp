@@ -80,7 +80,7 @@ const char* opName(Op op) {
       "sinh", "cosh", "tanh", "sech", "csch", "coth", "arcsin", "arccos", "arctan", "arcsec",
       "arccsc", "arccot", "arcsinh", "arccosh", "arctanh", "arcsech", "arccsch", "arccoth", "abs",
       "floor", "ceil", "factorial", "sign", "rem", "quotient", "min", "max", "<", "<=", ">", ">=",
-      "==", "!=", "and", "or", "xor", "not", "piecewise", "powlog"};
+      "==", "!=", "and", "or", "xor", "not", "piecewise", "powlog", "delay"};
   return names[static_cast<int>(op)];
 }
 
@@ -490,6 +490,16 @@ Expr ExprPool::binary(Op op, Expr a, Expr b) {
   return intern(op, 0, 0, k);
 }
 
+Expr ExprPool::delay(Expr value, Expr tau, Expr before) {
+  if (before == kNoExpr || before == value) {
+    if (isConstant(value)) return value;
+    const Expr k[2] = {value, tau};
+    return intern(Op::Delay, 0, 0, k);
+  }
+  const Expr k[3] = {value, tau, before};
+  return intern(Op::Delay, 0, 0, k);
+}
+
 Expr ExprPool::nary(Op op, std::span<const Expr> args) {
   if (!(op == Op::Min || op == Op::Max || op == Op::And || op == Op::Or || op == Op::Xor))
     throw Error(std::string("ExprPool::nary: not an n-ary operator: ") + opName(op));
@@ -654,6 +664,12 @@ Expr ExprPool::diffNode(Expr e, Expr sym) {
     case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Eq: case Op::Ne:
     case Op::And: case Op::Or: case Op::Xor: case Op::Not:
       return zero_;
+    case Op::Delay:
+      // The driver's history supplies delayed values as input symbols (symbolic/delays.h), whose
+      // derivatives the chain rule there adds; a delay node itself is never differentiated.
+      if (!dependsOn(e, sym)) return zero_;
+      throw Error("cannot differentiate " + toString(e) + " with respect to '" +
+                  symbolName(nodes_[sym].symbol) + "' before its delay is resolved");
     case Op::Piecewise: {
       std::vector<Expr> p;
       for (std::size_t i = 0; i + 1 < c.size(); i += 2) {
@@ -680,6 +696,7 @@ Expr ExprPool::rebuildNode(Expr e, std::span<const Expr> kids) {
     case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor: return nary(n.op, kids);
     case Op::Piecewise: return piecewise(kids.first(kids.size() - 1), kids.back());
     case Op::PowLog: return powLog(kids[0], kids[1], static_cast<int>(nodes_[kids[2]].value));
+    case Op::Delay: return delay(kids[0], kids[1], kids.size() > 2 ? kids[2] : kNoExpr);
     default:
       if (kids.size() == 1) return unary(n.op, kids[0]);
       return binary(n.op, kids[0], kids[1]);

@@ -53,6 +53,12 @@ enum class Op : std::uint8_t {
   // differentiator builds it for ∂(u^v)/∂v (Hill exponents at a species that is 0) and the
   // simplifier for products u^a·(ln u)^k with a > 0 (u·ln u). Value: powLog().
   PowLog,
+  // SBML delay(x, τ): children = x (any expression), τ[, x before t0]. The value of x at t − τ on
+  // the solution's history. The optional third child is x's history before t0 where it differs
+  // from x with the states frozen at x0 (a rateOf inside x is 0 there, not the rate at x0).
+  // Not evaluable from (t, x, p): symbolic/delays.h replaces every delay node by input symbols
+  // that the simulation driver fills from its history before the tapes are built.
+  Delay,
 };
 
 const char* opName(Op op);
@@ -101,6 +107,10 @@ class ExprPool {
   Expr root(Expr degree, Expr a);   // a^(1/degree)
   // u^v·(ln u)^k (Op::PowLog; k = 0 is pow(u, v)).
   Expr powLog(Expr base, Expr exponent, int logPower);
+  // delay(value, tau[, before]) (Op::Delay); the delay of a constant is that constant. `before`
+  // (kNoExpr = none) is the value's history before t0 when it is not `value` with frozen states.
+  static constexpr Expr kNoExpr = ~Expr{0};
+  Expr delay(Expr value, Expr tau, Expr before = kNoExpr);
 
   // Any unary function op (Exp ... Sign) or Not.
   Expr unary(Op op, Expr a);

@@ -27,6 +27,7 @@
 #include <unordered_map>
 
 #include "core/common/errors.h"
+#include "core/symbolic/delays.h"
 #include "core/symbolic/ode_system.h"
 
 namespace sensode::symbolic {
@@ -90,6 +91,7 @@ class Builder {
     buildInitialValues();
     buildOutputs();
     checkParameterValues();
+    resolveDelays(sys_, [this] { return initialValuesOverTime(); });  // symbolic/delays.h
     return std::move(sys_);
   }
 
@@ -256,12 +258,25 @@ class Builder {
     return pool_.substitute(e, leaves);
   }
   Expr resolve(Expr e, const std::string& context) {
-    return resolveWith(e, context, [this](const std::string& id) { return valueOf(id); });
+    const Expr withHistory = attachDelayHistories(
+        pool_, e, [&](Expr g) { return initialOverTime(g, context); });
+    return resolveWith(withHistory, context, [this](const std::string& id) { return valueOf(id); });
+  }
+  // e at t0 with csymbol time kept: the history of delay(e, τ) before t0, where every quantity is
+  // its initial value as a function of time (suite 00940: a species that nothing changes, whose
+  // initial assignment is sin(10 t), echoes sin(10 (t − τ)) until t = τ).
+  Expr initialOverTime(Expr e, const std::string& context) {
+    std::swap(init_, initOverTime_);
+    keepTimeInInit_ = true;
+    const Expr v = resolveInit(e, context);
+    keepTimeInInit_ = false;
+    std::swap(init_, initOverTime_);
+    return v;
   }
   // Initial values hold at SBML's time 0: csymbol time in them is 0, not the running time.
   Expr resolveInit(Expr e, const std::string& context) {
     const Expr v = resolveWith(e, context, [this](const std::string& id) { return initOf(id); });
-    return pool_.substitute(v, {{sys_.time, pool_.zero()}});
+    return keepTimeInInit_ ? v : pool_.substitute(v, {{sys_.time, pool_.zero()}});
   }
 
   Expr compartmentValue(const std::string& cId) {
@@ -519,8 +534,14 @@ class Builder {
         fail(placeholders.begin()->second, "rateOf forms an algebraic loop through '" +
                                                 placeholders.begin()->second + "'");
     }
-    for (auto& e : sys_.rhs) e = pool_.substitute(e, rate);
-    forEachEventExpr([&](Expr& e) { e = pool_.substitute(e, rate); });
+    // Before t0 a delayed rateOf(X) is ∂X/∂t alone: the states are frozen at x0 there.
+    std::unordered_map<Expr, Expr> frozen;
+    for (const auto& [sym, id] : placeholders) frozen[sym] = pool_.diff(valueOf(id), sys_.time);
+    for (auto& e : sys_.rhs) e = pool_.substitute(withDelayHistoryBefore(pool_, e, frozen), rate);
+    forEachEventExpr([&](Expr& e) {
+      e = pool_.substitute(withDelayHistoryBefore(pool_, e, frozen), rate);
+    });
+    for (auto& [id, e] : value_) e = withDelayHistoryBefore(pool_, e, frozen);
     rateOf_ = std::move(rate);
   }
 
@@ -534,14 +555,30 @@ class Builder {
   }
 
   // ---- x(t0) ------------------------------------------------------------------------------
+  Expr initialStateValue(const StateVar& st) {
+    Expr x0 = initOf(st.id);
+    if (st.kind == StateKind::SpeciesAmount) {
+      const auto& sp = species(st.id);
+      if (!sp.hasOnlySubstanceUnits && !isZeroDimensional(sp.compartment))
+        x0 = pool_.mul(x0, initOf(sp.compartment));
+    }
+    return x0;
+  }
+
+  // The initial values with csymbol time kept (initialOverTime) of every state.
+  std::vector<Expr> initialValuesOverTime() {
+    std::swap(init_, initOverTime_);
+    keepTimeInInit_ = true;
+    std::vector<Expr> out;
+    for (const auto& st : sys_.states) out.push_back(initialStateValue(st));
+    keepTimeInInit_ = false;
+    std::swap(init_, initOverTime_);
+    return out;
+  }
+
   void buildInitialValues() {
     for (const auto& st : sys_.states) {
-      Expr x0 = initOf(st.id);
-      if (st.kind == StateKind::SpeciesAmount) {
-        const auto& sp = species(st.id);
-        if (!sp.hasOnlySubstanceUnits && !isZeroDimensional(sp.compartment))
-          x0 = pool_.mul(x0, initOf(sp.compartment));
-      }
+      const Expr x0 = initialStateValue(st);
       for (Expr s : pool_.dependencies(x0)) {
         const std::string& name = pool_.symbolName(pool_.node(s).symbol);
         if (name.rfind("@rateOf:", 0) == 0)
@@ -619,6 +656,8 @@ class Builder {
   std::set<std::string> reactionDriven_, eventAssigned_;
   std::unordered_map<std::string, int> stateIndex_, paramIndex_;
   std::unordered_map<std::string, Expr> value_, init_;
+  std::unordered_map<std::string, Expr> initOverTime_;  // init_ with time kept (initialOverTime)
+  bool keepTimeInInit_ = false;
   std::set<std::string> visiting_;
   std::unordered_map<Expr, Expr> rateOf_;
 };

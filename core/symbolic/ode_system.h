@@ -92,6 +92,25 @@ struct EventDef {
   std::vector<ConcentrationRescale> rescaled;
 };
 
+// One distinct delay(g, τ) of the model's math (SBML csymbol delay), resolved into input symbols
+// that a simulation driver fills from its history of the solution (symbolic/delays.h). With
+// G(s) = g(s, x(s), p) along the solution and s = t − τ(t, x, p):
+//   z = G(s), w = dG/ds(s), q = d²G/ds²(s), sigma_k = ∂G/∂p_k(s), omega_k = ∂²G/∂s∂p_k(s)
+// (the derivatives along the solution: ∂G/∂p_k = ∂g/∂x·S(s) + ∂g/∂p_k). Before t0,
+// G(s) = before(s, p).
+struct DelayDef {
+  Expr node;            // the delay(g, τ) node as the model wrote it (for messages)
+  std::string element;  // id of the first state, output or event whose math holds it
+  Expr value;           // g(t, x, p)
+  Expr tau;             // τ(t, x, p)
+  // g's history before t0 as a function of (s, p): every state is its initial value as a
+  // function of time there (suite cases 00937, 00940: delay(sin(10 t), 0.2) at t = 0 is sin(−2));
+  // a rateOf inside g is its ∂/∂t with the states frozen.
+  Expr before;
+  Expr z, w, q;         // input symbols
+  std::vector<Expr> sigma, omega;  // input symbols, one per parameter
+};
+
 struct OdeSystem {
   std::string modelFile;
   std::shared_ptr<ExprPool> pool;
@@ -102,6 +121,11 @@ struct OdeSystem {
   std::vector<Expr> initial;     // x_i(t0) as functions of p (and t at t0), one per state
   std::vector<OutputVar> outputs;
   std::vector<EventDef> events;  // in file order
+  // delay() terms, replaced in rhs, outputs and events by their input symbols; `delayInputs`
+  // lists those symbols in the order the tapes read them after p: (z, w, q) of every delay,
+  // then sigma of every delay, then omega of every delay.
+  std::vector<DelayDef> delays;
+  std::vector<Expr> delayInputs;
 
   // Stoichiometry of the species-amount states changed by reactions with constant
   // stoichiometry (for conservation laws): triplets (state index, reaction index, coefficient),

@@ -244,6 +244,8 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
         ins.b = slotFor(pool.children(e)[1]);
         ins.c = pool.node(pool.children(e)[2]).value;
         break;
+      case Op::Delay:  // resolved into input symbols by symbolic/delays.h before compiling
+        throw Error("Tape: " + pool.toString(e) + " is not resolved into history inputs");
       case Op::Piecewise: {
         ins.op = kSelect;
         std::vector<Expr> all(pool.children(e).begin(), pool.children(e).end());

@@ -173,7 +173,8 @@ void recordEventMarks(const simulation::EventSimulation& sim, SensitivityResult&
 // odeSD direct or CVODES forward: the integrator computes S with the states.
 void runDirect(const Setup& s, integrators::Method method, SensitivityResult& result) {
   Recorder recorder(s.model, s.p, s.columns, s.params, s.problem->times.size(), result);
-  if (!s.model->system().events.empty()) {  // the simulation driver applies the jumps at events
+  // The simulation driver applies the jumps at events and keeps the history of delay equations.
+  if (simulation::needsSimulationDriver(s.model->system())) {
     simulation::EventSimulation sim(s.model, method, s.options->integrator);
     sim.enableSensitivities(s.params, s.s0, s.options->errorControl);
     std::vector<double> state;
@@ -577,7 +578,21 @@ SensitivityResult runSensitivities(const SensitivityProblem& problem,
       case SensitivityMethod::OdeSd: runWithFallbacks(setup, result); break;
       case SensitivityMethod::Cvodes: runDirect(setup, integrators::Method::Cvodes, result); break;
       case SensitivityMethod::Pbsr:
-      case SensitivityMethod::Exp: runPeanoBaker(setup, options.method, result); break;
+      case SensitivityMethod::Exp:
+        // The Peano–Baker series propagate dS/dt = J(t)·S: a delay adds S(t − τ) terms they
+        // do not have. odeSD direct sensitivities carry them (symbolic/delays.h).
+        if (const auto& delays = model.system().delays; !delays.empty()) {
+          runWithFallbacks(setup, result);
+          result.stats.fallbacks.insert(
+              result.stats.fallbacks.begin(),
+              std::string(toString(options.method)) + " has no delayed sensitivity terms for " +
+                  symbolic::describeDelay(*model.system().pool, delays.front().node) +
+                  " (element '" + delays.front().element +
+                  "'); odeSD direct sensitivities ran instead");
+          break;
+        }
+        runPeanoBaker(setup, options.method, result);
+        break;
       case SensitivityMethod::FiniteDifferences: runFiniteDifferences(setup, result); break;
     }
     if (options.scaled) scale(result, setup.p, setup.params, options.integrator.atol);

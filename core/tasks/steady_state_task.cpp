@@ -53,6 +53,8 @@ SteadyStateResult runSteadyState(const SteadyStateProblem& problem,
     if (auto why = options.validate()) throw InvalidOptions(*why);
     const symbolic::CompiledModel& model = *problem.model;
     const symbolic::OdeSystem& sys = model.system();
+    if (auto why = simulation::delaysNotSupported(sys, "steady states"))
+      throw detail::InvalidInput(*why);
     for (const auto& s : sys.states) result.stateIds.push_back(s.id);
     for (const auto& p : sys.params) result.parameterIds.push_back(p.id);
     const std::vector<detail::OutputColumn> columns =

@@ -70,7 +70,8 @@ void integrate(const TimeCourseProblem& problem, const TimeCourseOptions& option
     result.times.push_back(t);
     for (const OutputColumn& c : columns) result.values.push_back(y[c.row(nOut)]);
   };
-  if (!model.system().events.empty()) {  // the simulation driver stops and restarts at events
+  // The simulation driver stops and restarts at events and keeps the history of delay equations.
+  if (simulation::needsSimulationDriver(model.system())) {
     simulation::EventSimulation events(problem.model, method, options.integrator);
     std::size_t named = 0;  // executions already in result.eventIds
     events.setEventSink([&](double t, const double* before, const double* after) {

@@ -37,7 +37,7 @@ class TestBadInput : public QObject {
     row("nonfinite_initial_value.xml", "S1", "non-finite initial value");
     row("rateof_expression.xml", "p3", "rateOf");
     row("missing_external_model.xml", "ext1", "no_such_file.xml");
-    row("delay.xml", "p2", "unsupported SBML feature: delay", "delay");
+    row("delay_one_argument.xml", "p2", "Incorrect number of arguments");
     row("algebraic_rule.xml", "constraint1", "unsupported SBML feature: algebraic rules",
         "algebraic rules");
     row("fast_reaction.xml", "R1", "unsupported SBML feature: fast reactions", "fast reactions");
