@@ -485,7 +485,11 @@ SensitivityResult runSensitivities(const SensitivityProblem& problem,
     if (!problem.model) throw InvalidInput("sensitivities: no model");
     if (auto why = options.validate()) throw InvalidOptions(*why);
     const symbolic::CompiledModel& model = *problem.model;
-    if (options.method == SensitivityMethod::Pbsr || options.method == SensitivityMethod::Exp)
+    // PBSR and Exp propagate S with the ODE's Jacobian; a differential-algebraic model (algebraic
+    // rules, fast reactions) gets IDAS forward sensitivities instead (below).
+    const bool dae = model.system().isDae();
+    if ((options.method == SensitivityMethod::Pbsr || options.method == SensitivityMethod::Exp) &&
+        !dae)
       if (auto why = simulation::eventsNotSupported(
               model.system(), std::string("sensitivities by ") + toString(options.method) +
                                   " (odesd, cvodes and fd handle events)"))
@@ -516,7 +520,17 @@ SensitivityResult runSensitivities(const SensitivityProblem& problem,
       case SensitivityMethod::OdeSd: runWithFallbacks(setup, result); break;
       case SensitivityMethod::Cvodes: runDirect(setup, integrators::Method::Cvodes, result); break;
       case SensitivityMethod::Pbsr:
-      case SensitivityMethod::Exp: runPeanoBaker(setup, options.method, result); break;
+      case SensitivityMethod::Exp:
+        if (dae) {
+          runDirect(setup, integrators::Method::Cvodes, result);
+          result.stats.fallbacks.push_back(
+              std::string(toString(options.method)) +
+              " needs an ODE dx/dt = f(x); for this differential-algebraic model IDAS forward "
+              "sensitivities were computed instead");
+          break;
+        }
+        runPeanoBaker(setup, options.method, result);
+        break;
       case SensitivityMethod::FiniteDifferences: runFiniteDifferences(setup, result); break;
     }
     if (options.scaled) scale(result, setup.p, setup.params, options.integrator.atol);
