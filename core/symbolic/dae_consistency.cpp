@@ -3,6 +3,7 @@
 
 #include <Eigen/Dense>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -65,6 +66,63 @@ std::string constraintOf(const CompiledModel& model, int state) {
               ": the differential-algebraic system has index > 1, which Sensode cannot integrate");
 }
 
+// Lets the fast reactions run: dx/dt = N_fast·rate(x) with everything else fixed, by
+// pseudo-transient continuation (backward Euler steps (I/h − N_fast·∂rate/∂x)·Δ = N_fast·rate,
+// h growing tenfold while |N_fast·rate| falls, shrinking otherwise). From a point where the
+// equilibrium conditions are degenerate (rate = k·S1·S2 at S1 = S2: ∂g/∂z singular) this walks
+// to the equilibrium the reactions actually reach (suite cases 01399, 01569), which Newton's
+// method alone cannot choose; the pools L·x are conserved by every step (L·N_fast = 0).
+void relaxFastReactions(const CompiledModel& model, double t, double* x, const double* p) {
+  const OdeSystem& sys = model.system();
+  const int n = model.nx();
+  const auto nf = static_cast<Eigen::Index>(sys.fastRateRow.size());
+  Eigen::MatrixXd N = Eigen::MatrixXd::Zero(n, nf);
+  for (const auto& e : sys.fastStoichiometry) N(e.state, e.reaction) += e.coefficient;
+  std::vector<double> f(static_cast<std::size_t>(n));
+  auto flux = [&](const double* state, Eigen::VectorXd& out) {
+    model.rhs(t, state, p, f.data());
+    Eigen::VectorXd rate(nf);
+    for (Eigen::Index j = 0; j < nf; ++j) rate(j) = f[static_cast<std::size_t>(sys.fastRateRow[static_cast<std::size_t>(j)])];
+    out = N * rate;
+    return out.allFinite();
+  };
+  Eigen::VectorXd current(n), trialFlux(n);
+  if (!flux(x, current)) return;  // Newton reports the non-finite constraint
+  const Eigen::Map<const Eigen::VectorXd> x0(x, n);
+  const double scale = 1 + x0.cwiseAbs().maxCoeff();
+  double h = 1e-6 * scale / std::max(current.cwiseAbs().maxCoeff(), 1e-300);
+  std::vector<double> trial(static_cast<std::size_t>(n));
+  for (int iteration = 0; iteration < 400; ++iteration) {
+    const double norm = current.cwiseAbs().maxCoeff();
+    if (norm <= 1e-12 * scale || h < 1e-300) return;
+    const Eigen::MatrixXd J = denseJacobian(model, t, x, p);
+    Eigen::MatrixXd rateJacobian(nf, n);
+    for (Eigen::Index j = 0; j < nf; ++j) rateJacobian.row(j) = J.row(sys.fastRateRow[static_cast<std::size_t>(j)]);
+    const Eigen::MatrixXd M =
+        Eigen::MatrixXd::Identity(n, n) / h - N * rateJacobian;
+    const Eigen::VectorXd delta = M.partialPivLu().solve(current);
+    for (int i = 0; i < n; ++i) trial[static_cast<std::size_t>(i)] = x[i] + delta(i);
+    // The step must follow the flow: every species moves the way its flux points, and no flux
+    // changes sign (overshooting an equilibrium, or jumping to one the reactions run away
+    // from: k·S1·S2 = 0 has two, and only one is reached). A smaller |flux| alone would accept
+    // a jump to the wrong one (suite case 01565).
+    bool follows = delta.allFinite() && flux(trial.data(), trialFlux) &&
+                   trialFlux.cwiseAbs().maxCoeff() < norm;
+    for (int i = 0; follows && i < n; ++i) {
+      const double tiny = 1e-12 * scale;
+      follows = (delta(i) * current(i) >= 0 || std::abs(delta(i)) <= tiny) &&
+                (trialFlux(i) * current(i) >= 0 || std::abs(trialFlux(i)) <= tiny);
+    }
+    if (follows) {
+      std::copy(trial.begin(), trial.end(), x);
+      current = trialFlux;
+      h *= 10;
+    } else {
+      h /= 10;
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<int> algebraicStates(const CompiledModel& model) {
@@ -77,6 +135,7 @@ std::vector<int> algebraicStates(const CompiledModel& model) {
 void solveAlgebraicStates(const CompiledModel& model, double t, double* x, const double* p) {
   const std::vector<int> z = algebraicStates(model);
   if (z.empty()) return;
+  if (!model.system().fastRateRow.empty()) relaxFastReactions(model, t, x, p);
   const auto nz = static_cast<Eigen::Index>(z.size());
   std::vector<double> f(static_cast<std::size_t>(model.nx()));
   auto residual = [&](Eigen::VectorXd& g) {

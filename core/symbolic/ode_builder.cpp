@@ -421,7 +421,8 @@ class Builder {
         const int i = stateIndex_.at(sr.species);
         const Expr nu = pool_.mul(std::vector<Expr>{pool_.constant(sign), stoichiometry(sr, rx.id),
                                                     conversionFactor(species(sr.species))});
-        if (rx.fast) {
+        // A fast reaction whose rate is identically zero (ln(1)·k) never moves: no constraint.
+        if (rx.fast && rate != pool_.zero()) {
           addFastStoichiometry(rx, i, nu);
           return;
         }
@@ -445,17 +446,18 @@ class Builder {
 
   // ---- algebraic rules ---------------------------------------------------------------------
   // Variables an algebraic rule may determine (SBML L3V2 §4.9.5): not constant, set by no
-  // assignment or rate rule, and, for species, not changed by reactions.
+  // assignment or rate rule nor by events, and, for species, not changed by reactions.
   std::vector<std::string> algebraicCandidates() const {
     std::vector<std::string> out;
+    auto free = [this](const std::string& id) { return !ruled(id) && !eventAssigned_.count(id); };
     for (const auto& sp : m_.species)
-      if (!sp.constant && !ruled(sp.id) && !reactionDriven_.count(sp.id)) out.push_back(sp.id);
+      if (!sp.constant && free(sp.id) && !reactionDriven_.count(sp.id)) out.push_back(sp.id);
     for (const auto& c : m_.compartments)
-      if (!c.constant && !ruled(c.id)) out.push_back(c.id);
+      if (!c.constant && free(c.id)) out.push_back(c.id);
     for (const auto& p : m_.parameters)
-      if (!p.constant && !ruled(p.id)) out.push_back(p.id);
+      if (!p.constant && free(p.id)) out.push_back(p.id);
     for (const auto& [id, ref] : speciesRefs_)
-      if (!ref->constant && !ref->stoichiometryMath && !ruled(id)) out.push_back(id);
+      if (!ref->constant && !ref->stoichiometryMath && free(id)) out.push_back(id);
     return out;
   }
 
@@ -511,9 +513,6 @@ class Builder {
                           "another rule or by reactions, or determined by another algebraic "
                           "rule (the model is overdetermined)");
       const std::string& z = candidates[static_cast<std::size_t>(match[r])];
-      if (eventAssigned_.count(z))
-        fail(rule.id, "an event assigns '" + z + "', which the algebraic rule '" + rule.id +
-                          "' determines");
       if (auto solved = solvableFor(rule, z)) {
         // 0 = a·z + r with a a number: z = −r/a holds at all times, an assignment rule.
         assignment_[z] = *solved;
@@ -539,9 +538,9 @@ class Builder {
   // ---- fast reactions -----------------------------------------------------------------------
   void addFastStoichiometry(const model::Reaction& rx, int state, Expr nu) {
     if (!pool_.isConstant(nu))
-      fail(rx.id, "fast reaction '" + rx.id +
-                      "' has a stoichiometry that is not a number; rapid equilibrium needs "
-                      "constant stoichiometry to find the conserved pools");
+      throw UnsupportedFeature(m_.file, rx.id,
+                               "fast reaction with a variable or parameter stoichiometry (the "
+                               "conserved pools of rapid equilibrium need numbers)");
     auto it = std::find(fastReactions_.begin(), fastReactions_.end(), &rx);
     if (it == fastReactions_.end()) {
       fastReactions_.push_back(&rx);
@@ -575,6 +574,7 @@ class Builder {
                std::to_string(pools.rank) + " < " + std::to_string(nf) +
                "): their equilibria would overdetermine the species");
     }
+    sys_.fastStoichiometry = fastStoichiometry_;
     // Conservation-law reduction would see only the slow reactions of these species.
     sys_.stoichiometryIsConstant = false;
     sys_.stoichiometry.clear();
@@ -589,6 +589,7 @@ class Builder {
                       "' at equilibrium";
       sys_.rhs[static_cast<std::size_t>(fastSpecies[row])] =
           valueOf(fastReactions_[static_cast<std::size_t>(j)]->id);
+      sys_.fastRateRow.push_back(fastSpecies[row]);
     }
     for (Eigen::Index k = 0; k < pools.L.rows(); ++k, ++row) {
       std::vector<Expr> total, slope;

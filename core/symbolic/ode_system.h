@@ -113,6 +113,10 @@ struct OdeSystem {
   std::vector<Expr> initial;     // x_i(t0) as functions of p (and t at t0), one per state
   std::vector<OutputVar> outputs;
   std::vector<EventDef> events;  // in file order
+  // Fast reactions (empty without): stoichiometry (state, fast reaction j, coefficient) and the
+  // state whose rhs row is rate_j. Relaxing dx/dt = N_fast·rate from the file's values finds the
+  // equilibrium the fast reactions run into (dae_consistency.cpp).
+  std::vector<int> fastRateRow;
 
   // Stoichiometry of the species-amount states changed by reactions with constant
   // stoichiometry (for conservation laws): triplets (state index, reaction index, coefficient),
@@ -123,6 +127,7 @@ struct OdeSystem {
     double coefficient;
   };
   std::vector<StoichEntry> stoichiometry;
+  std::vector<StoichEntry> fastStoichiometry;  // see fastRateRow
   std::vector<std::string> reactionIds;  // every reaction, fast ones included
   bool stoichiometryIsConstant = true;
 
