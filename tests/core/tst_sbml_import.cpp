@@ -525,10 +525,6 @@ class TestSbmlImport : public QObject {
     QTest::addColumn<QString>("feature");
     QTest::addColumn<QString>("element");
     QTest::newRow("delay 00937") << "00937" << "l3v2" << "delay" << "y";
-    QTest::newRow("algebraic rule 00039") << "00039" << "l3v2" << "algebraic rules"
-                                          << "algebraicRule";
-    QTest::newRow("fast reaction 00870") << "00870" << "l3v1" << "fast reactions"
-                                         << "fasterReaction";
     QTest::newRow("fbc 01186") << "01186" << "l3v2" << "fbc" << "OBJF";
   }
 
