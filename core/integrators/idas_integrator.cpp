@@ -420,6 +420,13 @@ void IdasIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel> m
   d.nx = nx;
   d.t = t0;
   d.xLast = x0;
+  // Pools from the species as they are now: the same values at t0, the new ones after an event
+  // that changed a species of a fast reaction (the event driver restarts with its state).
+  for (const auto& pool : d.model->system().fastPools) {
+    double w = 0;
+    for (const auto& [i, l] : pool.coefficients) w += l * x0[static_cast<std::size_t>(i)];
+    d.xLast[static_cast<std::size_t>(pool.state)] = w;
+  }
   d.initialized = true;
   d.differential.assign(static_cast<std::size_t>(nx), 1.0);
   for (int i = 0; i < nx; ++i)
@@ -435,7 +442,7 @@ void IdasIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel> m
   d.yp.reset(sundials::checkCreated(N_VNew_Serial(n, ctx), "N_VNew_Serial"));
   d.yOut.reset(sundials::checkCreated(N_VNew_Serial(n, ctx), "N_VNew_Serial"));
   d.id.reset(sundials::checkCreated(N_VNew_Serial(n, ctx), "N_VNew_Serial"));
-  std::copy(x0.begin(), x0.end(), N_VGetArrayPointer(d.yy.get()));
+  std::copy(d.xLast.begin(), d.xLast.end(), N_VGetArrayPointer(d.yy.get()));
   d.derivativeGuess(N_VGetArrayPointer(d.yp.get()));
   std::copy(d.differential.begin(), d.differential.end(), N_VGetArrayPointer(d.id.get()));
 
@@ -510,8 +517,13 @@ void IdasIntegrator::enableSensitivities(const std::vector<int>& paramIndices,
     d.yS.push_back(d.ySOwned.back().get());
     d.ypS.push_back(d.ypSOwned.back().get());
     d.ySOut.push_back(d.ySOutOwned.back().get());
-    const double* s = s0.data() + j * n;
-    std::copy(s, s + n, N_VGetArrayPointer(d.yS[j]));
+    double* s = N_VGetArrayPointer(d.yS[j]);
+    std::copy(s0.data() + j * n, s0.data() + (j + 1) * n, s);
+    for (const auto& pool : d.model->system().fastPools) {  // as for the states (initialize)
+      double w = 0;
+      for (const auto& [i, l] : pool.coefficients) w += l * s[i];
+      s[pool.state] = w;
+    }
     double* sd = N_VGetArrayPointer(d.ypS[j]);
     std::fill(sd, sd + n, 0.0);
     for (std::size_t c = 0; c < n; ++c)

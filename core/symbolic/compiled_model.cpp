@@ -217,6 +217,15 @@ void CompiledModel::initialState(double t0, const double* p, double* x0) const {
   x0Tape_.evaluate(t0, nullptr, p, x0);
   if (dae_) solveAlgebraicStates(*this, t0, x0, p);
 }
+void CompiledModel::makeConsistent(double t, double* x, const double* p) const {
+  if (!dae_) return;
+  for (const auto& pool : system_.fastPools) {
+    double w = 0;
+    for (const auto& [i, l] : pool.coefficients) w += l * x[i];
+    x[pool.state] = w;
+  }
+  solveAlgebraicStates(*this, t, x, p);
+}
 void CompiledModel::initialSensitivity(double t0, const double* p, double* values) const {
   s0Tape_.evaluate(t0, nullptr, p, values);
   if (!dae_) return;

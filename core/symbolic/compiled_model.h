@@ -70,6 +70,9 @@ class CompiledModel {
   // Error naming the constraint when no solution exists or the system has index > 1.
   void initialState(double t0, const double* p, double* x0) const;
   void initialSensitivity(double t0, const double* p, double* values) const;
+  // DAE only (no-op otherwise): x after a jump (events) made consistent again — the pools of fast
+  // reactions from their species, then the algebraic states (dae_consistency.h).
+  void makeConsistent(double t, double* x, const double* p) const;
   // Output values (value, amount and concentration of every output: 3 * outputs().size()
   // doubles, in the order value[0..n), amount[0..n), concentration[0..n)).
   void outputs(double t, const double* x, const double* p, double* y) const;

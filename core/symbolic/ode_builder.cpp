@@ -605,6 +605,7 @@ class Builder {
       const std::string id = "@pool" + std::to_string(k + 1);
       addState(id, StateKind::ConservedPool);
       sys_.rhs.push_back(pool_.add(slope));
+      sys_.fastPools.push_back({sys_.numStates() - 1, coefficients});
       poolCoefficients_[sys_.numStates() - 1] = std::move(coefficients);
       auto& st = sys_.states[static_cast<std::size_t>(fastSpecies[row])];
       st.algebraic = true;

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/model/model.h"
@@ -117,6 +118,14 @@ struct OdeSystem {
   // state whose rhs row is rate_j. Relaxing dx/dt = N_fast·rate from the file's values finds the
   // equilibrium the fast reactions run into (dae_consistency.cpp).
   std::vector<int> fastRateRow;
+  // The conserved pools: state index of w_k and its coefficients (species state, l) in
+  // w_k = Σ l·n. IDAS recomputes w (and its sensitivities) from the species at every (re)start,
+  // so an event that changes a species of a fast reaction changes its pool.
+  struct Pool {
+    int state;
+    std::vector<std::pair<int, double>> coefficients;
+  };
+  std::vector<Pool> fastPools;
 
   // Stoichiometry of the species-amount states changed by reactions with constant
   // stoichiometry (for conservation laws): triplets (state index, reaction index, coefficient),

@@ -279,6 +279,32 @@ class TestDae : public QObject {
     }
   }
 
+  // An event that adds 1 to A at t = 2 adds 1 to the pool: w = (w(2⁻) + 1)·e^{−k·q·(t − 2)}
+  // afterwards, shared between A and B at equilibrium again.
+  void eventChangesThePool() {
+    std::string xml = ::rapidEquilibrium();
+    const std::string timeGeq2 =
+        "<apply><geq/><csymbol encoding=\"text\" "
+        "definitionURL=\"http://www.sbml.org/sbml/symbols/time\">time</csymbol><cn>2</cn></apply>";
+    const std::string event =
+        "<listOfEvents><event id=\"dose\" useValuesFromTriggerTime=\"true\"><trigger "
+        "initialValue=\"false\" persistent=\"true\">" + math(timeGeq2) +
+        "</trigger><listOfEventAssignments><eventAssignment variable=\"A\">" +
+        math("<apply><plus/><ci>A</ci><cn>1</cn></apply>") +
+        "</eventAssignment></listOfEventAssignments></event></listOfEvents>";
+    xml.insert(xml.find("</model>"), event);
+    const std::vector<double> t{0, 1, 2, 3, 5};
+    const auto r = timeCourse(compile(xml), Method::Cvodes, t, {"A", "B"});
+    QVERIFY2(r.termination == Termination::Success, r.message.c_str());
+    const double q = kKf / (kKf + kKr);
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const double w = t[i] < 2 ? pooled(t[i])
+                                : (pooled(2) + 1) * std::exp(-kKs * q * (t[i] - 2));
+      EXPECT_CLOSE(r.at(i, 0), (1 - q) * w, 1e-8, 1e-6, "A", static_cast<long>(i));
+      EXPECT_CLOSE(r.at(i, 1), q * w, 1e-8, 1e-6, "B", static_cast<long>(i));
+    }
+  }
+
   // dB/dk = q·w0·(−q·t)·e^{−k·q·t} and dB/dkf (closed form through q), plus FD for all.
   void rapidEquilibriumSensitivities() {
     const auto model = compile(::rapidEquilibrium());
