@@ -12,6 +12,7 @@ target_link_libraries(sensode_libsbml INTERFACE ${LIBSBML_LIB})
 # libraries are found directly.
 find_path(SUNDIALS_INCLUDE_DIR cvodes/cvodes.h REQUIRED)
 find_library(SUNDIALS_CVODES_LIB sundials_cvodes REQUIRED)
+find_library(SUNDIALS_IDAS_LIB sundials_idas REQUIRED)  # algebraic rules, fast reactions
 find_library(SUNDIALS_NVECSERIAL_LIB sundials_nvecserial REQUIRED)
 find_library(SUNDIALS_SUNLINSOLKLU_LIB sundials_sunlinsolklu REQUIRED)
 find_library(SUNDIALS_SUNLINSOLDENSE_LIB sundials_sunlinsoldense REQUIRED)
@@ -22,7 +23,7 @@ add_library(sensode_sundials INTERFACE)
 target_include_directories(sensode_sundials SYSTEM INTERFACE ${SUNDIALS_INCLUDE_DIR}
   ${SUNDIALS_INCLUDE_DIR}/suitesparse)
 target_link_libraries(sensode_sundials INTERFACE
-  ${SUNDIALS_CVODES_LIB} ${SUNDIALS_SUNLINSOLKLU_LIB} ${SUNDIALS_SUNLINSOLDENSE_LIB}
+  ${SUNDIALS_CVODES_LIB} ${SUNDIALS_IDAS_LIB} ${SUNDIALS_SUNLINSOLKLU_LIB} ${SUNDIALS_SUNLINSOLDENSE_LIB}
   ${SUNDIALS_SUNMATRIXSPARSE_LIB} ${SUNDIALS_SUNMATRIXDENSE_LIB} ${SUNDIALS_NVECSERIAL_LIB}
   ${KLU_LIB})
 

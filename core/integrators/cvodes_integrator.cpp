@@ -731,6 +731,12 @@ void CvodesIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel>
   Impl& d = *impl_;
   d.reset();
   if (!model) throw Error("CvodesIntegrator::initialize: no model");
+  dae_ = idasInsteadOf(Method::Cvodes, *model);
+  if (dae_) {
+    dae_->setStepCallback(d.stepCallback);
+    dae_->initialize(std::move(model), options, t0, x0, p);
+    return;
+  }
   if (auto problem = options.validate()) throw InvalidOptions(*problem);
   if (!std::isfinite(t0)) throw InvalidOptions("CvodesIntegrator: t0 = " + num(t0) + " is not finite");
   const int nx = model->nx();
@@ -782,6 +788,7 @@ void CvodesIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel>
 
 void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
                                  const ProgressMonitor& monitor) {
+  if (dae_) return dae_->advanceTo(tout, x, monitor);
   Impl& d = *impl_;
   if (!d.initialized) throw Error("CvodesIntegrator::advanceTo called before initialize");
   if (!(tout >= d.t) || !std::isfinite(tout)) {
@@ -876,6 +883,7 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
 }
 
 void CvodesIntegrator::setStopTime(double tStop) {
+  if (dae_) return dae_->setStopTime(tStop);
   Impl& d = *impl_;
   if (!d.initialized) throw Error("CvodesIntegrator::setStopTime called before initialize");
   if (!(tStop >= d.t)) {
@@ -886,12 +894,15 @@ void CvodesIntegrator::setStopTime(double tStop) {
 }
 
 void CvodesIntegrator::setStepCallback(StepCallback callback) {
+  if (dae_) dae_->setStepCallback(callback);
   impl_->stepCallback = std::move(callback);
 }
 
-double CvodesIntegrator::currentTime() const { return impl_->t; }
+double CvodesIntegrator::currentTime() const { return dae_ ? dae_->currentTime() : impl_->t; }
 
-const IntegratorStats& CvodesIntegrator::stats() const { return impl_->stats; }
+const IntegratorStats& CvodesIntegrator::stats() const {
+  return dae_ ? dae_->stats() : impl_->stats;
+}
 
 bool CvodesIntegrator::usesSparseSolver() const { return impl_->sparse; }
 
@@ -920,6 +931,7 @@ bool CvodesIntegrator::usesSparseSolver() const { return impl_->sparse; }
 // augmented right-hand sides; sensitivityErrorTestFailures stays 0 (one joint error test).
 void CvodesIntegrator::enableSensitivities(const std::vector<int>& paramIndices,
                                            const std::vector<double>& s0, bool errorControl) {
+  if (dae_) return dae_->enableSensitivities(paramIndices, s0, errorControl);
   Impl& d = *impl_;
   if (!d.initialized) throw Error("CvodesIntegrator::enableSensitivities called before initialize");
   if (d.advanced) {
@@ -1003,6 +1015,7 @@ void CvodesIntegrator::enableSensitivities(const std::vector<int>& paramIndices,
 }
 
 void CvodesIntegrator::sensitivities(std::vector<double>& s) const {
+  if (dae_) return dae_->sensitivities(s);
   if (!impl_->sensEnabled) {
     throw Error("CvodesIntegrator::sensitivities called without enableSensitivities");
   }

@@ -15,6 +15,7 @@ void OdeSdIntegrator::setOdeSdOptions(const OdeSdOptions& options) { impl_->sd =
 const OdeSdOptions& OdeSdIntegrator::odeSdOptions() const { return impl_->sd; }
 
 void OdeSdIntegrator::setStopTime(double tStop) {
+  if (dae_) return dae_->setStopTime(tStop);
   Impl& d = *impl_;
   if (!d.initialized) throw Error("OdeSdIntegrator::setStopTime called before initialize");
   if (!(tStop >= d.t)) {
@@ -30,6 +31,7 @@ void OdeSdIntegrator::setStepObserver(std::function<void(const OdeSdStepInfo&)> 
 }
 
 void OdeSdIntegrator::setStepCallback(StepCallback callback) {
+  if (dae_) dae_->setStepCallback(callback);
   impl_->stepCallback = std::move(callback);
   if (impl_->bdf) impl_->bdf->setStepCallback(impl_->cvodesCallback());
 }
@@ -46,6 +48,12 @@ void OdeSdIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel> 
   d.observer = std::move(observer);
   d.stepCallback = std::move(stepCallback);
   if (!model) throw Error("OdeSdIntegrator::initialize: no model");
+  dae_ = idasInsteadOf(Method::OdeSd, *model);
+  if (dae_) {
+    dae_->setStepCallback(d.stepCallback);
+    dae_->initialize(std::move(model), options, t0, x0, p);
+    return;
+  }
   if (auto problem = options.validate()) throw InvalidOptions(*problem);
   if (!(sd.newtonTolerance > 0) || !(sd.maxNewtonIterations >= 1) || !(sd.zMax > 0) ||
       sd.handoverAfter < 0 || !(sd.maxNewtonFailures >= 1) || !(sd.maxErrorTestFailures >= 1) ||
@@ -94,6 +102,7 @@ void OdeSdIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel> 
 
 void OdeSdIntegrator::enableSensitivities(const std::vector<int>& paramIndices,
                                           const std::vector<double>& s0, bool errorControl) {
+  if (dae_) return dae_->enableSensitivities(paramIndices, s0, errorControl);
   Impl& d = *impl_;
   if (!d.initialized) throw Error("OdeSdIntegrator::enableSensitivities called before initialize");
   if (d.started || d.bdf) {
@@ -122,6 +131,7 @@ void OdeSdIntegrator::enableSensitivities(const std::vector<int>& paramIndices,
 }
 
 void OdeSdIntegrator::sensitivities(std::vector<double>& s) const {
+  if (dae_) return dae_->sensitivities(s);
   const Impl& d = *impl_;
   if (!d.sens) throw InvalidOptions("OdeSdIntegrator: sensitivities were not enabled");
   if (d.bdf) {
@@ -133,6 +143,7 @@ void OdeSdIntegrator::sensitivities(std::vector<double>& s) const {
 
 void OdeSdIntegrator::advanceTo(double tout, std::vector<double>& xResult,
                                 const ProgressMonitor& monitor) {
+  if (dae_) return dae_->advanceTo(tout, xResult, monitor);
   Impl& d = *impl_;
   if (!d.initialized) throw Error("OdeSdIntegrator::advanceTo called before initialize");
   if (!(tout >= d.tOut) || !std::isfinite(tout)) {
@@ -212,9 +223,11 @@ void OdeSdIntegrator::advanceTo(double tout, std::vector<double>& xResult,
   xResult = d.xOut;
 }
 
-double OdeSdIntegrator::currentTime() const { return impl_->tOut; }
+double OdeSdIntegrator::currentTime() const { return dae_ ? dae_->currentTime() : impl_->tOut; }
 
-const IntegratorStats& OdeSdIntegrator::stats() const { return impl_->merged; }
+const IntegratorStats& OdeSdIntegrator::stats() const {
+  return dae_ ? dae_->stats() : impl_->merged;
+}
 
 bool OdeSdIntegrator::usesSparseSolver() const {
   return impl_->lu.backend() != detail::SparseLu::Backend::Dense;

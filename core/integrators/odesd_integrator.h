@@ -68,6 +68,7 @@
 #include <vector>
 
 #include "core/integrators/integrator.h"
+#include "core/integrators/idas_integrator.h"
 
 namespace sensode::integrators {
 
@@ -156,6 +157,9 @@ class OdeSdIntegrator final : public Integrator {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  // A differential-algebraic model (algebraic rules, fast reactions) is integrated by IDAS,
+  // to which every call is forwarded; stats().fallbacks says so. Null for ODE models.
+  std::unique_ptr<IdasIntegrator> dae_;
 };
 
 }  // namespace sensode::integrators

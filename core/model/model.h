@@ -73,14 +73,22 @@ struct Reaction {
   std::vector<std::string> modifiers;
   std::optional<Expr> rate;  // kinetic law math (extent per time); nullopt when absent
   std::vector<LocalParameter> localParameters;
+  // SBML fast="true" (L2, L3V1): the reaction is taken to be at equilibrium at all times (rapid
+  // equilibrium); core/symbolic/ode_builder turns it into an algebraic constraint (docs/dae.md).
+  bool fast = false;
 };
 
-enum class RuleKind { Assignment, Rate };
+// Algebraic: 0 = math, with no variable of its own; the ODE builder determines which variable
+// it fixes (docs/dae.md).
+enum class RuleKind { Assignment, Rate, Algebraic };
 
 struct Rule {
   RuleKind kind;
   std::string variable;  // id of a compartment, species, parameter or species reference
+                         // (empty for an algebraic rule)
   Expr math;
+  std::string id;  // for messages: the L3V2 id attribute, else "algebraic rule <n>" (1-based
+                   // among the algebraic rules); the variable for the other kinds
 };
 
 struct InitialAssignment {

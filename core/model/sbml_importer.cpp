@@ -3,7 +3,8 @@
 //   1. read (XML and SBML syntax errors; required packages libSBML does not know);
 //   2. refuse packages Sensode cannot honour, flatten comp models;
 //   3. SBML consistency check (errors only);
-//   4. refuse unsupported constructs (algebraic rules, fast reactions);
+//   4. (no construct of SBML core is refused any more: algebraic rules and fast reactions are
+//      imported and become a differential-algebraic system, docs/dae.md);
 //   5. copy the model, translating MathML into ExprPool expressions (function definitions
 //      expanded inline, local parameters renamed, every symbol checked to be defined).
 #include "core/model/sbml_importer.h"
@@ -180,7 +181,6 @@ class Importer {
   static void configureValidation(SBMLDocument& doc);
   void flattenComp(SBMLDocument& doc) const;
   void checkConsistency(SBMLDocument& doc) const;
-  void refuseUnsupportedConstructs(const lsb::Model& m) const;
 
   // ---- model copy ----
   void collectIds(const lsb::Model& m);
@@ -233,7 +233,6 @@ Model Importer::run(SBMLDocument& doc) {
   checkConsistency(doc);
   const lsb::Model* m = doc.getModel();
   if (m == nullptr) fail("", "the document contains no model");
-  refuseUnsupportedConstructs(*m);
 
   model_.file = file_;
   model_.id = m->getId();
@@ -343,20 +342,6 @@ void Importer::checkConsistency(SBMLDocument& doc) const {
   doc.getErrorLog()->clearLog();
   doc.checkConsistency();
   throwFirstError(doc, "");
-}
-
-void Importer::refuseUnsupportedConstructs(const lsb::Model& m) const {
-  for (unsigned int i = 0; i < m.getNumRules(); ++i) {
-    const lsb::Rule* r = m.getRule(i);
-    // Rules have an id attribute only in L3V2 (getId() would return the variable).
-    if (r->isAlgebraic()) {
-      refuse(r->isSetIdAttribute() ? r->getIdAttribute() : "algebraicRule", "algebraic rules");
-    }
-  }
-  for (unsigned int i = 0; i < m.getNumReactions(); ++i) {
-    const lsb::Reaction* r = m.getReaction(i);
-    if (r->isSetFast() && r->getFast()) refuse(r->getId(), "fast reactions");
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -509,6 +494,7 @@ void Importer::importReactions(const lsb::Model& m) {
     out.id = r->getId();
     out.name = r->getName();
     out.reversible = r->getReversible();
+    out.fast = r->isSetFast() && r->getFast();
     for (unsigned int k = 0; k < r->getNumReactants(); ++k) {
       out.reactants.push_back(importSpeciesReference(*r->getReactant(k), out.id));
     }
@@ -543,14 +529,26 @@ void Importer::importReactions(const lsb::Model& m) {
 }
 
 void Importer::importRules(const lsb::Model& m) {
+  int algebraicRules = 0;
   for (unsigned int i = 0; i < m.getNumRules(); ++i) {
     const lsb::Rule* r = m.getRule(i);
     // L3V2 allows a rule without math; it then has no effect (suite tag NoMathML).
     if (!r->isSetMath()) continue;
+    if (r->isAlgebraic()) {
+      ++algebraicRules;
+      // Rules have an id attribute only in L3V2 (getId() would return the variable).
+      const std::string id = r->isSetIdAttribute()
+                                 ? r->getIdAttribute()
+                                 : "algebraic rule " + std::to_string(algebraicRules);
+      model_.rules.push_back(
+          Rule{RuleKind::Algebraic, {}, convert(r->getMath(), MathScope{id}), id});
+      continue;
+    }
     const std::string variable = r->getVariable();
     if (!globals_.contains(variable)) fail(variable, "rule sets an undefined symbol");
     const RuleKind kind = r->isRate() ? RuleKind::Rate : RuleKind::Assignment;
-    model_.rules.push_back(Rule{kind, variable, convert(r->getMath(), MathScope{variable})});
+    model_.rules.push_back(
+        Rule{kind, variable, convert(r->getMath(), MathScope{variable}), variable});
   }
 }
 

@@ -653,6 +653,7 @@ void EventSimulation::run(double t0, std::vector<double> x, const std::vector<do
   }
   d.scanning = true;
   d.processEvents(t, x);
+  d.model->makeConsistent(t, x.data(), p.data());
   auto markSafe = [&] {
     d.tSafe = t;
     d.xSafe = x;
@@ -708,6 +709,7 @@ void EventSimulation::run(double t0, std::vector<double> x, const std::vector<do
       x = d.stopState;
       ++d.restarts;
       d.processEvents(t, x);
+      d.model->makeConsistent(t, x.data(), p.data());  // DAE: algebraic states after the events
       needInit = true;
       markSafe();
     }

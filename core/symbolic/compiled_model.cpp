@@ -8,6 +8,7 @@
 
 #include "core/common/errors.h"
 #include "core/symbolic/delays.h"
+#include "core/symbolic/dae_consistency.h"
 
 namespace sensode::symbolic {
 namespace {
@@ -129,7 +130,24 @@ CompiledModel::CompiledModel(OdeSystem system)
   }
   const std::vector<Expr> jjValues = jacobianOf(a, stateOf, stateSym, n, jjPattern_);
   const std::vector<Expr> apValues = jacobianOf(a, paramOf, paramSym, m, apPattern_);
-  const std::vector<Expr> s0Values = jacobianOf(system_.initial, paramOf, paramSym, m, s0Pattern_);
+  std::vector<Expr> s0Values = jacobianOf(system_.initial, paramOf, paramSym, m, s0Pattern_);
+  dae_ = system_.isDae();
+  if (dae_) {
+    // The algebraic rows of S0 come from the constraints (dae_consistency.h), not from the
+    // initial-value expressions: their pattern is every parameter.
+    std::vector<Entry> entries;
+    for (int c = 0; c < m; ++c)
+      for (int k = s0Pattern_.colPtr[static_cast<std::size_t>(c)];
+           k < s0Pattern_.colPtr[static_cast<std::size_t>(c) + 1]; ++k) {
+        const int r = s0Pattern_.rowIdx[static_cast<std::size_t>(k)];
+        if (!system_.states[static_cast<std::size_t>(r)].algebraic)
+          entries.push_back({r, c, s0Values[static_cast<std::size_t>(k)]});
+      }
+    for (int r = 0; r < n; ++r)
+      if (system_.states[static_cast<std::size_t>(r)].algebraic)
+        for (int c = 0; c < m; ++c) entries.push_back({r, c, pool.zero()});
+    s0Values = toCsc(std::move(entries), n, m, s0Pattern_);
+  }
 
   std::vector<Expr> y;
   for (const auto& o : system_.outputs) y.push_back(o.value);
@@ -248,9 +266,34 @@ void CompiledModel::timeDerivative(double t, const double* x, const double* p, d
 }
 void CompiledModel::initialState(double t0, const double* p, double* x0) const {
   x0Tape_.evaluate(t0, nullptr, withoutDelays(p), x0);
+  if (dae_) solveAlgebraicStates(*this, t0, x0, p);
+}
+void CompiledModel::makeConsistent(double t, double* x, const double* p) const {
+  if (!dae_) return;
+  for (const auto& pool : system_.fastPools) {
+    double w = 0;
+    for (const auto& [i, l] : pool.coefficients) w += l * x[i];
+    x[pool.state] = w;
+  }
+  solveAlgebraicStates(*this, t, x, p);
 }
 void CompiledModel::initialSensitivity(double t0, const double* p, double* values) const {
   s0Tape_.evaluate(t0, nullptr, withoutDelays(p), values);
+  if (!dae_) return;
+  std::vector<double> x0(static_cast<std::size_t>(nx()));
+  initialState(t0, p, x0.data());
+  const auto rows = static_cast<std::size_t>(nx());
+  std::vector<double> dense(rows * static_cast<std::size_t>(np()), 0.0);
+  const SparsePattern& sp = s0Pattern_;
+  for (int c = 0; c < sp.cols; ++c)
+    for (int k = sp.colPtr[static_cast<std::size_t>(c)]; k < sp.colPtr[static_cast<std::size_t>(c) + 1]; ++k)
+      dense[static_cast<std::size_t>(c) * rows + static_cast<std::size_t>(sp.rowIdx[static_cast<std::size_t>(k)])] =
+          values[static_cast<std::size_t>(k)];
+  solveAlgebraicSensitivities(*this, t0, x0.data(), p, dense);
+  for (int c = 0; c < sp.cols; ++c)
+    for (int k = sp.colPtr[static_cast<std::size_t>(c)]; k < sp.colPtr[static_cast<std::size_t>(c) + 1]; ++k)
+      values[static_cast<std::size_t>(k)] =
+          dense[static_cast<std::size_t>(c) * rows + static_cast<std::size_t>(sp.rowIdx[static_cast<std::size_t>(k)])];
 }
 void CompiledModel::outputs(double t, const double* x, const double* p, double* y) const {
   yTape_.evaluate(t, x, withDelays(t, x, p), y);

@@ -66,8 +66,14 @@ class CompiledModel {
   void secondParamJacobian(double t, const double* x, const double* p, double* values) const;
   // ∂f/∂t (nx values; zero for autonomous models).
   void timeDerivative(double t, const double* x, const double* p, double* ft) const;
+  // x(t0) and S(t0). For a differential-algebraic system (OdeSystem::isDae()) the algebraic
+  // entries are consistent: they solve the constraints (dae_consistency.h), which may throw
+  // Error naming the constraint when no solution exists or the system has index > 1.
   void initialState(double t0, const double* p, double* x0) const;
   void initialSensitivity(double t0, const double* p, double* values) const;
+  // DAE only (no-op otherwise): x after a jump (events) made consistent again — the pools of fast
+  // reactions from their species, then the algebraic states (dae_consistency.h).
+  void makeConsistent(double t, double* x, const double* p) const;
   // Output values (value, amount and concentration of every output: 3 * outputs().size()
   // doubles, in the order value[0..n), amount[0..n), concentration[0..n)).
   void outputs(double t, const double* x, const double* p, double* y) const;
@@ -109,6 +115,7 @@ class CompiledModel {
   OdeSystem system_;
   SparsePattern jPattern_, fpPattern_, jjPattern_, apPattern_, s0Pattern_, yxPattern_, ypPattern_;
   bool autonomous_ = true;
+  bool dae_ = false;  // system_.isDae(): initial values and S0 are made consistent
   Tape fTape_, jTape_, fpTape_, aTape_, faTape_, jjTape_, jPairTape_, apTape_, ftTape_, x0Tape_,
       s0Tape_, yTape_, yxTape_, ypTape_;
   CompileTimings timings_;

@@ -19,15 +19,24 @@
 //   assigned in concentration gets amount = value × size.
 // Every quantity that is a free constant becomes a parameter p_k (so that sensitivities and
 // --set cover global and local parameters, species initial values and compartment sizes).
+// - An algebraic rule 0 = g determines one variable that nothing else sets (a maximum matching
+//   of rules to such variables; a rule left without one makes the model overdetermined). When g
+//   is a·z + r with a a number, z = −r/a becomes an assignment rule and the system stays an ODE;
+//   otherwise z is an algebraic state whose rhs row is g. Fast reactions are at equilibrium:
+//   each gives the constraint rate = 0 on the species they change, whose conserved pools
+//   (left null space of the fast stoichiometry) become differential states driven by the slow
+//   reactions. docs/dae.md states the formulation.
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
 #include "core/common/errors.h"
 #include "core/symbolic/delays.h"
+#include "core/symbolic/algebraic_rules.h"
 #include "core/symbolic/ode_system.h"
 
 namespace sensode::symbolic {
@@ -39,6 +48,7 @@ const char* toString(StateKind k) {
     case StateKind::Compartment: return "compartment size";
     case StateKind::Parameter: return "parameter";
     case StateKind::SpeciesReference: return "stoichiometry";
+    case StateKind::ConservedPool: return "conserved pool of fast reactions";
   }
   return "?";
 }
@@ -64,6 +74,9 @@ int findById(const V& v, const std::string& id) {
 }  // namespace
 
 int OdeSystem::findState(const std::string& id) const { return findById(states, id); }
+bool OdeSystem::isDae() const {
+  return std::any_of(states.begin(), states.end(), [](const StateVar& s) { return s.algebraic; });
+}
 int OdeSystem::findParam(const std::string& id) const { return findById(params, id); }
 int OdeSystem::findOutput(const std::string& id) const { return findById(outputs, id); }
 
@@ -83,6 +96,7 @@ class Builder {
     sys_.time = pool_.symbol(model::kTimeSymbol);
     indexSymbols();
     classify();
+    determineAlgebraicVariables();
     createStatesAndParameters();
     buildRates();
     computeAllValues();
@@ -92,6 +106,12 @@ class Builder {
     buildOutputs();
     checkParameterValues();
     resolveDelays(sys_, [this] { return initialValuesOverTime(); });  // symbolic/delays.h
+    // IDAS has no history of the solution; the method of steps lives in the ODE driver.
+    if (!sys_.delays.empty() && sys_.isDae())
+      throw UnsupportedFeature(m_.file, sys_.delays.front().element,
+                               "delay in a differential-algebraic model (" +
+                                   describeDelay(pool_, sys_.delays.front().node) +
+                                   " with algebraic rules or fast reactions)");
     return std::move(sys_);
   }
 
@@ -121,6 +141,10 @@ class Builder {
         kind_[model::localParameterSymbol(rx.id, lp.id)] = {SymKind::Local, static_cast<int>(r)};
     }
     for (const auto& rule : m_.rules) {
+      if (rule.kind == model::RuleKind::Algebraic) {
+        algebraicRules_.push_back(&rule);
+        continue;
+      }
       if (!kind_.count(rule.variable))
         fail(rule.variable, "rule variable '" + rule.variable + "' is not defined in the model");
       auto& slot = rule.kind == model::RuleKind::Assignment ? assignment_ : rateRule_;
@@ -202,7 +226,11 @@ class Builder {
 
   void createStatesAndParameters() {
     for (const auto& sp : m_.species) {
-      if (rateRule_.count(sp.id))
+      if (determinedBy_.count(sp.id))
+        addState(sp.id, sp.hasOnlySubstanceUnits || isZeroDimensional(sp.compartment)
+                            ? StateKind::SpeciesAmount
+                            : StateKind::SpeciesConcentration);
+      else if (rateRule_.count(sp.id))
         addState(sp.id, sp.hasOnlySubstanceUnits || isZeroDimensional(sp.compartment)
                             ? StateKind::SpeciesAmount
                             : StateKind::SpeciesConcentration);
@@ -214,7 +242,8 @@ class Builder {
       }
     }
     auto dynamic = [this](const std::string& id) {
-      return rateRule_.count(id) > 0 || eventAssigned_.count(id) > 0;
+      return rateRule_.count(id) > 0 || eventAssigned_.count(id) > 0 ||
+             determinedBy_.count(id) > 0;
     };
     for (const auto& c : m_.compartments)
       if (dynamic(c.id)) addState(c.id, StateKind::Compartment);
@@ -222,6 +251,12 @@ class Builder {
       if (dynamic(p.id)) addState(p.id, StateKind::Parameter);
     for (const auto& [id, ref] : speciesRefs_)
       if (dynamic(id)) addState(id, StateKind::SpeciesReference);
+
+    for (auto& st : sys_.states)
+      if (auto it = determinedBy_.find(st.id); it != determinedBy_.end()) {
+        st.algebraic = true;
+        st.constraint = "algebraic rule '" + it->second->id + "'";
+      }
 
     // Free constants: everything without an assignment rule or initial assignment. For rate-rule
     // states the parameter is the initial value.
@@ -407,6 +442,11 @@ class Builder {
         const int i = stateIndex_.at(sr.species);
         const Expr nu = pool_.mul(std::vector<Expr>{pool_.constant(sign), stoichiometry(sr, rx.id),
                                                     conversionFactor(species(sr.species))});
+        // A fast reaction whose rate is identically zero (ln(1)·k) never moves: no constraint.
+        if (rx.fast && rate != pool_.zero()) {
+          addFastStoichiometry(rx, i, nu);
+          return;
+        }
         terms[static_cast<std::size_t>(i)].push_back(pool_.mul(nu, rate));
         recordStoichiometry(i, static_cast<int>(r), nu);
       };
@@ -415,10 +455,185 @@ class Builder {
     }
     for (std::size_t i = 0; i < sys_.states.size(); ++i) {
       const auto& st = sys_.states[i];
-      if (auto it = rateRule_.find(st.id); it != rateRule_.end())
-        sys_.rhs[i] = resolve(it->second, st.id);
+      if (auto it = determinedBy_.find(st.id); it != determinedBy_.end())
+        sys_.rhs[i] = resolve(it->second->math, it->second->id);
+      else if (auto rr = rateRule_.find(st.id); rr != rateRule_.end())
+        sys_.rhs[i] = resolve(rr->second, st.id);
       else
         sys_.rhs[i] = pool_.add(terms[i]);
+    }
+    if (!fastReactions_.empty()) buildFastEquilibrium(terms);
+  }
+
+  // ---- algebraic rules ---------------------------------------------------------------------
+  // Variables an algebraic rule may determine (SBML L3V2 §4.9.5): not constant, set by no
+  // assignment or rate rule nor by events, and, for species, not changed by reactions.
+  std::vector<std::string> algebraicCandidates() const {
+    std::vector<std::string> out;
+    auto free = [this](const std::string& id) { return !ruled(id) && !eventAssigned_.count(id); };
+    for (const auto& sp : m_.species)
+      if (!sp.constant && free(sp.id) && !reactionDriven_.count(sp.id)) out.push_back(sp.id);
+    for (const auto& c : m_.compartments)
+      if (!c.constant && free(c.id)) out.push_back(c.id);
+    for (const auto& p : m_.parameters)
+      if (!p.constant && free(p.id)) out.push_back(p.id);
+    for (const auto& [id, ref] : speciesRefs_)
+      if (!ref->constant && !ref->stoichiometryMath && free(id)) out.push_back(id);
+    return out;
+  }
+
+  // SBML ids e depends on, through assignment rules and reaction rates (a species' value also
+  // through its compartment's size).
+  void collectIds(Expr e, std::set<std::string>& ids) const {
+    for (Expr s : pool_.dependencies(e)) {
+      const std::string& name = pool_.symbolName(pool_.node(s).symbol);
+      auto k = kind_.find(name);
+      if (k == kind_.end() || !ids.insert(name).second) continue;
+      if (auto a = assignment_.find(name); a != assignment_.end()) collectIds(a->second, ids);
+      if (k->second.first == SymKind::Reaction) {
+        const auto& rx = m_.reactions[static_cast<std::size_t>(k->second.second)];
+        if (rx.rate) collectIds(*rx.rate, ids);
+      }
+      if (k->second.first == SymKind::Species) {
+        const std::string& c = species(name).compartment;
+        if (ids.insert(c).second)
+          if (auto a = assignment_.find(c); a != assignment_.end()) collectIds(a->second, ids);
+      }
+    }
+  }
+
+  void determineAlgebraicVariables() {
+    if (algebraicRules_.empty()) return;
+    const std::vector<std::string> candidates = algebraicCandidates();
+    std::map<std::string, int> candidateIndex;
+    for (std::size_t c = 0; c < candidates.size(); ++c)
+      candidateIndex[candidates[c]] = static_cast<int>(c);
+    // Preference: variables the rule can be solved for directly first, so that as many rules as
+    // possible become assignment rules.
+    std::vector<std::vector<int>> options(algebraicRules_.size());
+    for (std::size_t r = 0; r < algebraicRules_.size(); ++r) {
+      const model::Rule& rule = *algebraicRules_[r];
+      std::set<std::string> ids;
+      collectIds(rule.math, ids);
+      std::vector<int> direct, indirect;
+      for (const std::string& id : ids) {
+        auto c = candidateIndex.find(id);
+        if (c == candidateIndex.end()) continue;
+        (solvableFor(rule, id) ? direct : indirect).push_back(c->second);
+      }
+      options[r] = std::move(direct);
+      options[r].insert(options[r].end(), indirect.begin(), indirect.end());
+    }
+    const std::vector<int> match =
+        matchRulesToVariables(options, static_cast<int>(candidates.size()));
+    for (std::size_t r = 0; r < algebraicRules_.size(); ++r) {
+      const model::Rule& rule = *algebraicRules_[r];
+      if (match[r] < 0)
+        fail(rule.id, "the algebraic rule '" + rule.id + "' (0 = " + pool_.toString(rule.math) +
+                          ") determines no variable: every variable in it is constant, set by "
+                          "another rule or by reactions, or determined by another algebraic "
+                          "rule (the model is overdetermined)");
+      const std::string& z = candidates[static_cast<std::size_t>(match[r])];
+      if (auto solved = solvableFor(rule, z)) {
+        // 0 = a·z + r with a a number: z = −r/a holds at all times, an assignment rule.
+        assignment_[z] = *solved;
+        initialAssignment_.erase(z);
+      } else {
+        determinedBy_[z] = &rule;
+      }
+    }
+  }
+
+  // z = −r/a when the rule is a·z + r with a a number and nothing else in it depends on z
+  // through assignment rules (including rules solved before).
+  std::optional<Expr> solvableFor(const model::Rule& rule, const std::string& z) {
+    const Expr zs = pool_.symbol(z);
+    auto solved = solveLinear(pool_, rule.math, zs);
+    if (!solved) return std::nullopt;
+    std::set<std::string> through;
+    collectIds(*solved, through);
+    if (through.count(z)) return std::nullopt;
+    return solved;
+  }
+
+  // ---- fast reactions -----------------------------------------------------------------------
+  void addFastStoichiometry(const model::Reaction& rx, int state, Expr nu) {
+    if (!pool_.isConstant(nu))
+      throw UnsupportedFeature(m_.file, rx.id,
+                               "fast reaction with a variable or parameter stoichiometry (the "
+                               "conserved pools of rapid equilibrium need numbers)");
+    auto it = std::find(fastReactions_.begin(), fastReactions_.end(), &rx);
+    if (it == fastReactions_.end()) {
+      fastReactions_.push_back(&rx);
+      it = fastReactions_.end() - 1;
+    }
+    fastStoichiometry_.push_back(
+        {state, static_cast<int>(it - fastReactions_.begin()), pool_.node(nu).value});
+  }
+
+  // Rapid equilibrium (docs/dae.md): the species the fast reactions change become algebraic;
+  // their constraints are rate_j = 0 for every fast reaction j and L·n = w for the conserved
+  // pools w, which are differential states with dw/dt = L·(slow reaction terms).
+  void buildFastEquilibrium(const std::vector<std::vector<Expr>>& slowTerms) {
+    std::vector<int> fastSpecies;
+    for (const auto& e : fastStoichiometry_)
+      if (std::find(fastSpecies.begin(), fastSpecies.end(), e.state) == fastSpecies.end())
+        fastSpecies.push_back(e.state);
+    const auto nf = static_cast<Eigen::Index>(fastReactions_.size());
+    Eigen::MatrixXd N = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(fastSpecies.size()), nf);
+    for (const auto& e : fastStoichiometry_) {
+      const auto row = std::find(fastSpecies.begin(), fastSpecies.end(), e.state) -
+                       fastSpecies.begin();
+      N(row, e.reaction) += e.coefficient;
+    }
+    const ConservedPools pools = conservedPools(N);
+    if (pools.rank < nf) {
+      std::string ids;
+      for (const auto* rx : fastReactions_) ids += (ids.empty() ? "'" : ", '") + rx->id + "'";
+      fail(fastReactions_.front()->id,
+           "the fast reactions " + ids + " are not independent (their stoichiometry has rank " +
+               std::to_string(pools.rank) + " < " + std::to_string(nf) +
+               "): their equilibria would overdetermine the species");
+    }
+    sys_.fastStoichiometry = fastStoichiometry_;
+    // Conservation-law reduction would see only the slow reactions of these species.
+    sys_.stoichiometryIsConstant = false;
+    sys_.stoichiometry.clear();
+    std::vector<Expr> amounts;
+    for (const int i : fastSpecies) amounts.push_back(sys_.states[static_cast<std::size_t>(i)].symbol);
+    std::size_t row = 0;
+    for (Eigen::Index j = 0; j < nf; ++j, ++row) {
+      auto& st = sys_.states[static_cast<std::size_t>(fastSpecies[row])];
+      st.algebraic = true;
+      st.byReactions = false;
+      st.constraint = "fast reaction '" + fastReactions_[static_cast<std::size_t>(j)]->id +
+                      "' at equilibrium";
+      sys_.rhs[static_cast<std::size_t>(fastSpecies[row])] =
+          valueOf(fastReactions_[static_cast<std::size_t>(j)]->id);
+      sys_.fastRateRow.push_back(fastSpecies[row]);
+    }
+    for (Eigen::Index k = 0; k < pools.L.rows(); ++k, ++row) {
+      std::vector<Expr> total, slope;
+      std::vector<std::pair<int, double>> coefficients;
+      for (std::size_t c = 0; c < fastSpecies.size(); ++c) {
+        const double l = pools.L(k, static_cast<Eigen::Index>(c));
+        if (l == 0) continue;
+        const auto i = static_cast<std::size_t>(fastSpecies[c]);
+        coefficients.emplace_back(fastSpecies[c], l);
+        total.push_back(pool_.mul(pool_.constant(l), amounts[c]));
+        slope.push_back(pool_.mul(pool_.constant(l), pool_.add(slowTerms[i])));
+      }
+      const std::string id = "@pool" + std::to_string(k + 1);
+      addState(id, StateKind::ConservedPool);
+      sys_.rhs.push_back(pool_.add(slope));
+      sys_.fastPools.push_back({sys_.numStates() - 1, coefficients});
+      poolCoefficients_[sys_.numStates() - 1] = std::move(coefficients);
+      auto& st = sys_.states[static_cast<std::size_t>(fastSpecies[row])];
+      st.algebraic = true;
+      st.byReactions = false;
+      st.constraint = "conserved pool " + std::to_string(k + 1) + " of the fast reactions";
+      sys_.rhs[static_cast<std::size_t>(fastSpecies[row])] =
+          pool_.sub(pool_.add(total), sys_.states.back().symbol);
     }
   }
 
@@ -549,6 +764,10 @@ class Builder {
     std::vector<Expr> terms{pool_.diff(v, sys_.time)};
     for (std::size_t j = 0; j < sys_.states.size(); ++j) {
       const Expr d = pool_.diff(v, sys_.states[j].symbol);
+      if (d != pool_.zero() && sys_.states[j].algebraic)
+        throw UnsupportedFeature(m_.file, sys_.states[j].id,
+                                 "rateOf of a quantity that depends on '" + sys_.states[j].id +
+                                     "', which the " + sys_.states[j].constraint + " determines");
       if (d != pool_.zero()) terms.push_back(pool_.mul(d, sys_.rhs[j]));
     }
     return pool_.add(terms);
@@ -578,7 +797,20 @@ class Builder {
 
   void buildInitialValues() {
     for (const auto& st : sys_.states) {
-      const Expr x0 = initialStateValue(st);
+      if (auto it = poolCoefficients_.find(static_cast<int>(sys_.initial.size()));
+          it != poolCoefficients_.end()) {
+        std::vector<Expr> terms;
+        for (const auto& [i, l] : it->second)
+          terms.push_back(pool_.mul(pool_.constant(l), sys_.initial[static_cast<std::size_t>(i)]));
+        sys_.initial.push_back(pool_.add(terms));
+        continue;
+      }
+      Expr x0 = initialStateValue(st);
+      // An algebraic variable without a value in the file: any start will do for the
+      // consistent-initial-value solve (dae_consistency.h); 1 avoids singular points at 0.
+      if (st.algebraic && isParam(st.id) && pool_.isSymbol(x0) && x0 == paramSymbol(st.id) &&
+          std::isnan(sys_.params[static_cast<std::size_t>(paramIndex_.at(st.id))].nominal))
+        x0 = pool_.one();
       for (Expr s : pool_.dependencies(x0)) {
         const std::string& name = pool_.symbolName(pool_.node(s).symbol);
         if (name.rfind("@rateOf:", 0) == 0)
@@ -654,6 +886,11 @@ class Builder {
   std::map<std::string, const model::SpeciesReference*> speciesRefs_;
   std::unordered_map<std::string, Expr> assignment_, rateRule_, initialAssignment_;
   std::set<std::string> reactionDriven_, eventAssigned_;
+  std::vector<const model::Rule*> algebraicRules_;
+  std::map<std::string, const model::Rule*> determinedBy_;  // algebraic state → its rule
+  std::vector<const model::Reaction*> fastReactions_;
+  std::vector<OdeSystem::StoichEntry> fastStoichiometry_;  // (state, fast reaction #, coefficient)
+  std::map<int, std::vector<std::pair<int, double>>> poolCoefficients_;  // pool state → Σ l·n
   std::unordered_map<std::string, int> stateIndex_, paramIndex_;
   std::unordered_map<std::string, Expr> value_, init_;
   std::unordered_map<std::string, Expr> initOverTime_;  // init_ with time kept (initialOverTime)

@@ -3,11 +3,19 @@
 // buildOdeSystem() (ode_builder.cpp), which applies SBML semantics: amounts vs concentrations,
 // compartment-size factors, conversion factors, assignment rules (substituted in dependency
 // order), rate rules, initial assignments, rateOf and events.
+//
+// Algebraic rules and fast reactions make it a semi-explicit differential-algebraic system
+// (docs/dae.md): the states marked `algebraic` have no derivative; their row of `rhs` is a
+// constraint 0 = g_i(t, x, p) instead of dx_i/dt. So f, J = ∂f/∂x and ∂f/∂p of the compiled
+// model are [f_d; g], [∂f_d/∂x; ∂g/∂x] and [∂f_d/∂p; ∂g/∂p], which is everything the DAE
+// residual F(t, x, ẋ) = [ẋ_d − f_d; g] and its Jacobians need. Only IDAS integrates such a
+// system (OdeSystem::isDae(); the other integrators hand it over and say so).
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/model/model.h"
@@ -22,6 +30,7 @@ enum class StateKind {
   Compartment,           // size of a compartment with a rate rule
   Parameter,             // parameter with a rate rule
   SpeciesReference,      // stoichiometry with a rate rule
+  ConservedPool,         // Σ l_i·n_i over the species of fast reactions (docs/dae.md)
 };
 
 // What a parameter p_k is. All of them can be differentiated against.
@@ -41,6 +50,9 @@ struct StateVar {
   StateKind kind;
   Expr symbol;     // the symbol node x_i
   bool byReactions = false;  // a species amount whose rate is stoichiometry × reaction rates
+  bool algebraic = false;    // no derivative: rhs holds the constraint 0 = g(t, x, p)
+  std::string constraint{};  // algebraic: what the constraint is, for messages ("algebraic rule
+                             // 'r1'", "fast reaction 'R1' at equilibrium", ...)
 };
 
 struct ParamVar {
@@ -126,6 +138,18 @@ struct OdeSystem {
   // then sigma of every delay, then omega of every delay.
   std::vector<DelayDef> delays;
   std::vector<Expr> delayInputs;
+  // Fast reactions (empty without): stoichiometry (state, fast reaction j, coefficient) and the
+  // state whose rhs row is rate_j. Relaxing dx/dt = N_fast·rate from the file's values finds the
+  // equilibrium the fast reactions run into (dae_consistency.cpp).
+  std::vector<int> fastRateRow;
+  // The conserved pools: state index of w_k and its coefficients (species state, l) in
+  // w_k = Σ l·n. IDAS recomputes w (and its sensitivities) from the species at every (re)start,
+  // so an event that changes a species of a fast reaction changes its pool.
+  struct Pool {
+    int state;
+    std::vector<std::pair<int, double>> coefficients;
+  };
+  std::vector<Pool> fastPools;
 
   // Stoichiometry of the species-amount states changed by reactions with constant
   // stoichiometry (for conservation laws): triplets (state index, reaction index, coefficient),
@@ -136,10 +160,12 @@ struct OdeSystem {
     double coefficient;
   };
   std::vector<StoichEntry> stoichiometry;
-  std::vector<std::string> reactionIds;
+  std::vector<StoichEntry> fastStoichiometry;  // see fastRateRow
+  std::vector<std::string> reactionIds;  // every reaction, fast ones included
   bool stoichiometryIsConstant = true;
 
   int numStates() const { return static_cast<int>(states.size()); }
+  bool isDae() const;  // some state is algebraic
   int numParams() const { return static_cast<int>(params.size()); }
   int findState(const std::string& id) const;   // -1 when absent
   int findParam(const std::string& id) const;   // -1 when absent

@@ -552,6 +552,9 @@ SensitivityResult runSensitivities(const SensitivityProblem& problem,
     if (!problem.model) throw InvalidInput("sensitivities: no model");
     if (auto why = options.validate()) throw InvalidOptions(*why);
     const symbolic::CompiledModel& model = *problem.model;
+    // PBSR and Exp propagate S with the ODE's Jacobian; a differential-algebraic model (algebraic
+    // rules, fast reactions) gets IDAS forward sensitivities instead (below).
+    const bool dae = model.system().isDae();
     detail::checkOutputTimes(problem.t0, problem.times);
 
     setup.model = problem.model;
@@ -579,6 +582,14 @@ SensitivityResult runSensitivities(const SensitivityProblem& problem,
       case SensitivityMethod::Cvodes: runDirect(setup, integrators::Method::Cvodes, result); break;
       case SensitivityMethod::Pbsr:
       case SensitivityMethod::Exp:
+        if (dae) {
+          runDirect(setup, integrators::Method::Cvodes, result);
+          result.stats.fallbacks.push_back(
+              std::string(toString(options.method)) +
+              " needs an ODE dx/dt = f(x); for this differential-algebraic model IDAS forward "
+              "sensitivities were computed instead");
+          break;
+        }
         // The Peano–Baker series propagate dS/dt = J(t)·S: a delay adds S(t − τ) terms they
         // do not have. odeSD direct sensitivities carry them (symbolic/delays.h).
         if (const auto& delays = model.system().delays; !delays.empty()) {

@@ -177,9 +177,10 @@ api::ModelOverview describeModel(const model::Model& m, const symbolic::OdeSyste
   for (const auto& r : m.rules) {
     api::ModelTable::Row row;
     const QString math = q(pool.toString(r.math));
-    row.cells = {r.kind == model::RuleKind::Assignment ? QStringLiteral("assignment")
-                                                       : QStringLiteral("rate (d/dt)"),
-                 q(r.variable), math};
+    const QString kind = r.kind == model::RuleKind::Assignment ? QStringLiteral("assignment")
+                         : r.kind == model::RuleKind::Rate ? QStringLiteral("rate (d/dt)")
+                                                           : QStringLiteral("algebraic (0 = math)");
+    row.cells = {kind, q(r.kind == model::RuleKind::Algebraic ? r.id : r.variable), math};
     row.toolTip = math;
     rules.rows << row;
   }

@@ -38,9 +38,6 @@ class TestBadInput : public QObject {
     row("rateof_expression.xml", "p3", "rateOf");
     row("missing_external_model.xml", "ext1", "no_such_file.xml");
     row("delay_one_argument.xml", "p2", "Incorrect number of arguments");
-    row("algebraic_rule.xml", "constraint1", "unsupported SBML feature: algebraic rules",
-        "algebraic rules");
-    row("fast_reaction.xml", "R1", "unsupported SBML feature: fast reactions", "fast reactions");
     row("required_package.xml", "", "unsupported SBML feature: package distrib",
         "package distrib");
     row("fbc_objective.xml", "obj1", "unsupported SBML feature: fbc", "fbc");

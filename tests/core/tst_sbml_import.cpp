@@ -524,10 +524,6 @@ class TestSbmlImport : public QObject {
     QTest::addColumn<QString>("levelVersion");
     QTest::addColumn<QString>("feature");
     QTest::addColumn<QString>("element");
-    QTest::newRow("algebraic rule 00039") << "00039" << "l3v2" << "algebraic rules"
-                                          << "algebraicRule";
-    QTest::newRow("fast reaction 00870") << "00870" << "l3v1" << "fast reactions"
-                                         << "fasterReaction";
     QTest::newRow("fbc 01186") << "01186" << "l3v2" << "fbc" << "OBJF";
   }
 

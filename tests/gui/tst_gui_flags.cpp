@@ -81,11 +81,11 @@ class TestGuiFlags : public QObject {
   void brokenModelExitsOne() {
     QTemporaryDir dir;
     const Run r = runGui({QStringLiteral("--open"),
-                          QStringLiteral(SENSODE_TEST_DATA_DIR "/bad_sbml/algebraic_rule.xml"),
+                          QStringLiteral(SENSODE_TEST_DATA_DIR "/bad_sbml/fbc_objective.xml"),
                           QStringLiteral("--run"), QStringLiteral("timecourse"),
                           QStringLiteral("--screenshot"), dir.filePath(QStringLiteral("x.png"))});
     QCOMPARE(r.exitCode, 1);
-    QVERIFY2(r.err.contains(QStringLiteral("algebraic_rule.xml")), qPrintable(r.err));
+    QVERIFY2(r.err.contains(QStringLiteral("fbc_objective.xml")), qPrintable(r.err));
   }
 
   void runNeedsAModel() {
