@@ -12,6 +12,8 @@
 
 #include "core/common/errors.h"
 #include "core/petab/objective_evaluator.h"
+#include "core/simulation/event_simulation.h"
+#include "core/symbolic/delays.h"
 
 namespace sensode::petab {
 
@@ -339,6 +341,16 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
 
   if (!timed.empty()) {
     if (backwardMethod()) {
+      // The CVODES adjoint integrates λ' = −Jᵀλ backwards: a delay adds advanced terms
+      // λ(t + τ) it does not have, and a differential-algebraic model needs IDAS's adjoint.
+      // Forward sensitivities compute those gradients instead (evaluateObjective says so).
+      if (!sys_.delays.empty())
+        throw EventAdjointUnsupported(
+            "delay equations (" + symbolic::describeDelay(*sys_.pool, sys_.delays.front().node) +
+            " in '" + sys_.delays.front().element + "')");
+      if (sys_.isDae())
+        throw EventAdjointUnsupported("a differential-algebraic model (algebraic rules or fast "
+                                      "reactions)");
       // Backward adjoint over the time course (CVODES adjoint with checkpoints), then λ(t0)
       // through x0: ∂x0/∂θ, or the steady-state adjoint of the pre-equilibration (Eq. 17).
       const Eigen::RowVectorXd l0 = sys_.events.empty()
@@ -349,7 +361,7 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
       } else {
         grad_ += l0 * cm_.initialSensitivity(thetaS) * dS;
       }
-    } else if (!sys_.events.empty()) {
+    } else if (simulation::needsSimulationDriver(sys_)) {
       timeCourseWithEvents(timed, x0, s0Model, dFlow, thetaS, dS);
     } else {
       timeCourseForward(timed, x0, s0Model, dFlow, thetaS, dS);
@@ -533,13 +545,13 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
       r = Evaluator(problem, cm, scaled, method, options, monitor, 0, 1).run();
       r.method = method;
     } catch (const detail::EventAdjointUnsupported& e) {
-      // Forward sensitivities jump exactly at every execution: they compute the gradient
-      // instead, and the result says so.
+      // Forward sensitivities jump exactly at every execution and carry the delayed and
+      // algebraic terms: they compute the gradient instead, and the result says so.
       r = Evaluator(problem, cm, scaled, GradientMethod::Forward, options, monitor, 0, 1).run();
       r.method = GradientMethod::Forward;
-      r.fallbacks.push_back(std::string(toString(method)) + " gradient: the backward adjoint has "
-                            "no jump conditions for " + e.what() + "; forward sensitivities "
-                            "computed the gradient instead");
+      r.fallbacks.push_back(std::string(toString(method)) + " gradient: the backward adjoint "
+                            "does not cover this model (" + e.what() + "); forward "
+                            "sensitivities computed the gradient instead");
     }
     r.parameters = scaled;
     addPriors(problem, scaled, r);

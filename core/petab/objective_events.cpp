@@ -16,14 +16,18 @@ void Evaluator::timeCourseWithEvents(const std::vector<std::size_t>& timed,
                                      const std::vector<double>& thetaS,
                                      const Eigen::MatrixXd& dS) {
   const int nx = model_.nx();
-  const std::string& firstEvent = sys_.events.front().id;
   // Switching times of the right-hand side move with the parameters (time_breakpoints.h); the
   // driver steps across them without that term, so the gradient would miss it.
   bool ambiguous = false;
   if (!timeBreakpoints(sys_, thetaS, 0.0, pr_.measurements[timed.back()].time, &ambiguous).empty())
-    throw PetabError(sys_.modelFile + ": event '" + firstEvent +
-                     "': PEtab objectives of a model with both SBML events and switches of the "
-                     "right-hand side at parameter-dependent times are not supported yet");
+    throw PetabError(sys_.modelFile + ": " +
+                     (sys_.events.empty()
+                          ? "'" + sys_.delays.front().element + "': PEtab objectives of a model "
+                            "with both delays"
+                          : "event '" + sys_.events.front().id + "': PEtab objectives of a model "
+                            "with both SBML events") +
+                     " and switches of the right-hand side at parameter-dependent times are not "
+                     "supported yet");
   const integrators::Method kind = o_.forwardIntegrator;
   simulation::EventSimulation simulation(pr_.model, kind, o_.integrator);
   std::vector<int> k;
@@ -53,7 +57,8 @@ void Evaluator::timeCourseWithEvents(const std::vector<std::size_t>& timed,
   };
   simulation.run(0.0, x0, thetaS, times, output, monitor_);
   ++result_.simulations;
-  note("time courses with SBML events: the event simulation driver");
+  note(sys_.events.empty() ? "time courses with delays: the simulation driver (method of steps)"
+                           : "time courses with SBML events: the event simulation driver");
   if (forward())
     note(std::string("time-course data: forward sensitivities with jumps at events (") +
          (kind == integrators::Method::OdeSd ? "odeSD direct" : "CVODES") + ")");
