@@ -56,16 +56,22 @@ for id in "${problems[@]}"; do
   yaml="$shared/petab/$id/$id.yaml"
   dir="$out/$id"
   mkdir -p "$dir"
-  if ! timeout "$limit" "$cli" estimate "$yaml" --starts "$starts" --seed "$seed" \
+  # At the time limit the run is interrupted as Ctrl-C does: it writes the starts finished so
+  # far, and the row says so.
+  note=""
+  if ! timeout -s INT -k 120 "$limit" "$cli" estimate "$yaml" --starts "$starts" --seed "$seed" \
       --threads "$threads" --no-start-values --out "$dir" >"$dir/stdout" 2>"$dir/stderr"; then
-    echo "| $id | failed: $(tail -n 1 "$dir/stderr" | cut -c1-200) | | | | | | | | |"
-    continue
+    if [ ! -f "$dir/summary.json" ] || ! grep -q '"status": "cancelled"' "$dir/summary.json"; then
+      echo "| $id | failed: $(tail -n 1 "$dir/stderr" | cut -c1-200) | | | | | | | | |"
+      continue
+    fi
+    note=" (time limit $limit s: $(grep -c '^start ' "$dir/stderr") of $starts starts finished)"
   fi
   s="$dir/summary.json"
   # Median gradient evaluations per start from multistart.csv (column 8).
   gradients=$(tail -n +2 "$dir/multistart.csv" | cut -d, -f8 | sort -g |
               awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]}')
-  printf "| %s | %s | %.6f | %.6f | %.2e | %s/%s | %s | %.3g | %s | %.0f |\n" "$id" \
+  printf "| %s%s | %s | %.6f | %.6f | %.2e | %s/%s | %s | %.3g | %s | %.0f |\n" "$id" "$note" \
     "$(json "$s" optimizer)" "$(json "$s" best_objective)" "$(json "$s" nominal_objective)" \
     "$(json "$s" best_minus_nominal)" "$(json "$s" successes)" "$(json "$s" starts)" \
     "$(json "$s" converged_starts)" "$(json "$s" median_seconds_per_converged_start)" \
