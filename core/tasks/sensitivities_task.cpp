@@ -14,6 +14,7 @@
 #include "core/simulation/event_simulation.h"
 #include "core/sensitivity/output_sensitivities.h"
 #include "core/tasks/task_common.h"
+#include "core/tasks/undefined_outputs.h"
 
 namespace sensode::tasks {
 
@@ -519,6 +520,8 @@ SensitivityResult runSensitivities(const SensitivityProblem& problem,
       case SensitivityMethod::Exp: runPeanoBaker(setup, options.method, result); break;
       case SensitivityMethod::FiniteDifferences: runFiniteDifferences(setup, result); break;
     }
+    detail::checkOutputsDefined(model, setup.columns, result.times, result.states, setup.p,
+                                result.outputValues);
     if (options.scaled) scale(result, setup.p, setup.params, options.integrator.atol);
   } catch (const IntegrationFailure& e) {
     return finish(Termination::IntegrationFailure, e.what(), e.details());
