@@ -415,7 +415,7 @@ void runWithFallbacks(const Setup& s, SensitivityResult& result) {
   }
   result.stats.fallbacks.push_back(
       "odeSD direct sensitivities failed (" + odeSdFailure + ") and so did CVODES forward "
-      "sensitivities (" + cvodesFailure + "); computed by central finite differences instead (" +
+      "sensitivities (" + cvodesFailure + "); computed by finite differences instead (" +
       std::to_string(result.stats.simulations) + " simulations at rtol " +
       shortNumber(std::min(s.options->integrator.rtol, s.options->fdRtol)) + ")");
 }
