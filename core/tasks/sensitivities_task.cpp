@@ -10,6 +10,9 @@
 #include <unordered_set>
 
 #include "core/common/errors.h"
+#include "core/integrators/cvodes_integrator.h"
+#include "core/integrators/odesd_integrator.h"
+#include "core/petab/time_breakpoints.h"
 #include "core/sensitivity/finite_differences.h"
 #include "core/simulation/event_simulation.h"
 #include "core/sensitivity/output_sensitivities.h"
@@ -165,6 +168,21 @@ struct Setup {
   double t0 = 0, tEnd = 0;
 };
 
+// S(τ⁺) = S(τ⁻) + (f(τ⁻) − f(τ⁺))·dτ/dp_k for each sensitivity column (S column-major).
+void addSwitchJump(const Setup& s, const petab::TimeBreakpoint& sw, const std::vector<double>& x,
+                   std::vector<double>& sens) {
+  const auto nx = static_cast<std::size_t>(s.model->nx());
+  // The switch is `t − τ < 0` or alike: the neighbouring doubles are on either side of it.
+  std::vector<double> before(nx), after(nx);
+  s.model->rhs(std::nextafter(sw.time, -INFINITY), x.data(), s.p.data(), before.data());
+  s.model->rhs(std::nextafter(sw.time, INFINITY), x.data(), s.p.data(), after.data());
+  for (std::size_t j = 0; j < s.params.size(); ++j) {
+    const double dTau = sw.dTime[static_cast<std::size_t>(s.params[j])];
+    if (dTau == 0.0) continue;
+    for (std::size_t i = 0; i < nx; ++i) sens[j * nx + i] += (before[i] - after[i]) * dTau;
+  }
+}
+
 // odeSD direct or CVODES forward: the integrator computes S with the states.
 void runDirect(const Setup& s, integrators::Method method, SensitivityResult& result) {
   Recorder recorder(s.model, s.p, s.columns, s.params, s.problem->times.size(), result);
@@ -191,32 +209,66 @@ void runDirect(const Setup& s, integrators::Method method, SensitivityResult& re
     finishStats();
     return;
   }
+  // Switches of the right-hand side at times that depend on parameters (Brannmark's insulin
+  // step at t = insulin_time_1): the sensitivity equations hold ∂f/∂p of a piecewise, which is 0
+  // almost everywhere, so moving the switch — x(t > τ) changes by (f(τ⁻) − f(τ⁺))·dτ/dp — was
+  // missing (odeSD and CVODES gave 0 for dIR/d insulin_time_1 = 0.42 at t = 2 with τ = 1). The
+  // run stops at each switch, adds that jump to S and restarts, as the PEtab objective does
+  // (petab/time_breakpoints.h). A switch at t0 itself is not one: there y is not differentiable
+  // in τ (left and right derivatives differ), and the run reports the side it integrates on.
+  const std::vector<petab::TimeBreakpoint> switches =
+      s.tEnd > s.t0 ? petab::timeBreakpoints(s.model->system(), s.p, s.t0, s.tEnd)
+                    : std::vector<petab::TimeBreakpoint>{};
+  std::size_t nextSwitch = 0;
   std::unique_ptr<integrators::Integrator> integrator;
+  integrators::IntegratorStats finished;  // of the integrators of earlier segments
+  auto collectStats = [&] {
+    result.stats.integrator = finished;
+    if (integrator) integrators::accumulate(result.stats.integrator, integrator->stats());
+    result.stats.sensitivityEvals = result.stats.integrator.sensitivityRhsEvals;
+  };
   std::vector<double> x = s.x0, sens = s.s0;
+  double tCurrent = s.t0;
+  // A fresh integrator from (tCurrent, x, S) that lands exactly on the next switch.
+  auto start = [&] {
+    if (integrator) integrators::accumulate(finished, integrator->stats());
+    integrator = integrators::makeIntegrator(method);
+    integrator->initialize(s.model, s.options->integrator, tCurrent, x, s.p);
+    integrator->enableSensitivities(s.params, sens, s.options->errorControl);
+    if (nextSwitch < switches.size()) {
+      if (auto* c = dynamic_cast<integrators::CvodesIntegrator*>(integrator.get()))
+        c->setStopTime(switches[nextSwitch].time);
+      else if (auto* d = dynamic_cast<integrators::OdeSdIntegrator*>(integrator.get()))
+        d->setStopTime(switches[nextSwitch].time);
+    }
+  };
+  const ProgressMonitor runMonitor = detail::wholeRunMonitor(*s.monitor, s.t0, s.tEnd);
+  auto advance = [&](double t) {
+    if (t <= tCurrent) return;
+    integrator->advanceTo(t, x, runMonitor);
+    integrator->sensitivities(sens);
+    tCurrent = t;
+  };
   try {
     if (s.tEnd > s.t0) {
-      integrator = integrators::makeIntegrator(method);
-      integrator->initialize(s.model, s.options->integrator, s.t0, x, s.p);
-      integrator->enableSensitivities(s.params, s.s0, s.options->errorControl);
+      start();
       result.stats.simulations = 1;
     }
-    const ProgressMonitor runMonitor = detail::wholeRunMonitor(*s.monitor, s.t0, s.tEnd);
-    double tCurrent = s.t0;
     for (const double t : s.problem->times) {
-      if (t > tCurrent) {
-        integrator->advanceTo(t, x, runMonitor);
-        integrator->sensitivities(sens);
-        tCurrent = t;
+      while (nextSwitch < switches.size() && switches[nextSwitch].time <= t) {
+        const petab::TimeBreakpoint& sw = switches[nextSwitch++];
+        advance(sw.time);
+        addSwitchJump(s, sw, x, sens);
+        start();
       }
+      advance(t);
       recorder.record(t, x, sens);
     }
   } catch (...) {
-    if (integrator) result.stats.integrator = integrator->stats();
-    result.stats.sensitivityEvals = result.stats.integrator.sensitivityRhsEvals;
+    collectStats();
     throw;
   }
-  if (integrator) result.stats.integrator = integrator->stats();
-  result.stats.sensitivityEvals = result.stats.integrator.sensitivityRhsEvals;
+  collectStats();
 }
 
 // PBSR / Exp on the trajectory of options.trajectory, in one integration: the integrator's step
