@@ -80,6 +80,10 @@ struct FiniteDifferenceStep {
   bool extrapolated = false;  // Richardson, where truncation showed above the noise
   // The relative difference between D(δ) and D(δ/2) (extrapolated candidates; 0 otherwise).
   double errorEstimate = 0;
+  // Values (states and outputs × times) taken from a wider step, the widest of them: where δ
+  // served some quantities but left others in the noise (second pass in finiteDifferences).
+  long widerValues = 0;
+  double widerDelta = 0;
   bool operator==(const FiniteDifferenceStep&) const = default;
 };
 
