@@ -237,7 +237,7 @@ class TestCorpus : public QObject {
       else if (r.outcome.startsWith("refused")) ++refused;
       else ++failed;
     }
-    qInfo("corpus: %d models: %d simulated with sensitivities, %d refused naming the construct, "
+    qInfo("corpus: %d models: %d simulated with sensitivities, %d refused with a clear message, "
           "%d failed (%d listed as known); table: %s",
           static_cast<int>(rows_.size()), ok, refused, failed, static_cast<int>(known_.size()),
           qPrintable(path));
