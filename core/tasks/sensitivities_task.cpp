@@ -565,6 +565,15 @@ SensitivityResult runSensitivities(const SensitivityProblem& problem,
     }
     for (const symbolic::StateVar& v : model.system().states) result.stateIds.push_back(v.id);
 
+    if (problem.times.front() == problem.t0) {
+      // An output with no value at t0 is refused before the (possibly long) computation.
+      std::vector<double> atStart(setup.columns.size());
+      std::vector<double> all(3 * model.system().outputs.size());
+      model.outputs(setup.t0, setup.x0.data(), setup.p.data(), all.data());
+      for (std::size_t j = 0; j < setup.columns.size(); ++j)
+        atStart[j] = all[setup.columns[j].row(model.system().outputs.size())];
+      detail::checkOutputsDefined(model, setup.columns, {setup.t0}, setup.x0, setup.p, atStart);
+    }
     switch (options.method) {
       case SensitivityMethod::OdeSd: runWithFallbacks(setup, result); break;
       case SensitivityMethod::Cvodes: runDirect(setup, integrators::Method::Cvodes, result); break;
