@@ -502,22 +502,23 @@ void finiteDifferences(const FiniteDifferenceProblem& problem,
       if (std::isfinite(v)) scale = std::max(scale, v);
     }
   }
-  // The spread, or where larger the integration noise over the step: a response below the noise
-  // can show no spread at all (Raia's DecoyR, 0.34, moved by 4.5e-15 at δ = 1.3e-14: D(δ) and
-  // D(δ/2) both 0).
-  auto scaledSpread = [&](const Candidate& c) {
+  // The spread; for a step from 0 (withNoise), where larger, the integration noise over the step:
+  // a response below the noise can show no spread at all (Raia's DecoyR, 0.34, moved by 4.5e-15
+  // at δ = 1.3e-14: D(δ) and D(δ/2) both 0). (From |p| the noise term widened steps that were
+  // right: Okuonghae's gamma_0 = 0.14 went to δ = 7.8e-3, 2.6e-3 off.)
+  auto scaledSpread = [&](const Candidate& c, bool withNoise) {
     double worst = 0;
     for (std::size_t a = 0; a < c.spread.size(); ++a) {
       const double s = quantityScale[a % (nx + ny)];
       const double noise = 100 * tight.rtol * std::abs(valuesOf(nominal, a)) + tight.atol;
-      const double floor = noise / (std::abs(c.step.delta) / 2);
+      const double floor = withNoise ? noise / (std::abs(c.step.delta) / 2) : 0.0;
       if (s > 0) worst = std::max(worst, std::max(c.spread[a], floor) / s);
     }
     return worst;
   };
   // A wider candidate replaces the chosen one where it agrees with it within the chosen one's
-  // uncertainty everywhere; otherwise value by value (those where it agrees and its own spread is
-  // smaller): one step cannot serve a parameter whose response is strongly nonlinear in one
+  // uncertainty everywhere; otherwise, for a step from 0, value by value (those where it agrees
+  // and its own uncertainty is smaller): one step cannot serve a parameter whose response is strongly nonlinear in one
   // quantity and lost in the noise of another (Raia's il13_level = 0: the adapted step shrank to
   // 1.4e-8 for the curvature of one state and left Rec, ~1e3 times its response, 1.1 % off).
   auto uncertainty = [&](const Candidate& c, std::size_t a) {
@@ -527,7 +528,8 @@ void finiteDifferences(const FiniteDifferenceProblem& problem,
   if (options.richardson && ns > 0) simulate.startParameter(ns - 1);
   for (std::size_t j = 0; j < ns && options.richardson; ++j) {
     if (chosen[j].spread.empty()) continue;  // no half step to compare
-    double error = scaledSpread(chosen[j]);
+    const bool fromZero = chosen[j].step.scheme == FiniteDifferenceScheme::AdaptedFromZero;
+    double error = scaledSpread(chosen[j], fromZero);
     const auto k = static_cast<std::size_t>(problem.params[j]);
     double scale = chosen[j].step.scale;
     std::vector<double> within(nxy);  // per value, the uncertainty of the value taken
@@ -537,13 +539,19 @@ void finiteDifferences(const FiniteDifferenceProblem& problem,
       try {
         Candidate c = candidate(k, scale);
         if (c.spread.size() != nxy) break;
-        const double e = scaledSpread(c);
+        const double e = scaledSpread(c, fromZero);
         if (e < error && consistentWith(c, chosen[j])) {
           error = e;
           chosen[j] = std::move(c);
           for (std::size_t a = 0; a < nxy; ++a) within[a] = uncertainty(chosen[j], a);
           continue;
         }
+        // Value by value only from a step that started at 0: there the adapted step is set by
+        // the most nonlinear state and leaves the others in the noise knowingly. From |p| a wider
+        // value that merely agrees with a noise-dominated one may be the flat response of a
+        // saturated quantity (Okuonghae's total_pop w.r.t. psi = 0.0135: −3e-5 at δ = 1e-3 for
+        // −34.39), so there only whole candidates are replaced (above).
+        if (!fromZero) continue;
         Candidate& merged = chosen[j];
         long taken = 0;
         for (std::size_t a = 0; a < nxy; ++a) {
@@ -558,7 +566,7 @@ void finiteDifferences(const FiniteDifferenceProblem& problem,
         if (taken > 0) {
           merged.step.widerValues += taken;
           merged.step.widerDelta = c.step.delta;
-          error = scaledSpread(merged);
+          error = scaledSpread(merged, fromZero);
         }
       } catch (const IntegrationFailure&) {
         break;
