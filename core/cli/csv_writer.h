@@ -14,6 +14,8 @@ namespace sensode::cli {
 
 // %.17g, or NaN / INF / -INF.
 std::string formatNumber(double v);
+// The same text written at `at` (at least 32 characters free); returns its end.
+char* appendNumber(char* at, double v);
 
 // One CSV field, quoted when it contains a comma, a quote or a line break.
 std::string csvField(const std::string& text);

@@ -120,6 +120,17 @@ struct IdasIntegrator::Impl {
       const double* v = N_VGetArrayPointer(impl->yOut.get());
       std::copy(v, v + impl->nx, out);
     }
+    bool sensitivities(double tq, double* s) override {
+      if (!impl->sensEnabled) return false;
+      for (std::size_t j = 0; j < impl->sensParams.size(); ++j) {
+        const int flag = IDAGetSensDky1(impl->mem.get(), tq, 0, static_cast<int>(j),
+                                        impl->yOut.get());
+        if (flag < 0) impl->throwIdaFailure(flag);
+        const double* v = N_VGetArrayPointer(impl->yOut.get());
+        std::copy(v, v + impl->nx, s + j * static_cast<std::size_t>(impl->nx));
+      }
+      return true;
+    }
   };
 
   struct Record {

@@ -341,7 +341,12 @@ void finiteDifferences(const FiniteDifferenceProblem& problem,
       lastGood = h;
       keepOne = one;
       keepTwo = two;
-      double signal = 0, slope = 0, curvature = 0;
+      // Nonlinearity per state, relative to that state's own first difference (the largest
+      // curvature and the largest slope over all states belong to different states when sizes
+      // differ by orders of magnitude — Raia's il13_level = 0 moves CD274mRNA by 5e3 per unit
+      // and IL13_Rec, which saturates beyond 4e-7, by 0.88: the absolute test took 1.4e-8 and
+      // left IL13_Rec 7e-4 off).
+      double signal = 0, nonlinearity = 0;
       for (std::size_t a = 0; a < one.x.size(); ++a) {
         const double noise =
             100 * tight.rtol *
@@ -349,13 +354,13 @@ void finiteDifferences(const FiniteDifferenceProblem& problem,
             tight.atol;
         const double first = std::abs(one.x[a] - nominal.x[a]);
         signal = std::max(signal, first / noise);
-        slope = std::max(slope, first);
-        curvature = std::max(curvature,
-                             std::abs(two.x[a] - 2 * one.x[a] + nominal.x[a]) - 4 * noise);
+        const double curvature = std::abs(two.x[a] - 2 * one.x[a] + nominal.x[a]) - 4 * noise;
+        if (first > 4 * noise && curvature > 0)
+          nonlinearity = std::max(nonlinearity, curvature / first);
       }
       if (trial == kMaxZeroStepTrials) break;
-      if (slope > 0 && curvature > kMaxNonlinearity * slope) {
-        h *= std::max(1e-3, 0.5 * kMaxNonlinearity * slope / curvature);
+      if (nonlinearity > kMaxNonlinearity) {
+        h *= std::max(1e-3, 0.5 * kMaxNonlinearity / nonlinearity);
       } else if (signal > 0 && signal < kMinSignal) {
         h *= std::min(1e6, 10 * kMinSignal / signal);
       } else {
@@ -374,6 +379,16 @@ void finiteDifferences(const FiniteDifferenceProblem& problem,
       const std::vector<double> fine = combine({{4 / h, &half}, {-1 / h, &one}});
       c.spread.resize(nxy);
       for (std::size_t a = 0; a < nxy; ++a) c.spread[a] = std::abs(c.column[a] - fine[a]);
+      // And, where F(h) and F(h/2) differ by more than their noise, the extrapolation that
+      // cancels F's h² term, as for the other schemes: the curvature test above sees only y''
+      // (0 for an odd response such as tanh(p/ε), whose third derivative then left 3e-5).
+      for (std::size_t a = 0; a < nxy; ++a) {
+        const double noise = 100 * tight.rtol * std::abs(valuesOf(nominal, a)) + tight.atol;
+        if (c.spread[a] > 8 * noise / h) {
+          c.column[a] = fine[a] + (fine[a] - c.column[a]) / 3;
+          c.step.extrapolated = true;
+        }
+      }
     }
     return c;
   };
@@ -488,28 +503,71 @@ void finiteDifferences(const FiniteDifferenceProblem& problem,
       if (std::isfinite(v)) scale = std::max(scale, v);
     }
   }
-  auto scaledSpread = [&](const Candidate& c) {
+  // The spread; for a step from 0 (withNoise), where larger, the integration noise over the step:
+  // a response below the noise can show no spread at all (Raia's DecoyR, 0.34, moved by 4.5e-15
+  // at δ = 1.3e-14: D(δ) and D(δ/2) both 0). (From |p| the noise term widened steps that were
+  // right: Okuonghae's gamma_0 = 0.14 went to δ = 7.8e-3, 2.6e-3 off.)
+  auto scaledSpread = [&](const Candidate& c, bool withNoise) {
     double worst = 0;
     for (std::size_t a = 0; a < c.spread.size(); ++a) {
       const double s = quantityScale[a % (nx + ny)];
-      if (s > 0) worst = std::max(worst, c.spread[a] / s);
+      const double noise = 100 * tight.rtol * std::abs(valuesOf(nominal, a)) + tight.atol;
+      const double floor = withNoise ? noise / (std::abs(c.step.delta) / 2) : 0.0;
+      if (s > 0) worst = std::max(worst, std::max(c.spread[a], floor) / s);
     }
     return worst;
   };
+  // A wider candidate replaces the chosen one where it agrees with it within the chosen one's
+  // uncertainty everywhere; otherwise, for a step from 0, value by value (those where it agrees
+  // and its own uncertainty is smaller): one step cannot serve a parameter whose response is strongly nonlinear in one
+  // quantity and lost in the noise of another (Raia's il13_level = 0: the adapted step shrank to
+  // 1.4e-8 for the curvature of one state and left Rec, ~1e3 times its response, 1.1 % off).
+  auto uncertainty = [&](const Candidate& c, std::size_t a) {
+    const double noise = 100 * tight.rtol * std::abs(valuesOf(nominal, a)) + tight.atol;
+    return 3 * c.spread[a] + 8 * noise / (std::abs(c.step.delta) / 2);
+  };
   if (options.richardson && ns > 0) simulate.startParameter(ns - 1);
   for (std::size_t j = 0; j < ns && options.richardson; ++j) {
-    if (chosen[j].spread.empty()) continue;  // adapted from 0: no half step to compare
-    double error = scaledSpread(chosen[j]);
+    if (chosen[j].spread.empty()) continue;  // no half step to compare
+    const bool fromZero = chosen[j].step.scheme == FiniteDifferenceScheme::AdaptedFromZero;
+    double error = scaledSpread(chosen[j], fromZero);
     const auto k = static_cast<std::size_t>(problem.params[j]);
     double scale = chosen[j].step.scale;
+    std::vector<double> within(nxy);  // per value, the uncertainty of the value taken
+    for (std::size_t a = 0; a < nxy; ++a) within[a] = uncertainty(chosen[j], a);
     for (int level = 0; level < kMaxWideningLevels && error > kTarget; ++level) {
       scale *= 1e3;
       try {
         Candidate c = candidate(k, scale);
-        const double e = scaledSpread(c);
+        if (c.spread.size() != nxy) break;
+        const double e = scaledSpread(c, fromZero);
         if (e < error && consistentWith(c, chosen[j])) {
           error = e;
           chosen[j] = std::move(c);
+          for (std::size_t a = 0; a < nxy; ++a) within[a] = uncertainty(chosen[j], a);
+          continue;
+        }
+        // Value by value only from a step that started at 0: there the adapted step is set by
+        // the most nonlinear state and leaves the others in the noise knowingly. From |p| a wider
+        // value that merely agrees with a noise-dominated one may be the flat response of a
+        // saturated quantity (Okuonghae's total_pop w.r.t. psi = 0.0135: −3e-5 at δ = 1e-3 for
+        // −34.39), so there only whole candidates are replaced (above).
+        if (!fromZero) continue;
+        Candidate& merged = chosen[j];
+        long taken = 0;
+        for (std::size_t a = 0; a < nxy; ++a) {
+          const double own = uncertainty(c, a);
+          if (own < within[a] && std::abs(c.column[a] - merged.column[a]) <= within[a]) {
+            merged.column[a] = c.column[a];
+            merged.spread[a] = c.spread[a];
+            within[a] = own;
+            ++taken;
+          }
+        }
+        if (taken > 0) {
+          merged.step.widerValues += taken;
+          merged.step.widerDelta = c.step.delta;
+          error = scaledSpread(merged, fromZero);
         }
       } catch (const IntegrationFailure&) {
         break;

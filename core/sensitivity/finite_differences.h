@@ -27,7 +27,10 @@
 // sign of p (+ for 0), so that no run sees a negative rate, amount or size (central
 // differences blew up on Bachmann), extrapolated as (4F(h/2) − F(h))/3. For p = 0, δ starts at
 // relativeStep and is adapted (≤ 4 times): grown while the response drowns in integration noise,
-// shrunk while it is visibly nonlinear; no extrapolation there. Steps are rounded down to powers
+// shrunk while some state's response is visibly nonlinear relative to its own first difference;
+// extrapolated like the others. The states such a step leaves in the noise (Raia's il13_level:
+// IL13_Rec saturates beyond 4e-7, Rec is 1.4) take their values from wider steps, value by value
+// (second pass below). Steps are rounded down to powers
 // of two, so that the perturbed values are exact and a linear response comes out exact.
 //
 // Responses lost in noise. Where step and half step disagree by more than 1e-3 (size-weighted),
@@ -80,6 +83,10 @@ struct FiniteDifferenceStep {
   bool extrapolated = false;  // Richardson, where truncation showed above the noise
   // The relative difference between D(δ) and D(δ/2) (extrapolated candidates; 0 otherwise).
   double errorEstimate = 0;
+  // Values (states and outputs × times) taken from a wider step, the widest of them: where δ
+  // served some quantities but left others in the noise (second pass in finiteDifferences).
+  long widerValues = 0;
+  double widerDelta = 0;
   bool operator==(const FiniteDifferenceStep&) const = default;
 };
 

@@ -10,10 +10,14 @@
 #include <unordered_set>
 
 #include "core/common/errors.h"
+#include "core/integrators/cvodes_integrator.h"
+#include "core/integrators/odesd_integrator.h"
+#include "core/petab/time_breakpoints.h"
 #include "core/sensitivity/finite_differences.h"
 #include "core/simulation/event_simulation.h"
 #include "core/sensitivity/output_sensitivities.h"
 #include "core/tasks/task_common.h"
+#include "core/tasks/undefined_outputs.h"
 
 namespace sensode::tasks {
 
@@ -170,6 +174,21 @@ void recordEventMarks(const simulation::EventSimulation& sim, SensitivityResult&
   result.eventIds = std::move(marks.ids);
 }
 
+// S(τ⁺) = S(τ⁻) + (f(τ⁻) − f(τ⁺))·dτ/dp_k for each sensitivity column (S column-major).
+void addSwitchJump(const Setup& s, const petab::TimeBreakpoint& sw, const std::vector<double>& x,
+                   std::vector<double>& sens) {
+  const auto nx = static_cast<std::size_t>(s.model->nx());
+  // The switch is `t − τ < 0` or alike: the neighbouring doubles are on either side of it.
+  std::vector<double> before(nx), after(nx);
+  s.model->rhs(std::nextafter(sw.time, -INFINITY), x.data(), s.p.data(), before.data());
+  s.model->rhs(std::nextafter(sw.time, INFINITY), x.data(), s.p.data(), after.data());
+  for (std::size_t j = 0; j < s.params.size(); ++j) {
+    const double dTau = sw.dTime[static_cast<std::size_t>(s.params[j])];
+    if (dTau == 0.0) continue;
+    for (std::size_t i = 0; i < nx; ++i) sens[j * nx + i] += (before[i] - after[i]) * dTau;
+  }
+}
+
 // odeSD direct or CVODES forward: the integrator computes S with the states.
 void runDirect(const Setup& s, integrators::Method method, SensitivityResult& result) {
   Recorder recorder(s.model, s.p, s.columns, s.params, s.problem->times.size(), result);
@@ -198,32 +217,66 @@ void runDirect(const Setup& s, integrators::Method method, SensitivityResult& re
     finishStats();
     return;
   }
+  // Switches of the right-hand side at times that depend on parameters (Brannmark's insulin
+  // step at t = insulin_time_1): the sensitivity equations hold ∂f/∂p of a piecewise, which is 0
+  // almost everywhere, so moving the switch — x(t > τ) changes by (f(τ⁻) − f(τ⁺))·dτ/dp — was
+  // missing (odeSD and CVODES gave 0 for dIR/d insulin_time_1 = 0.42 at t = 2 with τ = 1). The
+  // run stops at each switch, adds that jump to S and restarts, as the PEtab objective does
+  // (petab/time_breakpoints.h). A switch at t0 itself is not one: there y is not differentiable
+  // in τ (left and right derivatives differ), and the run reports the side it integrates on.
+  const std::vector<petab::TimeBreakpoint> switches =
+      s.tEnd > s.t0 ? petab::timeBreakpoints(s.model->system(), s.p, s.t0, s.tEnd)
+                    : std::vector<petab::TimeBreakpoint>{};
+  std::size_t nextSwitch = 0;
   std::unique_ptr<integrators::Integrator> integrator;
+  integrators::IntegratorStats finished;  // of the integrators of earlier segments
+  auto collectStats = [&] {
+    result.stats.integrator = finished;
+    if (integrator) integrators::accumulate(result.stats.integrator, integrator->stats());
+    result.stats.sensitivityEvals = result.stats.integrator.sensitivityRhsEvals;
+  };
   std::vector<double> x = s.x0, sens = s.s0;
+  double tCurrent = s.t0;
+  // A fresh integrator from (tCurrent, x, S) that lands exactly on the next switch.
+  auto start = [&] {
+    if (integrator) integrators::accumulate(finished, integrator->stats());
+    integrator = integrators::makeIntegrator(method);
+    integrator->initialize(s.model, s.options->integrator, tCurrent, x, s.p);
+    integrator->enableSensitivities(s.params, sens, s.options->errorControl);
+    if (nextSwitch < switches.size()) {
+      if (auto* c = dynamic_cast<integrators::CvodesIntegrator*>(integrator.get()))
+        c->setStopTime(switches[nextSwitch].time);
+      else if (auto* d = dynamic_cast<integrators::OdeSdIntegrator*>(integrator.get()))
+        d->setStopTime(switches[nextSwitch].time);
+    }
+  };
+  const ProgressMonitor runMonitor = detail::wholeRunMonitor(*s.monitor, s.t0, s.tEnd);
+  auto advance = [&](double t) {
+    if (t <= tCurrent) return;
+    integrator->advanceTo(t, x, runMonitor);
+    integrator->sensitivities(sens);
+    tCurrent = t;
+  };
   try {
     if (s.tEnd > s.t0) {
-      integrator = integrators::makeIntegrator(method);
-      integrator->initialize(s.model, s.options->integrator, s.t0, x, s.p);
-      integrator->enableSensitivities(s.params, s.s0, s.options->errorControl);
+      start();
       result.stats.simulations = 1;
     }
-    const ProgressMonitor runMonitor = detail::wholeRunMonitor(*s.monitor, s.t0, s.tEnd);
-    double tCurrent = s.t0;
     for (const double t : s.problem->times) {
-      if (t > tCurrent) {
-        integrator->advanceTo(t, x, runMonitor);
-        integrator->sensitivities(sens);
-        tCurrent = t;
+      while (nextSwitch < switches.size() && switches[nextSwitch].time <= t) {
+        const petab::TimeBreakpoint& sw = switches[nextSwitch++];
+        advance(sw.time);
+        addSwitchJump(s, sw, x, sens);
+        start();
       }
+      advance(t);
       recorder.record(t, x, sens);
     }
   } catch (...) {
-    if (integrator) result.stats.integrator = integrator->stats();
-    result.stats.sensitivityEvals = result.stats.integrator.sensitivityRhsEvals;
+    collectStats();
     throw;
   }
-  if (integrator) result.stats.integrator = integrator->stats();
-  result.stats.sensitivityEvals = result.stats.integrator.sensitivityRhsEvals;
+  collectStats();
 }
 
 // PBSR / Exp on the trajectory of options.trajectory, in one integration: the integrator's step
@@ -481,7 +534,7 @@ void runWithFallbacks(const Setup& s, SensitivityResult& result) {
   }
   result.stats.fallbacks.push_back(
       "odeSD direct sensitivities failed (" + odeSdFailure + ") and so did CVODES forward "
-      "sensitivities (" + cvodesFailure + "); computed by central finite differences instead (" +
+      "sensitivities (" + cvodesFailure + "); computed by finite differences instead (" +
       std::to_string(result.stats.simulations) + " simulations at rtol " +
       shortNumber(std::min(s.options->integrator.rtol, s.options->fdRtol)) + ")");
 }
@@ -577,6 +630,15 @@ SensitivityResult runSensitivities(const SensitivityProblem& problem,
     }
     for (const symbolic::StateVar& v : model.system().states) result.stateIds.push_back(v.id);
 
+    if (problem.times.front() == problem.t0) {
+      // An output with no value at t0 is refused before the (possibly long) computation.
+      std::vector<double> atStart(setup.columns.size());
+      std::vector<double> all(3 * model.system().outputs.size());
+      model.outputs(setup.t0, setup.x0.data(), setup.p.data(), all.data());
+      for (std::size_t j = 0; j < setup.columns.size(); ++j)
+        atStart[j] = all[setup.columns[j].row(model.system().outputs.size())];
+      detail::checkOutputsDefined(model, setup.columns, {setup.t0}, setup.x0, setup.p, atStart);
+    }
     switch (options.method) {
       case SensitivityMethod::OdeSd: runWithFallbacks(setup, result); break;
       case SensitivityMethod::Cvodes: runDirect(setup, integrators::Method::Cvodes, result); break;
@@ -606,6 +668,8 @@ SensitivityResult runSensitivities(const SensitivityProblem& problem,
         break;
       case SensitivityMethod::FiniteDifferences: runFiniteDifferences(setup, result); break;
     }
+    detail::checkOutputsDefined(model, setup.columns, result.times, result.states, setup.p,
+                                result.outputValues);
     if (options.scaled) scale(result, setup.p, setup.params, options.integrator.atol);
   } catch (const IntegrationFailure& e) {
     return finish(Termination::IntegrationFailure, e.what(), e.details());

@@ -9,6 +9,7 @@
 #include "core/common/errors.h"
 #include "core/simulation/event_simulation.h"
 #include "core/tasks/task_common.h"
+#include "core/tasks/undefined_outputs.h"
 
 namespace sensode::tasks {
 
@@ -68,7 +69,11 @@ void integrate(const TimeCourseProblem& problem, const TimeCourseOptions& option
   auto record = [&](double t, const double* state) {
     model.outputs(t, state, p.data(), y.data());
     result.times.push_back(t);
-    for (const OutputColumn& c : columns) result.values.push_back(y[c.row(nOut)]);
+    for (const OutputColumn& c : columns) {
+      const double v = y[c.row(nOut)];
+      if (!std::isfinite(v)) detail::checkOutputDefined(model, c, t, state, p.data(), v);
+      result.values.push_back(v);
+    }
   };
   // The simulation driver stops and restarts at events and keeps the history of delay equations.
   if (simulation::needsSimulationDriver(model.system())) {

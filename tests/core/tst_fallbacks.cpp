@@ -16,6 +16,7 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <numbers>
 #include <string>
@@ -295,8 +296,7 @@ class TestFallbacks : public QObject {
   // methods stopped at t = 0 and the task fell back to finite differences; now odeSD computes it
   // itself, with no fallback. References: ∂x/∂k in closed form (above, n = 1.5); ∂x/∂n =
   // −(1 − x^n)·∂t/∂n with ∂t/∂n = ∫₀ˣ s^n ln s /(1 − s^n)² ds (t(x) = ∫₀ˣ ds/(1 − s^n)) by
-  // composite Simpson. (The finite-difference stage of the chain has no model here that reaches
-  // it: every non-finite ∂f/∂p we know of is now a limit.)
+  // composite Simpson. (The finite-difference stage: chainReachesFiniteDifferences.)
   void hillExponentSensitivitiesNeedNoFallback() {
     tasks::SensitivityProblem problem;
     problem.model = hillModel(1.5, true);
@@ -325,6 +325,100 @@ class TestFallbacks : public QObject {
       SENSODE_EXPECT_CLOSE(r.stateAt(i, 0, 1), -(1 - std::pow(y, 1.5)) * dtdn, 1e-7, 1e-5,
                            "dx/dn", i);
     }
+  }
+
+  // The chain's last stage, finite differences: x' = −x + (p³)^(1/3), x(0) = 1, p = 0, so
+  // x = e^−t + p(1 − e^−t) and ∂x/∂p = 1 − e^−t. f is finite (0^(1/3) = 0) but the symbolic
+  // ∂f/∂p = (1/3)(p³)^(−2/3)·3p² is ∞·0 = NaN at p = 0 — a removable singularity that has no rule
+  // (unlike u^v·ln u): odeSD, CVODES forward (staggered) and CVODES on the augmented system all
+  // stop at t = 0; finite differences (from p = 0: one-sided, adapted) need no derivative and
+  // see the linear response. The result is FD's, within FD's accuracy of the closed form, and the
+  // fallbacks say that every direct method failed and FD computed it.
+  void chainReachesFiniteDifferences() {
+    SystemBuilder b;
+    auto& e = b.e();
+    const Expr p = b.param("p", 0.0);
+    const Expr x = b.state("x", 1.0);
+    b.rhs(x, e.add(e.neg(x), e.pow(e.pow(p, b.c(3)), b.c(1.0 / 3))));
+    tasks::SensitivityProblem problem;
+    problem.model = b.compile();
+    problem.times = linspace(0, 3, 7);
+    for (const tasks::SensitivityMethod direct :
+         {tasks::SensitivityMethod::Cvodes, tasks::SensitivityMethod::FiniteDifferences}) {
+      tasks::SensitivityOptions only;
+      only.method = direct;
+      const tasks::SensitivityResult r = tasks::runSensitivities(problem, only);
+      QVERIFY2((r.termination == tasks::Termination::Success) ==
+                   (direct == tasks::SensitivityMethod::FiniteDifferences),
+               r.message.c_str());  // CVODES forward fails by itself; FD alone succeeds
+    }
+
+    const tasks::SensitivityResult r = tasks::runSensitivities(problem, {});
+    QVERIFY2(r.termination == tasks::Termination::Success, r.message.c_str());
+    qInfo("fallbacks:\n%s", joined(r.stats.fallbacks).c_str());
+    QCOMPARE(r.stats.fallbacks.size(), std::size_t{1});
+    const std::string& said = r.stats.fallbacks.front();
+    QVERIFY2(said.find("odeSD direct sensitivities failed") == 0, said.c_str());
+    QVERIFY2(said.find("CVODES forward sensitivities") != std::string::npos, said.c_str());
+    QVERIFY2(said.find("on the augmented system") != std::string::npos, said.c_str());
+    QVERIFY2(said.find("computed by finite differences instead") != std::string::npos, said.c_str());
+    QCOMPARE(r.stats.fdSteps.size(), std::size_t{1});  // FD's statistics: the result is FD's
+    QVERIFY(r.stats.simulations > 1);
+    for (std::size_t i = 0; i < r.times.size(); ++i) {
+      const double t = r.times[i];
+      SENSODE_EXPECT_CLOSE(r.stateAt(i, 0, 0), 1 - std::exp(-t), 1e-8, 1e-6, "dx/dp", i);
+    }
+  }
+
+  // ---- where no method can give a number ----
+
+  // An output whose formula is 0/0 at a reported time while everything it reads is finite
+  // (Laske's F_rnp_nuc = 100·RNP_nuc/(RNP_nuc + RNP_cyt) at t = 0): r = 100·a/(a + b) with
+  // a' = 1, b' = 3, a(0) = b(0) = 0, so r = 25 for t > 0 and has no value at t = 0. Both tasks
+  // refuse with the output, the time, the values it reads and "0/0" (no NaN in a successful
+  // result); output times after 0 run. A parameter the model sets to INF (SBML Test Suite case
+  // 00951) is the model's own value and is reported as it is.
+  void undefinedOutputIsRefusedNamingIt() {
+    SystemBuilder b;
+    auto& e = b.e();
+    const Expr big = b.param("big", std::numeric_limits<double>::infinity());
+    const Expr a = b.state("a", 0.0), bb = b.state("b", 0.0);
+    b.rhs(a, b.c(1));
+    b.rhs(bb, b.c(3));
+    const Expr r = e.div(e.mul(b.c(100), a), e.add(a, bb));
+    b.output({"r", symbolic::OutputKind::Parameter, r, r, r});
+    b.output({"big", symbolic::OutputKind::Parameter, big, big, big});
+    const Model model = b.compile();
+
+    tasks::TimeCourseProblem course;
+    course.model = model;
+    course.times = {0, 1};
+    course.outputs = {"r"};
+    const tasks::TimeCourseResult refused = tasks::runTimeCourse(course, {});
+    qInfo("%s", refused.message.c_str());
+    QVERIFY(refused.termination == tasks::Termination::InvalidInput);
+    for (const char* part : {"'r' has no value at t = 0", "a = 0", "b = 0", "0/0"})
+      QVERIFY2(refused.message.find(part) != std::string::npos, part);
+
+    tasks::SensitivityProblem sens;
+    sens.model = model;
+    sens.times = {0, 1};
+    sens.outputs = {"r"};
+    const tasks::SensitivityResult sensRefused = tasks::runSensitivities(sens, {});
+    QVERIFY(sensRefused.termination == tasks::Termination::InvalidInput);
+    QCOMPARE(sensRefused.message, refused.message);
+
+    course.times = {0.5, 1};
+    const tasks::TimeCourseResult later = tasks::runTimeCourse(course, {});
+    QVERIFY2(later.termination == tasks::Termination::Success, later.message.c_str());
+    QCOMPARE(later.values.size(), std::size_t{2});
+    for (std::size_t i = 0; i < 2; ++i) SENSODE_EXPECT_CLOSE(later.values[i], 25, 0, 1e-12, "r", i);
+
+    course.times = {0, 1};
+    course.outputs = {"big", "a"};
+    const tasks::TimeCourseResult stated = tasks::runTimeCourse(course, {});
+    QVERIFY2(stated.termination == tasks::Termination::Success, stated.message.c_str());
+    QVERIFY(std::isinf(stated.values[0]) && stated.values[1] == 0);
   }
 
   // ---- the time course: odeSD → CVODES ----

@@ -54,7 +54,37 @@ class TestFiniteDifferences : public QObject {
   void tinyRateParameter();
   void extrapolationOnANonlinearResponse();
   void brannmarkTinyInitialValue();
+  void zeroInputNonlinearHereNoisyThere();
 };
+
+// An input switched off (p = 0, Raia's il13_level) that one state answers steeply and
+// nonlinearly and another, 1e6 times larger, linearly:
+//   u̇ = tanh(p/ε) − u, u(0) = 0:      u = tanh(p/ε)(1 − e^−t),  ∂u/∂p = (1 − e^−t)/ε,  ε = 1e-6
+//   v̇ = p, v(0) = 1e6:                v = 1e6 + p·t,           ∂v/∂p = t
+// u needs a step far below ε (relative error ~(δ/ε)²), at which v moves by far less than its
+// integration noise (1e-12·1e6 per run); v needs a step far above it. Before, one step served
+// both: the absolute curvature test mixed u's curvature with v's slope and δ stopped where u was
+// 3e-4 off; taking v's values from a wider step where they agree and are less uncertain gives
+// both. Each within 1e-6 of its closed form, relative to that output's largest sensitivity.
+void TestFiniteDifferences::zeroInputNonlinearHereNoisyThere() {
+  const double eps = 1e-6;
+  SystemBuilder b;
+  auto& e = b.e();
+  const Expr p = b.param("p", 0.0);
+  const Expr u = b.state("u", 0.0), v = b.state("v", 1e6);
+  b.rhs(u, e.sub(e.unary(symbolic::Op::Tanh, e.div(p, b.c(eps))), u));
+  b.rhs(v, p);
+  const std::vector<double> times{0.5, 1.0, 3.0};
+  const tasks::SensitivityResult r =
+      run(b.compile(), SensitivityMethod::FiniteDifferences, times, {"p"}, {"u", "v"});
+  QVERIFY2(r.termination == tasks::Termination::Success, r.message.c_str());
+  const double uScale = (1 - std::exp(-3.0)) / eps, vScale = 3.0;
+  for (std::size_t it = 0; it < times.size(); ++it) {
+    const double t = times[it];
+    SENSODE_EXPECT_CLOSE(r.at(it, 0, 0), (1 - std::exp(-t)) / eps, 1e-6 * uScale, 0, "du/dp", it);
+    SENSODE_EXPECT_CLOSE(r.at(it, 1, 0), t, 1e-6 * vScale, 0, "dv/dp", it);
+  }
+}
 
 // ẋ = −k·x, ẏ = c·x with x(0) = x0 = 1.76e-9 (a species initial value) and y(0) = 10:
 // x = x0·e^(−kt), y = 10 + c·x0·(1 − e^(−kt))/k, so ∂y/∂x0 = c·(1 − e^(−kt))/k is O(1) while
