@@ -84,6 +84,14 @@ void resolveDelays(OdeSystem& sys, const std::function<std::vector<Expr>()>& ini
   std::vector<Expr> initialDelays;
   for (Expr e : sys.initial) collectDelays(pool, e, seen, mark, initialDelays);
   if (found.empty() && initialDelays.empty()) return;
+  // IDAS keeps no history of the solution; the method of steps lives in the ODE driver.
+  if (sys.isDae()) {
+    const bool inInitial = found.empty();
+    throw UnsupportedFeature(sys.modelFile, inInitial ? "" : *elementOf.front(),
+                             "delay in a differential-algebraic model (" +
+                                 describeDelay(pool, inInitial ? initialDelays.front() : found.front()) +
+                                 " with algebraic rules or fast reactions)");
+  }
 
   const std::size_t np = sys.params.size();
   std::unordered_map<Expr, Expr> initialOfState;

@@ -106,12 +106,6 @@ class Builder {
     buildOutputs();
     checkParameterValues();
     resolveDelays(sys_, [this] { return initialValuesOverTime(); });  // symbolic/delays.h
-    // IDAS has no history of the solution; the method of steps lives in the ODE driver.
-    if (!sys_.delays.empty() && sys_.isDae())
-      throw UnsupportedFeature(m_.file, sys_.delays.front().element,
-                               "delay in a differential-algebraic model (" +
-                                   describeDelay(pool_, sys_.delays.front().node) +
-                                   " with algebraic rules or fast reactions)");
     return std::move(sys_);
   }
 

@@ -630,7 +630,8 @@ SensitivityResult runSensitivities(const SensitivityProblem& problem,
     }
     for (const symbolic::StateVar& v : model.system().states) result.stateIds.push_back(v.id);
 
-    if (problem.times.front() == problem.t0) {
+    // (Outputs that read a delay need the solution's history: they are checked as recorded.)
+    if (problem.times.front() == problem.t0 && model.system().delays.empty()) {
       // An output with no value at t0 is refused before the (possibly long) computation.
       std::vector<double> atStart(setup.columns.size());
       std::vector<double> all(3 * model.system().outputs.size());

@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "core/common/errors.h"
+#include "core/simulation/event_simulation.h"
 #include "core/tasks/steady_state_events.h"
 #include "core/tasks/task_common.h"
 

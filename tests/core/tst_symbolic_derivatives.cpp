@@ -240,7 +240,15 @@ void TestSymbolicDerivatives::suiteModelsMatchFiniteDifferences() {
       continue;
     }
     const auto p = m->nominalParameters();
-    const auto x = test::samplePoint(*m, p, 7);
+    std::vector<double> x;
+    try {
+      x = test::samplePoint(*m, p, 7);
+    } catch (const Error&) {
+      // No consistent initial value of a differential-algebraic model (00987: index > 1 at t0),
+      // reported by the DAE and test-suite tests.
+      ++failedImport;
+      continue;
+    }
     const auto report = test::checkDerivatives(*m, 0.37, x, p);
     entries += report.entriesChecked;
     ++checkedModels;
