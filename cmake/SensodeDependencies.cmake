@@ -33,3 +33,17 @@ find_package(yaml-cpp 0.6 REQUIRED)
 if(SENSODE_BUILD_GUI OR SENSODE_BUILD_TESTS)
   find_package(Qt6 REQUIRED COMPONENTS Core Gui Widgets Test Charts Svg)
 endif()
+
+# libtcc (libtcc-dev): the native evaluators' quick tier compiles C in memory in milliseconds
+# (core/symbolic/tcc_jit.h). Optional: without it models evaluate on the tape interpreter until
+# the background cc -O2 is done.
+find_path(LIBTCC_INCLUDE_DIR libtcc.h)
+find_library(LIBTCC_LIB NAMES libtcc.a tcc)
+add_library(sensode_libtcc INTERFACE)
+if(LIBTCC_INCLUDE_DIR AND LIBTCC_LIB)
+  target_include_directories(sensode_libtcc SYSTEM INTERFACE ${LIBTCC_INCLUDE_DIR})
+  target_link_libraries(sensode_libtcc INTERFACE ${LIBTCC_LIB} ${CMAKE_DL_LIBS})
+  target_compile_definitions(sensode_libtcc INTERFACE SENSODE_HAVE_LIBTCC)
+else()
+  message(STATUS "libtcc not found (apt-get install libtcc-dev): native code only after cc -O2")
+endif()

@@ -10,6 +10,7 @@ packages=(
   libsundials-dev       # CVODES
   libsuitesparse-dev    # KLU, for SUNDIALS' sparse direct solver
   libyaml-cpp-dev       # PEtab problem files
+  libtcc-dev            # in-memory C compiler: native evaluation from a model's first call
   qt6-base-dev          # Qt Widgets, Qt Test
   qt6-charts-dev
   qt6-svg-dev           # Debian 12's name for the Qt 6 SVG module's dev files

@@ -161,6 +161,9 @@ JsonObject statsObject(const symbolic::CompiledModel& compiled, const SimulateSe
       .add("load_seconds", loadSeconds)
       .add("conservation_laws", conservationLaws(compiled))
       .add("native", compiled.nativeStatus().message)  // where evaluation ran at the end
+      .add("native_tier", symbolic::toString(compiled.nativeStatus().tier))
+      .add("native_emit_seconds", compiled.nativeStatus().emitSeconds)
+      .add("native_quick_seconds", compiled.nativeStatus().quickSeconds)
       .add("model", s.modelPath)
       .add("termination", tasks::toString(r.termination))
       .add("message", r.message);
