@@ -133,34 +133,59 @@ NativeCompiler::NativeCompiler(std::vector<Unit> units) {
   for (auto& u : units) bindings_.push_back(std::move(u.binding));
   command_ = compilerName();
   for (const char* f : kFlags) command_ += std::string(" ") + f;
+  std::size_t instructions = 0;
+  for (const auto& u : units) instructions += u.tape->numInstructions();
+  if (instructions > quickOnLoadInstructions()) {
+    // Too large to hold up loading for emission and tcc: both run first thing on the thread
+    // (no delay), on copies, while the interpreter serves.
+    for (const auto& u : units) tapeCopies_.push_back(*u.tape);
+    status_.state = NativeState::Waiting;
+    status_.message = "native: compiling with tcc (tape interpreter in use)";
+  } else if (prepare([&] {
+               std::vector<const Tape*> tapes;
+               for (const auto& u : units) tapes.push_back(u.tape);
+               return tapes;
+             }())) {
+    return;  // cache hit, or failed
+  }
+  thread_ = std::thread([this] { run(); });
+}
+
+bool NativeCompiler::prepare(const std::vector<const Tape*>& tapes) {
+  NativeStatus st;
+  auto commit = [&](NativeState state, const std::string& message) {
+    std::lock_guard lock(mutex_);
+    st.state = state;
+    st.message = "native: " + message;
+    st.tier = status_.tier;  // loadLibrary() / the quick tier set it under the lock
+    st.library = status_.library;
+    status_ = st;
+  };
   try {
     auto t0 = Clock::now();
-    std::vector<const Tape*> tapes;
-    for (const auto& u : units) tapes.push_back(u.tape);
     source_ = emitNativeSource(tapes);
     key_ = hex(fnv1a(source_, fnv1a(command_ + "\n")));
-    status_.emitSeconds = secondsSince(t0);
-    status_.sourceBytes = source_.size();
+    st.emitSeconds = secondsSince(t0);
+    st.sourceBytes = source_.size();
 
-    // A cached optimised object beats both compilations: load it here and be done.
+    // A cached optimised object beats both compilations: load it and be done.
     const fs::path library = cacheDirectory() / ("sensode-" + key_ + ".so");
     std::error_code ec;
     if (fs::exists(library, ec)) {
       t0 = Clock::now();
       const std::string error = loadLibrary(library);
-      status_.compileSeconds = secondsSince(t0);
+      st.compileSeconds = secondsSince(t0);
       if (error.empty()) {
-        status_.state = NativeState::Ready;
-        status_.cacheHit = true;
-        status_.message = "native: ready (cache hit) " + library.filename().string();
+        st.cacheHit = true;
         source_.clear();
         source_.shrink_to_fit();
-        return;
+        commit(NativeState::Ready, "ready (cache hit) " + library.filename().string());
+        return true;
       }
-      fs::remove(library, ec);  // damaged: compile afresh below
+      fs::remove(library, ec);  // damaged: compile afresh
     }
 
-    // The quick tier, synchronously.
+    // The quick tier.
     if (TccModule::available()) {
       t0 = Clock::now();
       std::string error;
@@ -172,25 +197,33 @@ NativeCompiler::NativeCompiler(std::vector<Unit> units) {
         }
         if (error.empty()) {
           publish(fns, std::move(module));
+          std::lock_guard lock(mutex_);
           status_.tier = EvaluationTier::Quick;
         }
       }
-      status_.quickSeconds = secondsSince(t0);
-      status_.quickError = error;
+      st.quickSeconds = secondsSince(t0);
+      st.quickError = error;
     } else {
-      status_.quickError = "tcc not available (built without libtcc, or SENSODE_TCC=0)";
+      st.quickError = "tcc not available (built without libtcc, or SENSODE_TCC=0)";
     }
   } catch (const std::exception& e) {
-    status_.state = NativeState::Failed;
-    status_.message = std::string("native: ") + e.what() + " (" + inUse() + " in use)";
-    return;
+    commit(NativeState::Failed, std::string(e.what()) + " (" + inUse() + " in use)");
+    return true;
   }
-  status_.state = NativeState::Waiting;
-  status_.message = "native: waiting to compile with cc -O2 (" + inUse() + " in use)";
-  thread_ = std::thread([this] { run(); });
+  commit(NativeState::Waiting, "waiting to compile with cc -O2 (" + inUse() + " in use)");
+  return false;
+}
+
+std::size_t NativeCompiler::quickOnLoadInstructions() {
+  const char* v = std::getenv("SENSODE_NATIVE_SYNC_INSTRUCTIONS");
+  if (!v || !*v) return 20000;
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  return end != v ? static_cast<std::size_t>(n) : 20000;
 }
 
 std::string NativeCompiler::inUse() const {
+  // Only the compiler's own thread (or the constructor) changes the tier: no lock needed here.
   return status_.tier == EvaluationTier::Quick ? "tcc code" : "tape interpreter";
 }
 
@@ -275,6 +308,14 @@ void NativeCompiler::run() {
     setState(state, message + (state == NativeState::Ready ? "" : " (" + inUse() + " in use)"));
   };
   try {
+    if (!tapeCopies_.empty()) {
+      std::vector<const Tape*> tapes;
+      for (const Tape& t : tapeCopies_) tapes.push_back(&t);
+      const bool done = prepare(tapes);
+      tapeCopies_.clear();
+      tapeCopies_.shrink_to_fit();
+      if (done) return;
+    }
     // Wait out the start delay (cancellable; waitUntilDone() ends it early).
     {
       std::unique_lock lock(mutex_);

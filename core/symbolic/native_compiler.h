@@ -84,8 +84,9 @@ class NativeCompiler {
     const Tape* tape;  // read only during construction (emission)
     std::shared_ptr<NativeBinding> binding;
   };
-  // Emits the C, loads a cached shared object or else compiles the quick tier (both on the
-  // calling thread, milliseconds), then starts the optimised tier's background job and returns.
+  // Emits the C, loads a cached shared object or else compiles the quick tier (on the calling
+  // thread up to quickOnLoadInstructions(), else first thing on the background thread), then
+  // leaves the optimised tier to the background job and returns.
   explicit NativeCompiler(std::vector<Unit> units);
   ~NativeCompiler();
   NativeCompiler(const NativeCompiler&) = delete;
@@ -102,10 +103,17 @@ class NativeCompiler {
   // 1 ms per instruction at -O2 and memory to match, which is no longer a background job
   // ($SENSODE_NATIVE_MAX_INSTRUCTIONS, default 200000).
   static std::size_t maxInstructions();
+  // Models with up to this many tape instructions get emission and the quick tier on the loading
+  // thread (tens of milliseconds at most); larger ones get both first thing on the background
+  // thread, the interpreter serving until then ($SENSODE_NATIVE_SYNC_INSTRUCTIONS, default 20000).
+  static std::size_t quickOnLoadInstructions();
   static std::filesystem::path cacheDirectory();
 
  private:
   void run();
+  // Emits the C, loads a cached object, else compiles the quick tier; true when nothing is left
+  // for the optimised tier to do (cache hit, or failure).
+  bool prepare(const std::vector<const Tape*>& tapes);
   bool cancelled() const;
   void setState(NativeState state, const std::string& message);
   // Switches every tape to `functions` (one per unit), keeping `owner` (and whatever code the
@@ -116,6 +124,7 @@ class NativeCompiler {
   std::string inUse() const;  // "tcc code" or "tape interpreter", for messages
 
   std::vector<std::shared_ptr<NativeBinding>> bindings_;
+  std::vector<Tape> tapeCopies_;       // large models: what the thread emits, released after
   std::string source_;                 // the emitted C, until the optimised tier has used it
   std::string key_;                    // content hash of compiler command and source
   std::string command_;                // the compiler command, for messages

@@ -129,6 +129,7 @@ class TestNativeEvaluators : public QObject {
   void nativeEqualsTape();
   void quickTierFromConstruction_data();
   void quickTierFromConstruction();
+  void quickTierInBackgroundAboveThreshold();
   void disabledFallsBackToTape();
   void missingOrFailingCompilerFallsBackToTape();
   void failingCompilerKeepsQuickTier();
@@ -238,6 +239,20 @@ void TestNativeEvaluators::quickTierFromConstruction() {
   if (!haveCompiler()) return;
   QVERIFY2(cm->waitForNative(600), cm->nativeStatus().message.c_str());
   QVERIFY(cm->nativeStatus().tier == EvaluationTier::Optimised);
+  QVERIFY(compareAllTapesWithInterpreter(*cm) > 0);
+}
+
+void TestNativeEvaluators::quickTierInBackgroundAboveThreshold() {
+  // Models above SENSODE_NATIVE_SYNC_INSTRUCTIONS load without waiting for emission and tcc:
+  // the interpreter serves at first, tcc's code follows from the background thread.
+  const fs::path file = petabModel("Bachmann_MSB2011");
+  if (!fs::exists(file)) QSKIP("model not found beside the checkout");
+  if (!TccModule::available()) QSKIP("built without libtcc");
+  ScopedEnv dir("SENSODE_CACHE_DIR", (cache_ / "quick-background").string());
+  ScopedEnv delay("SENSODE_NATIVE_DELAY", "3600");
+  ScopedEnv threshold("SENSODE_NATIVE_SYNC_INSTRUCTIONS", "0");
+  const auto cm = load(file);
+  QTRY_VERIFY_WITH_TIMEOUT(cm->nativeStatus().tier == EvaluationTier::Quick, 20000);
   QVERIFY(compareAllTapesWithInterpreter(*cm) > 0);
 }
 
