@@ -29,7 +29,8 @@
 // same rule from the step start (the Hermite is polluted by stiff components there).
 //
 // Stiff tails (§4): the rule is A- but not L-stable (R(−∞) = +1), so near a stiff steady state
-// the step size stalls. z = h‖J‖₁ is capped at zMax = 1e5; when the cap cuts the controller's
+// the step size stalls. z = h·ρ̂ is capped at zMax = 1e5 (ρ̂: a power-iteration estimate of the
+// spectral radius, at most ‖J‖₁; OdeSdOptions::stiffnessEstimate); when the cap cuts the controller's
 // step on handoverAfter = 3 consecutive attempts, the rest of the integration (this and every
 // later advanceTo) is handed to CVODES BDF, started from the current (t, x) (and S), and the
 // statistics record handoverTime and handoverSteps. With sensitivities CVODES runs in the
@@ -75,7 +76,12 @@ namespace sensode::integrators {
 struct OdeSdOptions {
   double newtonTolerance = 0.1;  // κ_N: converged when ‖δ_m‖·min(1, ρ_m) ≤ κ_N (weighted RMS)
   int maxNewtonIterations = 4;   // per attempt; more → fewer Newton failures on stiff problems
-  double zMax = 1e5;             // cap on z = h‖J‖₁ (induced 1-norm) (§4.3)
+  double zMax = 1e5;             // cap on z = h·(stiffness estimate) (§4.3)
+  // The stiffness the cap uses: ‖J‖₁ (an upper bound of the spectral radius, possibly far
+  // above it), or a power-iteration estimate of the spectral radius ρ(J) (never above ‖J‖₁),
+  // computed only when ‖J‖₁ would cap the step.
+  enum class StiffnessEstimate { Norm1, SpectralRadius };
+  StiffnessEstimate stiffnessEstimate = StiffnessEstimate::SpectralRadius;
   int handoverAfter = 3;         // hand over to CVODES BDF when the cap cuts the controller's step
                                  // on this many consecutive attempts (0 = never: cap only)
   double predictorSwitch = 10;   // quintic Hermite predictor when the previous step's z < this
