@@ -136,8 +136,9 @@ NativeCompiler::NativeCompiler(std::vector<Unit> units) {
   std::size_t instructions = 0;
   for (const auto& u : units) instructions += u.tape->numInstructions();
   if (instructions > quickOnLoadInstructions()) {
-    // Too large to hold up loading for emission and tcc: both run first thing on the thread
-    // (no delay), on copies, while the interpreter serves.
+    // Emission and tcc run first thing on the thread (no delay), on copies, while the
+    // interpreter serves: loading is not held up, and on a second core the quick tier arrives
+    // while the run starts.
     for (const auto& u : units) tapeCopies_.push_back(*u.tape);
     status_.state = NativeState::Waiting;
     status_.message = "native: compiling with tcc (tape interpreter in use)";
@@ -162,6 +163,10 @@ bool NativeCompiler::prepare(const std::vector<const Tape*>& tapes) {
     status_ = st;
   };
   try {
+    if (cancelled()) {
+      commit(NativeState::Cancelled, "cancelled (tape interpreter in use)");
+      return true;
+    }
     auto t0 = Clock::now();
     source_ = emitNativeSource(tapes);
     key_ = hex(fnv1a(source_, fnv1a(command_ + "\n")));
@@ -185,15 +190,23 @@ bool NativeCompiler::prepare(const std::vector<const Tape*>& tapes) {
       fs::remove(library, ec);  // damaged: compile afresh
     }
 
-    // The quick tier.
+    // The quick tier (not cancellable once tcc runs: a destructor waits for it, milliseconds).
+    if (cancelled()) {
+      commit(NativeState::Cancelled, "cancelled (tape interpreter in use)");
+      return true;
+    }
     if (TccModule::available()) {
       t0 = Clock::now();
       std::string error;
       if (auto module = TccModule::compile(source_, error)) {
+        // Above kQuickMaxTapeInstructions tcc's code (its chunks pass values through memory,
+        // unoptimised) evaluates no faster than the interpreter: those tapes stay interpreted.
+        constexpr std::size_t kQuickMaxTapeInstructions = 60000;
         std::vector<NativeFunction> fns;
         for (std::size_t i = 0; i < bindings_.size() && error.empty(); ++i) {
           fns.push_back(module->function(nativeSymbol(i)));
           if (!fns.back()) error = "tcc: no symbol " + nativeSymbol(i);
+          if (tapes[i]->numInstructions() > kQuickMaxTapeInstructions) fns.back() = nullptr;
         }
         if (error.empty()) {
           publish(fns, std::move(module));
@@ -216,10 +229,10 @@ bool NativeCompiler::prepare(const std::vector<const Tape*>& tapes) {
 
 std::size_t NativeCompiler::quickOnLoadInstructions() {
   const char* v = std::getenv("SENSODE_NATIVE_SYNC_INSTRUCTIONS");
-  if (!v || !*v) return 20000;
+  if (!v || !*v) return 0;
   char* end = nullptr;
   const unsigned long long n = std::strtoull(v, &end, 10);
-  return end != v ? static_cast<std::size_t>(n) : 20000;
+  return end != v ? static_cast<std::size_t>(n) : 0;
 }
 
 std::string NativeCompiler::inUse() const {

@@ -2,9 +2,11 @@
 // Native evaluators in two tiers, from the same C (a model's tapes emitted by
 // Tape::emitCScratch, one function per tape):
 //
-//  1. quick: on the loading thread, the C is compiled in memory by libtcc (tcc_jit.h) in a few
-//     milliseconds and switched into every tape at once, so evaluation is native from the first
-//     call (about 2–4× slower than optimised C; docs/benchmarks/performance.md);
+//  1. quick: first thing on the background thread (no delay; on the loading thread for models
+//     up to quickOnLoadInstructions()), the C is compiled in memory by libtcc (tcc_jit.h) in
+//     milliseconds and switched into every tape, so evaluation is native almost from the start
+//     (about 2–3× slower than optimised C, 2× faster than the interpreter;
+//     docs/benchmarks/performance.md);
 //  2. optimised: `cc -O2 -shared -fPIC -ffp-contract=off` (cc from $SENSODE_CC when set) in a
 //     background thread into a shared object, loaded with dlopen and switched into each tape
 //     atomically once ready — for runs that last: it starts after a delay
@@ -104,8 +106,9 @@ class NativeCompiler {
   // ($SENSODE_NATIVE_MAX_INSTRUCTIONS, default 200000).
   static std::size_t maxInstructions();
   // Models with up to this many tape instructions get emission and the quick tier on the loading
-  // thread (tens of milliseconds at most); larger ones get both first thing on the background
-  // thread, the interpreter serving until then ($SENSODE_NATIVE_SYNC_INSTRUCTIONS, default 20000).
+  // thread; larger ones get both first thing on the background thread, the interpreter serving
+  // until then ($SENSODE_NATIVE_SYNC_INSTRUCTIONS, default 0: always in the background — tcc's
+  // milliseconds cost more than they save on the typical short run, docs/benchmarks/performance.md).
   static std::size_t quickOnLoadInstructions();
   static std::filesystem::path cacheDirectory();
 

@@ -8,9 +8,9 @@
 //   tcc       libtcc in memory (TccModule, the product's quick tier)
 //   cc -O0 / -O1 / -O2   the system compiler, `-shared -fPIC -ffp-contract=off`, then dlopen
 // and time evaluations of f (the right-hand side) and J_JJ (odeSD's Newton-matrix pair) with
-// each, and with the tape interpreter. Compile times are wall time of one compilation (the
-// machine is shared: read them as orders of magnitude); evaluation times are thread CPU time,
-// median of 5 rounds. Every tier's outputs are compared with the interpreter's bit for bit.
+// each, and with the tape interpreter. Load, emission and tcc times are thread CPU time of one
+// run; cc times are wall time of one compilation (the machine is shared: read them as orders of
+// magnitude); evaluation times are thread CPU time, median of 5 rounds. Every tier's outputs are compared with the interpreter's bit for bit.
 //
 //   bench_native_tiers [--sizes 10,30,100,...] [--cc-max-instructions N] [MODEL.xml ...]
 #include <dlfcn.h>
@@ -136,10 +136,10 @@ struct Input {
 };
 
 void run(const Input& in, std::size_t ccMaxInstructions) {
-  const auto t0 = Clock::now();
+  const double t0 = threadCpuSeconds();
   const auto model = std::make_unique<CompiledModel>(
       buildOdeSystem(model::importSbmlString(in.xml, in.name)));
-  const double loadSeconds = secondsSince(t0);
+  const double loadSeconds = threadCpuSeconds() - t0;
   std::vector<const Tape*> tapes;
   std::size_t fIndex = 0, pairIndex = 0;
   for (const auto& named : model->tapes()) {
@@ -149,17 +149,17 @@ void run(const Input& in, std::size_t ccMaxInstructions) {
   }
   const Tape& fTape = *tapes[fIndex];
   const Tape& pairTape = *tapes[pairIndex];
-  auto t1 = Clock::now();
+  double t1 = threadCpuSeconds();
   const std::string source = emitNativeSource(tapes);
-  const double emitSeconds = secondsSince(t1);
+  const double emitSeconds = threadCpuSeconds() - t1;
 
   std::vector<Tier> tiers;
   {
     Tier tcc;
     tcc.name = "tcc";
-    t1 = Clock::now();
+    t1 = threadCpuSeconds();
     auto module = TccModule::compile(source, tcc.error);
-    tcc.compileSeconds = secondsSince(t1);
+    tcc.compileSeconds = threadCpuSeconds() - t1;
     if (module) {
       tcc.f = module->function(nativeSymbol(fIndex));
       tcc.pair = module->function(nativeSymbol(pairIndex));

@@ -229,6 +229,7 @@ void TestNativeEvaluators::quickTierFromConstruction() {
   const fs::path cache = cache_ / "quick";
   ScopedEnv dir("SENSODE_CACHE_DIR", cache.string());
   ScopedEnv delay("SENSODE_NATIVE_DELAY", "3600");
+  ScopedEnv onLoad("SENSODE_NATIVE_SYNC_INSTRUCTIONS", "100000000");
   const auto cm = load(file.toStdString());
   const NativeStatus st = cm->nativeStatus();
   QVERIFY2(st.tier == EvaluationTier::Quick, (st.message + " / " + st.quickError).c_str());
@@ -243,8 +244,8 @@ void TestNativeEvaluators::quickTierFromConstruction() {
 }
 
 void TestNativeEvaluators::quickTierInBackgroundAboveThreshold() {
-  // Models above SENSODE_NATIVE_SYNC_INSTRUCTIONS load without waiting for emission and tcc:
-  // the interpreter serves at first, tcc's code follows from the background thread.
+  // Models above SENSODE_NATIVE_SYNC_INSTRUCTIONS (by default all) load without waiting for
+  // emission and tcc: the interpreter serves at first, tcc's code follows from the thread.
   const fs::path file = petabModel("Bachmann_MSB2011");
   if (!fs::exists(file)) QSKIP("model not found beside the checkout");
   if (!TccModule::available()) QSKIP("built without libtcc");
