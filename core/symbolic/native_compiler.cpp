@@ -155,12 +155,15 @@ NativeCompiler::NativeCompiler(std::vector<Unit> units) {
 bool NativeCompiler::prepare(const std::vector<const Tape*>& tapes) {
   NativeStatus st;
   auto commit = [&](NativeState state, const std::string& message) {
-    std::lock_guard lock(mutex_);
-    st.state = state;
-    st.message = "native: " + message;
-    st.tier = status_.tier;  // loadLibrary() / the quick tier set it under the lock
-    st.library = status_.library;
-    status_ = st;
+    {
+      std::lock_guard lock(mutex_);
+      st.state = state;
+      st.message = "native: " + message;
+      st.tier = status_.tier;  // loadLibrary() / the quick tier set it under the lock
+      st.library = status_.library;
+      status_ = st;
+    }
+    changed_.notify_all();  // waitUntilDone() waits for a final state (a cache hit is one)
   };
   try {
     if (cancelled()) {
