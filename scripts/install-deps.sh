@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages Sensode builds against, only those that are missing.
+# Installs the Debian 12 packages Sensode builds against, only those that are missing, then an
+# optimised SUNDIALS built from Debian's own source (scripts/install-sundials.sh; Debian's
+# libsundials-dev is compiled without optimisation).
 # Idempotent: a second run installs nothing and takes a second.
 set -euo pipefail
 
@@ -12,6 +14,7 @@ packages=(
   libyaml-cpp-dev       # PEtab problem files
   libceres-dev          # parameter estimation: bounded trust-region least squares
   libnlopt-dev          # parameter estimation: bounded L-BFGS
+  libtcc-dev            # in-memory C compiler: native evaluation from a model's first call
   qt6-base-dev          # Qt Widgets, Qt Test
   qt6-charts-dev
   qt6-svg-dev           # Debian 12's name for the Qt 6 SVG module's dev files
@@ -25,13 +28,13 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-echo "install-deps: installing ${missing[*]}" >&2
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+"$(dirname "${BASH_SOURCE[0]}")/install-sundials.sh"

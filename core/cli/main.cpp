@@ -14,6 +14,7 @@
 #include "core/cli/arguments.h"
 #include "core/cli/commands.h"
 #include "core/common/errors.h"
+#include "core/integrators/sundials_build.h"
 
 namespace {
 
@@ -60,7 +61,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (command == "--version") {
-      std::cout << "sensode " << SENSODE_VERSION << "\n";
+      std::cout << "sensode " << SENSODE_VERSION << "\n"
+                << sensode::integrators::sundialsBuildDescription() << "\n";
       return 0;
     }
     if (command == "simulate") return sensode::cli::runSimulate(rest);

@@ -20,6 +20,7 @@
 #include "core/cli/stats_json.h"
 #include "core/symbolic/reduced_system.h"
 #include "core/common/errors.h"
+#include "core/integrators/sundials_build.h"
 #include "core/symbolic/compiled_model.h"
 #include "core/symbolic/ode_system.h"
 #include "core/tasks/time_course_task.h"
@@ -161,6 +162,10 @@ JsonObject statsObject(const symbolic::CompiledModel& compiled, const SimulateSe
       .add("load_seconds", loadSeconds)
       .add("conservation_laws", conservationLaws(compiled))
       .add("native", compiled.nativeStatus().message)  // where evaluation ran at the end
+      .add("native_tier", symbolic::toString(compiled.nativeStatus().tier))
+      .add("native_emit_seconds", compiled.nativeStatus().emitSeconds)
+      .add("native_quick_seconds", compiled.nativeStatus().quickSeconds)
+      .add("sundials", integrators::sundialsBuildDescription())
       .add("model", s.modelPath)
       .add("termination", tasks::toString(r.termination))
       .add("message", r.message);

@@ -29,10 +29,11 @@
 // same rule from the step start (the Hermite is polluted by stiff components there).
 //
 // Stiff tails (§4): the rule is A- but not L-stable (R(−∞) = +1), so near a stiff steady state
-// the step size stalls. z = h‖J‖₁ is capped at zMax = 1e5; when the cap cuts the controller's
-// step on handoverAfter = 3 consecutive attempts, the rest of the integration (this and every
-// later advanceTo) is handed to CVODES BDF, started from the current (t, x) (and S), and the
-// statistics record handoverTime and handoverSteps. With sensitivities CVODES runs in the
+// the step size stalls. z = h‖J‖₁ is capped at zMax = 1e5 (or z = h·ρ̂, a power-iteration
+// estimate of the spectral radius, with OdeSdOptions::stiffnessEstimate); when the cap cuts the
+// controller's step on handoverAfter = 3 consecutive attempts, the rest of the integration (this
+// and every later advanceTo) is handed to CVODES BDF, started from the current (t, x) (and S),
+// and the statistics record handoverTime and handoverSteps. With sensitivities CVODES runs in the
 // corrector IntegratorOptions::handoverCorrector (default Augmented: [x; S] as one vector;
 // Staggered/Simultaneous: the forward sensitivity module).
 //
@@ -76,7 +77,15 @@ namespace sensode::integrators {
 struct OdeSdOptions {
   double newtonTolerance = 0.1;  // κ_N: converged when ‖δ_m‖·min(1, ρ_m) ≤ κ_N (weighted RMS)
   int maxNewtonIterations = 4;   // per attempt; more → fewer Newton failures on stiff problems
-  double zMax = 1e5;             // cap on z = h‖J‖₁ (induced 1-norm) (§4.3)
+  double zMax = 1e5;             // cap on z = h·(stiffness estimate) (§4.3)
+  // The stiffness the cap uses: ‖J‖₁ (an upper bound of the spectral radius, possibly far
+  // above it), or a power-iteration estimate of the spectral radius ρ(J) (never above ‖J‖₁),
+  // computed only when ‖J‖₁ would cap the step. Measured on the 16 models that hand over
+  // (docs/benchmarks/performance.md §3): the estimate saves steps (Bachmann 242 → 120) but not
+  // time — odeSD's steps cost more than CVODES BDF's on those tails (median 1.07×, up to 1.7×
+  // slower) — so ‖J‖₁ stays the default.
+  enum class StiffnessEstimate { Norm1, SpectralRadius };
+  StiffnessEstimate stiffnessEstimate = StiffnessEstimate::Norm1;
   int handoverAfter = 3;         // hand over to CVODES BDF when the cap cuts the controller's step
                                  // on this many consecutive attempts (0 = never: cap only)
   double predictorSwitch = 10;   // quintic Hermite predictor when the previous step's z < this

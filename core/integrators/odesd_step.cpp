@@ -197,12 +197,15 @@ OdeSdIntegrator::Impl::Setup OdeSdIntegrator::Impl::setUpNewton(double& hs, bool
     return Setup::Failed;
   }
   normJ1 = norm1(jvals);
-  if (!fixed && hs * normJ1 > sd.zMax) {
-    // Capped: hand over after handoverAfter consecutive capped attempts, else h = zMax/‖J‖₁
+  // The sharper estimate only where ‖J‖₁ would cap: elsewhere nothing changes and costs nothing.
+  const double stiffness =
+      !fixed && hs * normJ1 > sd.zMax ? capStiffness(jvals, normJ1) : normJ1;
+  if (!fixed && hs * stiffness > sd.zMax) {
+    // Capped: hand over after handoverAfter consecutive capped attempts, else h = zMax/stiffness
     // with the predictor (and Jacobians) redone for it.
     ++cappedInARow;
     if (sd.handoverAfter > 0 && cappedInARow >= sd.handoverAfter) return Setup::Handover;
-    hs = sd.zMax / normJ1;
+    hs = sd.zMax / stiffness;
     hNext = hs;
     landing = false;
     predict(hs);

@@ -198,7 +198,7 @@ CompiledModel::CompiledModel(OdeSystem system)
                     &ftTape_, &x0Tape_, &s0Tape_, &yTape_, &yxTape_, &ypTape_}) {
       auto binding = std::make_shared<NativeBinding>();
       t->bindNative(binding);
-      units.push_back({*t, std::move(binding)});
+      units.push_back({t, std::move(binding)});
     }
     native_ = std::make_shared<NativeCompiler>(std::move(units));
   }

@@ -17,6 +17,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/symbolic/tcc_jit.h"
+
 extern char** environ;
 
 namespace sensode::symbolic {
@@ -68,9 +70,29 @@ NativeFunction functionFrom(void* symbol) {
   return f;
 }
 
-std::string unitSymbol(std::size_t i) { return "sensode_tape_" + std::to_string(i); }
+double secondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 }  // namespace
+
+std::string nativeSymbol(std::size_t i) { return "sensode_tape_" + std::to_string(i); }
+
+std::string emitNativeSource(const std::vector<const Tape*>& tapes) {
+  std::string source = "/* Sensode native evaluators (Tape::emitCScratch) */\n" + Tape::cPrelude();
+  for (std::size_t i = 0; i < tapes.size(); ++i)
+    source += tapes[i]->emitCScratch(nativeSymbol(i)) + "\n";
+  return source;
+}
+
+const char* toString(EvaluationTier tier) {
+  switch (tier) {
+    case EvaluationTier::Interpreter: return "tape interpreter";
+    case EvaluationTier::Quick: return "tcc";
+    case EvaluationTier::Optimised: return "cc -O2";
+  }
+  return "?";
+}
 
 const char* toString(NativeState state) {
   switch (state) {
@@ -107,10 +129,150 @@ fs::path NativeCompiler::cacheDirectory() {
   return fs::temp_directory_path() / "sensode-cache";
 }
 
-NativeCompiler::NativeCompiler(std::vector<Unit> units) : units_(std::move(units)) {
-  status_.state = NativeState::Waiting;
-  status_.message = "native: waiting to compile (tape interpreter in use)";
+NativeCompiler::NativeCompiler(std::vector<Unit> units) {
+  for (auto& u : units) bindings_.push_back(std::move(u.binding));
+  command_ = compilerName();
+  for (const char* f : kFlags) command_ += std::string(" ") + f;
+  std::size_t instructions = 0;
+  for (const auto& u : units) instructions += u.tape->numInstructions();
+  if (instructions > quickOnLoadInstructions()) {
+    // Emission and tcc run first thing on the thread (no delay), on copies, while the
+    // interpreter serves: loading is not held up, and on a second core the quick tier arrives
+    // while the run starts.
+    for (const auto& u : units) tapeCopies_.push_back(*u.tape);
+    status_.state = NativeState::Waiting;
+    status_.message = "native: compiling with tcc (tape interpreter in use)";
+  } else if (prepare([&] {
+               std::vector<const Tape*> tapes;
+               for (const auto& u : units) tapes.push_back(u.tape);
+               return tapes;
+             }())) {
+    return;  // cache hit, or failed
+  }
   thread_ = std::thread([this] { run(); });
+}
+
+bool NativeCompiler::prepare(const std::vector<const Tape*>& tapes) {
+  NativeStatus st;
+  auto commit = [&](NativeState state, const std::string& message) {
+    {
+      std::lock_guard lock(mutex_);
+      st.state = state;
+      st.message = "native: " + message;
+      st.tier = status_.tier;  // loadLibrary() / the quick tier set it under the lock
+      st.library = status_.library;
+      status_ = st;
+    }
+    changed_.notify_all();  // waitUntilDone() waits for a final state (a cache hit is one)
+  };
+  try {
+    if (cancelled()) {
+      commit(NativeState::Cancelled, "cancelled (tape interpreter in use)");
+      return true;
+    }
+    auto t0 = Clock::now();
+    source_ = emitNativeSource(tapes);
+    key_ = hex(fnv1a(source_, fnv1a(command_ + "\n")));
+    st.emitSeconds = secondsSince(t0);
+    st.sourceBytes = source_.size();
+
+    // A cached optimised object beats both compilations: load it and be done.
+    const fs::path library = cacheDirectory() / ("sensode-" + key_ + ".so");
+    std::error_code ec;
+    if (fs::exists(library, ec)) {
+      t0 = Clock::now();
+      const std::string error = loadLibrary(library);
+      st.compileSeconds = secondsSince(t0);
+      if (error.empty()) {
+        st.cacheHit = true;
+        source_.clear();
+        source_.shrink_to_fit();
+        commit(NativeState::Ready, "ready (cache hit) " + library.filename().string());
+        return true;
+      }
+      fs::remove(library, ec);  // damaged: compile afresh
+    }
+
+    // The quick tier (not cancellable once tcc runs: a destructor waits for it, milliseconds).
+    if (cancelled()) {
+      commit(NativeState::Cancelled, "cancelled (tape interpreter in use)");
+      return true;
+    }
+    if (TccModule::available()) {
+      t0 = Clock::now();
+      std::string error;
+      if (auto module = TccModule::compile(source_, error)) {
+        // Above kQuickMaxTapeInstructions tcc's code (its chunks pass values through memory,
+        // unoptimised) evaluates no faster than the interpreter: those tapes stay interpreted.
+        constexpr std::size_t kQuickMaxTapeInstructions = 60000;
+        std::vector<NativeFunction> fns;
+        for (std::size_t i = 0; i < bindings_.size() && error.empty(); ++i) {
+          fns.push_back(module->function(nativeSymbol(i)));
+          if (!fns.back()) error = "tcc: no symbol " + nativeSymbol(i);
+          if (tapes[i]->numInstructions() > kQuickMaxTapeInstructions) fns.back() = nullptr;
+        }
+        if (error.empty()) {
+          publish(fns, std::move(module));
+          std::lock_guard lock(mutex_);
+          status_.tier = EvaluationTier::Quick;
+        }
+      }
+      st.quickSeconds = secondsSince(t0);
+      st.quickError = error;
+    } else {
+      st.quickError = "tcc not available (built without libtcc, or SENSODE_TCC=0)";
+    }
+  } catch (const std::exception& e) {
+    commit(NativeState::Failed, std::string(e.what()) + " (" + inUse() + " in use)");
+    return true;
+  }
+  commit(NativeState::Waiting, "waiting to compile with cc -O2 (" + inUse() + " in use)");
+  return false;
+}
+
+std::size_t NativeCompiler::quickOnLoadInstructions() {
+  const char* v = std::getenv("SENSODE_NATIVE_SYNC_INSTRUCTIONS");
+  if (!v || !*v) return 0;
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  return end != v ? static_cast<std::size_t>(n) : 0;
+}
+
+std::string NativeCompiler::inUse() const {
+  // Only the compiler's own thread (or the constructor) changes the tier: no lock needed here.
+  return status_.tier == EvaluationTier::Quick ? "tcc code" : "tape interpreter";
+}
+
+void NativeCompiler::publish(const std::vector<NativeFunction>& functions,
+                             std::shared_ptr<void> owner) {
+  for (std::size_t i = 0; i < bindings_.size(); ++i) {
+    NativeBinding& b = *bindings_[i];
+    // The new owner first, holding the previous one too; then the function (release).
+    auto both = std::make_shared<std::pair<std::shared_ptr<void>, std::shared_ptr<void>>>(
+        owner, b.library);
+    b.library = both;
+    b.fn.store(functions[i], std::memory_order_release);
+  }
+}
+
+std::string NativeCompiler::loadLibrary(const fs::path& library) {
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* err = dlerror();
+    return std::string("dlopen: ") + (err ? err : "unknown error");
+  }
+  std::shared_ptr<void> lib(handle, [](void* h) { dlclose(h); });
+  std::vector<NativeFunction> fns;
+  for (std::size_t i = 0; i < bindings_.size(); ++i) {
+    void* sym = dlsym(handle, nativeSymbol(i).c_str());
+    if (!sym) return "dlsym " + nativeSymbol(i) + " failed";
+    fns.push_back(functionFrom(sym));
+  }
+  publish(fns, std::move(lib));
+  std::lock_guard lock(mutex_);
+  status_.library = library;
+  status_.tier = EvaluationTier::Optimised;
+  return {};
 }
 
 NativeCompiler::~NativeCompiler() {
@@ -119,7 +281,7 @@ NativeCompiler::~NativeCompiler() {
     cancel_ = true;
   }
   changed_.notify_all();
-  thread_.join();  // run() polls cancel_ and kills a running compiler, so this returns quickly
+  if (thread_.joinable()) thread_.join();  // run() polls cancel_ and kills a running compiler, so this returns quickly
 }
 
 NativeStatus NativeCompiler::status() const {
@@ -152,71 +314,60 @@ void NativeCompiler::setState(NativeState state, const std::string& message) {
 }
 
 void NativeCompiler::run() {
-  // Busy time only: emission, then (after the start delay) compilation and loading.
+  // Busy time only: compilation and loading, after the start delay.
   auto start = Clock::now();
-  double before = 0;
-  auto elapsed = [&] {
-    return before + std::chrono::duration<double>(Clock::now() - start).count();
-  };
   auto finish = [&](NativeState state, const std::string& message) {
     {
       std::lock_guard lock(mutex_);
-      status_.compileSeconds = elapsed();
+      status_.compileSeconds = secondsSince(start);
     }
-    setState(state, message + (state == NativeState::Ready ? "" : " (tape interpreter in use)"));
+    setState(state, message + (state == NativeState::Ready ? "" : " (" + inUse() + " in use)"));
   };
   try {
-    // Emit. Cheap next to compilation, but still off the loading thread.
-    std::string source = "/* Sensode native evaluators (Tape::emitCScratch) */\n" + Tape::cPrelude();
-    for (std::size_t i = 0; i < units_.size(); ++i) {
-      if (cancelled()) return setState(NativeState::Cancelled, "cancelled");
-      source += units_[i].tape.emitCScratch(unitSymbol(i)) + "\n";
-      units_[i].tape = Tape();  // the copy has served its purpose; give the memory back
+    if (!tapeCopies_.empty()) {
+      std::vector<const Tape*> tapes;
+      for (const Tape& t : tapeCopies_) tapes.push_back(&t);
+      const bool done = prepare(tapes);
+      tapeCopies_.clear();
+      tapeCopies_.shrink_to_fit();
+      if (done) return;
     }
-    const std::string cc = compilerName();
-    std::string command = cc;
-    for (const char* f : kFlags) command += std::string(" ") + f;
-    const std::string key = hex(fnv1a(source, fnv1a(command + "\n")));
+    // Wait out the start delay (cancellable; waitUntilDone() ends it early).
     {
-      std::lock_guard lock(mutex_);
-      status_.sourceBytes = source.size();
-    }
-
-    const fs::path dir = cacheDirectory();
-    const fs::path library = dir / ("sensode-" + key + ".so");
-    std::error_code ec;
-    bool hit = fs::exists(library, ec);
-    if (!hit) {
-      // Wait out the start delay (cancellable; waitUntilDone() ends it early).
-      before = elapsed();
-      {
-        std::unique_lock lock(mutex_);
-        changed_.wait_for(lock, std::chrono::duration<double>(startDelaySeconds()),
-                          [this] { return cancel_ || startNow_; });
-        if (cancel_) {
-          status_.state = NativeState::Cancelled;
-          status_.message = "native: cancelled";
-          return;
-        }
+      std::unique_lock lock(mutex_);
+      changed_.wait_for(lock, std::chrono::duration<double>(startDelaySeconds()),
+                        [this] { return cancel_ || startNow_; });
+      if (cancel_) {
+        status_.state = NativeState::Cancelled;
+        status_.message = "native: cancelled (" + inUse() + " in use)";
+        return;
       }
-      start = Clock::now();
-      setState(NativeState::Compiling, "compiling " + std::to_string(source.size() / 1024) +
-                                           " kB of C (tape interpreter in use)");
+    }
+    start = Clock::now();
+    const std::string cc = compilerName();
+    const fs::path dir = cacheDirectory();
+    const fs::path library = dir / ("sensode-" + key_ + ".so");
+    std::error_code ec;
+    // Another process may have compiled the same model since this one was loaded.
+    const bool hit = fs::exists(library, ec);
+    if (!hit) {
+      setState(NativeState::Compiling, "compiling " + std::to_string(source_.size() / 1024) +
+                                           " kB of C with cc -O2 (" + inUse() + " in use)");
       fs::create_directories(dir, ec);
       // Unique temporaries, renamed into place: concurrent processes compiling the same model
       // never see a half-written library.
       const std::string tmpStem =
-          "tmp-" + key + "-" + std::to_string(getpid()) + "-" +
+          "tmp-" + key_ + "-" + std::to_string(getpid()) + "-" +
           hex(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(this)));
       const fs::path cFile = dir / (tmpStem + ".c"), soFile = dir / (tmpStem + ".so"),
                      logFile = dir / (tmpStem + ".log");
       {
         std::ofstream out(cFile);
-        out << source;
+        out << source_;
         if (!out) return finish(NativeState::Failed, "cannot write " + cFile.string());
       }
-      source.clear();
-      source.shrink_to_fit();
+      source_.clear();
+      source_.shrink_to_fit();
       auto cleanup = [&] {
         std::error_code ignored;
         fs::remove(cFile, ignored);
@@ -266,7 +417,7 @@ void NativeCompiler::run() {
           kill(-pid, SIGKILL);
           waitpid(pid, &wstatus, 0);
           cleanup();
-          setState(NativeState::Cancelled, "cancelled");
+          setState(NativeState::Cancelled, "cancelled (" + inUse() + " in use)");
           return;
         }
       }
@@ -275,7 +426,7 @@ void NativeCompiler::run() {
         const std::string log = firstLines(logFile, 300);
         cleanup();
         return finish(missing ? NativeState::NoCompiler : NativeState::Failed,
-                      "'" + command + "' failed: " + log);
+                      "'" + command_ + "' failed: " + log);
       }
       fs::rename(soFile, library, ec);
       if (ec) {
@@ -285,29 +436,13 @@ void NativeCompiler::run() {
       cleanup();
     }
 
-    void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-      const char* err = dlerror();
-      // A damaged cache entry is removed so that the next load compiles afresh.
-      if (hit) fs::remove(library, ec);
-      return finish(NativeState::Failed, std::string("dlopen: ") + (err ? err : "unknown error"));
-    }
-    std::shared_ptr<void> lib(handle, [](void* h) { dlclose(h); });
-    std::vector<NativeFunction> fns;
-    for (std::size_t i = 0; i < units_.size(); ++i) {
-      void* sym = dlsym(handle, unitSymbol(i).c_str());
-      if (!sym) return finish(NativeState::Failed, "dlsym " + unitSymbol(i) + " failed");
-      fns.push_back(functionFrom(sym));
-    }
-    // Publish: the library reference first, then the function (release), per tape.
-    for (std::size_t i = 0; i < units_.size(); ++i) {
-      units_[i].binding->library = lib;
-      units_[i].binding->fn.store(fns[i], std::memory_order_release);
+    if (const std::string error = loadLibrary(library); !error.empty()) {
+      if (hit) fs::remove(library, ec);  // a damaged cache entry: the next load compiles afresh
+      return finish(NativeState::Failed, error);
     }
     {
       std::lock_guard lock(mutex_);
       status_.cacheHit = hit;
-      status_.library = library;
     }
     finish(NativeState::Ready, std::string(hit ? "ready (cache hit) " : "ready (compiled) ") +
                                    library.filename().string());

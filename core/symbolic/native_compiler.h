@@ -1,20 +1,29 @@
 // SPDX-License-Identifier: MIT
-// Optional native evaluators: a model's tapes emitted as C (Tape::emitCScratch), compiled by the
-// system C compiler in a background thread into a shared object, loaded with dlopen, and switched
-// into each Tape atomically once ready. The tape interpreter keeps running until then, and for
-// good whenever there is no compiler, compilation fails or SENSODE_NATIVE=0: the native path
-// only ever makes evaluation faster, it never makes loading slower or fails a model.
+// Native evaluators in two tiers, from the same C (a model's tapes emitted by
+// Tape::emitCScratch, one function per tape):
 //
-// The compiler runs as `cc -O2 -shared -fPIC -ffp-contract=off` (cc from $SENSODE_CC when set):
-// without fused multiply-adds and -ffast-math the compiled code performs the tape's operations
-// in the tape's order, so native and interpreted results are identical. Shared objects are
-// cached under a hash of the compiler command and the source in $SENSODE_CACHE_DIR, else
-// $XDG_CACHE_HOME/sensode, else ~/.cache/sensode; a model loaded again starts native at once.
+//  1. quick: first thing on the background thread (no delay; on the loading thread for models
+//     up to quickOnLoadInstructions()), the C is compiled in memory by libtcc (tcc_jit.h) in
+//     milliseconds and switched into every tape, so evaluation is native almost from the start
+//     (about 2–3× slower than optimised C, 2× faster than the interpreter;
+//     docs/benchmarks/performance.md);
+//  2. optimised: `cc -O2 -shared -fPIC -ffp-contract=off` (cc from $SENSODE_CC when set) in a
+//     background thread into a shared object, loaded with dlopen and switched into each tape
+//     atomically once ready — for runs that last: it starts after a delay
+//     ($SENSODE_NATIVE_DELAY seconds, default 0.5), so short runs never spawn a compiler.
 //
-// Compilation starts after a short delay ($SENSODE_NATIVE_DELAY seconds, default 0.5; cache hits
-// load at once): models that live shorter than that — test-suite cases, unit tests — never
-// spawn a compiler. Destroying the compiler (with the last CompiledModel sharing it) cancels:
-// a running compiler process is killed and the thread joined.
+// Shared objects are cached under a hash of the compiler command and the source in
+// $SENSODE_CACHE_DIR, else $XDG_CACHE_HOME/sensode, else ~/.cache/sensode; a model loaded again
+// loads its cached object on the loading thread (a millisecond) and skips both compilations.
+//
+// Without fused multiply-adds and -ffast-math, both compilers' code performs the tape's
+// operations in the tape's order and calls the same libm, so every tier gives the interpreter's
+// numbers bit for bit (tests/core/tst_native_evaluators.cpp) and a switch mid-run changes no
+// result. The native path only ever makes evaluation faster: whenever a tier is off
+// (SENSODE_NATIVE=0 for both, SENSODE_TCC=0 for the quick one), missing or failing, the
+// previous one (in the end the tape interpreter) keeps running. Destroying the compiler (with
+// the last CompiledModel sharing it) cancels: a running compiler process is killed and the
+// thread joined.
 #pragma once
 
 #include <condition_variable>
@@ -29,34 +38,57 @@
 
 namespace sensode::symbolic {
 
+// The state of the optimised tier (cc -O2); the quick tier's outcome is NativeStatus::tier.
 enum class NativeState {
   Disabled,    // SENSODE_NATIVE=0, or the model is too large (see maxInstructions())
-  Waiting,     // the start delay has not passed yet (tape interpreter in use)
-  Compiling,   // the C compiler is running (tape interpreter in use)
-  Ready,       // every tape evaluates natively
-  NoCompiler,  // the C compiler could not be started (tape interpreter in use)
-  Failed,      // emission, compilation or loading failed (tape interpreter in use)
+  Waiting,     // the start delay has not passed yet
+  Compiling,   // the C compiler is running
+  Ready,       // every tape evaluates the optimised code
+  NoCompiler,  // the C compiler could not be started
+  Failed,      // emission, compilation or loading failed
   Cancelled,   // destroyed before it finished
 };
 
 const char* toString(NativeState state);
 
+// What evaluates the tapes right now.
+enum class EvaluationTier {
+  Interpreter,  // the tape interpreter
+  Quick,        // tcc's in-memory code
+  Optimised,    // cc -O2's shared object
+};
+
+const char* toString(EvaluationTier tier);
+
 struct NativeStatus {
   NativeState state = NativeState::Disabled;
-  std::string message;          // one line for logs and stats, e.g. "native: ready (cache hit)"
+  EvaluationTier tier = EvaluationTier::Interpreter;
+  // One line for logs and stats, e.g. "native: ready (cache hit) sensode-....so" or
+  // "native: waiting to compile with cc -O2 (tcc code in use)".
+  std::string message;
   bool cacheHit = false;        // the shared object came from the cache
-  double compileSeconds = 0;    // wall time of emission + compilation + loading, s
+  double compileSeconds = 0;    // wall time of the optimised tier: compilation + loading, s
+  double emitSeconds = 0;       // wall time of emitting the C (loading thread), s
+  double quickSeconds = 0;      // wall time of the tcc compilation (loading thread), s
+  std::string quickError;       // why the quick tier is not in use, when it was tried
   std::size_t sourceBytes = 0;  // size of the emitted C
   std::filesystem::path library;  // the cached shared object, once ready
 };
 
+// All tapes as one C translation unit (Tape::cPrelude() then one Tape::emitCScratch function per
+// tape, named by nativeSymbol(i)): what both tiers compile and the cache key hashes.
+std::string emitNativeSource(const std::vector<const Tape*>& tapes);
+std::string nativeSymbol(std::size_t i);
+
 class NativeCompiler {
  public:
   struct Unit {
-    Tape tape;  // a copy (the thread never touches tapes being evaluated), released once emitted
+    const Tape* tape;  // read only during construction (emission)
     std::shared_ptr<NativeBinding> binding;
   };
-  // Starts the background job and returns at once.
+  // Emits the C, loads a cached shared object or else compiles the quick tier (on the calling
+  // thread up to quickOnLoadInstructions(), else first thing on the background thread), then
+  // leaves the optimised tier to the background job and returns.
   explicit NativeCompiler(std::vector<Unit> units);
   ~NativeCompiler();
   NativeCompiler(const NativeCompiler&) = delete;
@@ -73,14 +105,32 @@ class NativeCompiler {
   // 1 ms per instruction at -O2 and memory to match, which is no longer a background job
   // ($SENSODE_NATIVE_MAX_INSTRUCTIONS, default 200000).
   static std::size_t maxInstructions();
+  // Models with up to this many tape instructions get emission and the quick tier on the loading
+  // thread; larger ones get both first thing on the background thread, the interpreter serving
+  // until then ($SENSODE_NATIVE_SYNC_INSTRUCTIONS, default 0: always in the background — tcc's
+  // milliseconds cost more than they save on the typical short run, docs/benchmarks/performance.md).
+  static std::size_t quickOnLoadInstructions();
   static std::filesystem::path cacheDirectory();
 
  private:
   void run();
+  // Emits the C, loads a cached object, else compiles the quick tier; true when nothing is left
+  // for the optimised tier to do (cache hit, or failure).
+  bool prepare(const std::vector<const Tape*>& tapes);
   bool cancelled() const;
   void setState(NativeState state, const std::string& message);
+  // Switches every tape to `functions` (one per unit), keeping `owner` (and whatever code the
+  // tapes ran before: another thread may still be inside it) loaded for as long as the tapes live.
+  void publish(const std::vector<NativeFunction>& functions, std::shared_ptr<void> owner);
+  // Loads the shared object and publishes it; empty on success, else why not.
+  std::string loadLibrary(const std::filesystem::path& library);
+  std::string inUse() const;  // "tcc code" or "tape interpreter", for messages
 
-  std::vector<Unit> units_;
+  std::vector<std::shared_ptr<NativeBinding>> bindings_;
+  std::vector<Tape> tapeCopies_;       // large models: what the thread emits, released after
+  std::string source_;                 // the emitted C, until the optimised tier has used it
+  std::string key_;                    // content hash of compiler command and source
+  std::string command_;                // the compiler command, for messages
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   NativeStatus status_;

@@ -21,6 +21,7 @@
 //
 //   bench_integrators [--petab DIR] [--suite DIR] [--suite-top K] [--rtols R,R,...]
 //                     [--samples N] [--points N] [--only SUBSTRING] [--newton-iterations N]
+//                     [--stiffness norm1|spectral]   (the z cap's stiffness estimate)
 //                     [--profile odesd|cvodes [--profile-runs N]]
 #include <time.h>
 
@@ -76,6 +77,7 @@ struct Settings {
   std::string only;
   double atol = 1e-12;
   int newtonIterations = 0;  // > 0: odeSD's OdeSdOptions::maxNewtonIterations
+  bool spectralCap = false;  // --stiffness spectral: the z cap on the spectral-radius estimate
   std::string profile;  // "odesd" or "cvodes": only run that method (for callgrind)
   int profileRuns = 50;
 };
@@ -146,6 +148,7 @@ struct Config {
   LinearSolverKind linear = LinearSolverKind::Auto;
   OdeSdOptions::SparseBackend backend = OdeSdOptions::SparseBackend::Klu;
   int newtonIterations = 0;  // 0 = odeSD's default
+  bool spectralCap = false;
 };
 
 // One full integration: initialize + advanceTo every output time (the state at each kept when
@@ -163,6 +166,7 @@ Run integrate(const BenchModel& m, const Config& c, bool keep) {
     OdeSdOptions so;
     so.sparseBackend = c.backend;
     if (c.newtonIterations > 0) so.maxNewtonIterations = c.newtonIterations;
+    if (c.spectralCap) so.stiffnessEstimate = OdeSdOptions::StiffnessEstimate::SpectralRadius;
     sd->setOdeSdOptions(so);
     integrator = std::move(sd);
   } else {
@@ -430,6 +434,7 @@ int run(int argc, char** argv) {
     else if (arg == "--only") s.only = value();
     else if (arg == "--profile") s.profile = value();
     else if (arg == "--newton-iterations") s.newtonIterations = std::stoi(value());
+    else if (arg == "--stiffness") s.spectralCap = value() == "spectral";
     else if (arg == "--profile-runs") s.profileRuns = std::stoi(value());
     else if (arg == "--rtols") {
       s.rtols.clear();
@@ -452,6 +457,7 @@ int run(int argc, char** argv) {
     c.rtol = s.rtols.front();
     c.atol = s.atol;
     c.newtonIterations = s.newtonIterations;
+    c.spectralCap = s.spectralCap;
     for (const BenchModel& m : models) {
       for (int r = 0; r < s.profileRuns; ++r) integrate(m, c, false);
       std::cout << m.name << ": " << integrate(m, c, false).stats.steps << " steps\n";
@@ -494,6 +500,8 @@ int run(int argc, char** argv) {
         c.rtol = rtol;
         c.atol = s.atol;
         c.newtonIterations = s.newtonIterations;
+        c.spectralCap = s.spectralCap;
+    c.spectralCap = s.spectralCap;
         Result r;
         r.run = integrate(m, c, true);
         if (r.run.ok) {
@@ -581,6 +589,7 @@ int run(int argc, char** argv) {
     c.rtol = 1e-6;
     c.atol = s.atol;
     c.newtonIterations = s.newtonIterations;
+    c.spectralCap = s.spectralCap;
     std::cout << "| " << m.name << " | " << m.model->nx();
     for (int k = 0; k < 3; ++k) {
       c.linear = k == 0 ? LinearSolverKind::Dense : LinearSolverKind::Sparse;

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
-// Native evaluators (core/symbolic/native_compiler.h): once CompiledModel's background job has
-// compiled and loaded its tapes, every tape must give the interpreter's numbers bit for bit
-// (the C is compiled with -ffp-contract=off and performs the tape's operations in order); the
-// interpreter must remain the answer whenever native code is off (SENSODE_NATIVE=0), cannot be
-// compiled or is cancelled; a second load of the same model must come from the cache.
+// Native evaluators (core/symbolic/native_compiler.h): the quick tier (tcc, in memory, on the
+// loading thread) must be in use as soon as CompiledModel is constructed, and once the
+// background job has compiled and loaded the optimised tier, every tape must still give the
+// interpreter's numbers bit for bit (both compilers get C that performs the tape's operations in
+// order, without contraction); the previous tier (in the end the interpreter) must remain the
+// answer whenever a tier is off (SENSODE_NATIVE=0, SENSODE_TCC=0), cannot be compiled or is
+// cancelled; a second load of the same model must come from the cache.
 #include <QtTest/QtTest>
 
 #include <cmath>
@@ -17,6 +19,7 @@
 
 #include "core/model/sbml_importer.h"
 #include "core/symbolic/compiled_model.h"
+#include "core/symbolic/tcc_jit.h"
 
 using namespace sensode;
 using namespace sensode::symbolic;
@@ -75,6 +78,45 @@ class ScopedEnv {
   bool had_ = false;
 };
 
+// Every tape of `cm` evaluated through Tape::evaluate (whatever tier is bound) against the
+// interpreter, bit for bit, at the initial state and at a perturbed point; returns the count.
+std::size_t compareAllTapesWithInterpreter(const CompiledModel& cm) {
+  const std::vector<double> p0 = cm.nominalParameters();
+  std::vector<double> x0(static_cast<std::size_t>(cm.nx()));
+  cm.initialState(0.0, p0.data(), x0.data());
+  std::vector<double> x1 = x0, p1 = p0;
+  for (std::size_t i = 0; i < x1.size(); ++i) x1[i] = x1[i] * 1.3 + 0.01 * static_cast<double>(i + 1);
+  for (std::size_t k = 0; k < p1.size(); ++k) p1[k] *= 1.0 + 0.05 * static_cast<double>(k % 3);
+  const struct {
+    double t;
+    const std::vector<double>& x;
+    const std::vector<double>& p;
+  } points[] = {{0.0, x0, p0}, {2.5, x1, p1}};
+  std::size_t compared = 0;
+  for (const auto& named : cm.tapes()) {
+    const Tape& tape = *named.tape;
+    if (!tape.isNative()) {
+      QTest::qFail(("tape " + named.name + " is not native").c_str(), __FILE__, __LINE__);
+      return 0;
+    }
+    const std::size_t n = tape.numOutputs();
+    std::vector<double> interpreted(n + 1), native(n + 1);
+    for (const auto& pt : points) {
+      tape.interpret(pt.t, pt.x.data(), pt.p.data(), interpreted.data());
+      tape.evaluate(pt.t, pt.x.data(), pt.p.data(), native.data());
+      for (std::size_t i = 0; i < n; ++i, ++compared)
+        if (!sameBits(interpreted[i], native[i])) {
+          QTest::qFail(qPrintable(QString("%1[%2] at t=%3: tape %4, native %5")
+                                      .arg(named.name.c_str()).arg(i).arg(pt.t)
+                                      .arg(interpreted[i], 0, 'g', 17).arg(native[i], 0, 'g', 17)),
+                       __FILE__, __LINE__);
+          return 0;
+        }
+    }
+  }
+  return compared;
+}
+
 }  // namespace
 
 class TestNativeEvaluators : public QObject {
@@ -85,8 +127,12 @@ class TestNativeEvaluators : public QObject {
   void cleanupTestCase();
   void nativeEqualsTape_data();
   void nativeEqualsTape();
+  void quickTierFromConstruction_data();
+  void quickTierFromConstruction();
+  void quickTierInBackgroundAboveThreshold();
   void disabledFallsBackToTape();
   void missingOrFailingCompilerFallsBackToTape();
+  void failingCompilerKeepsQuickTier();
   void secondLoadHitsCache();
   void destroyWhileCompilingIsSafe();
 
@@ -173,6 +219,44 @@ void TestNativeEvaluators::nativeEqualsTape() {
   }
 }
 
+void TestNativeEvaluators::quickTierFromConstruction_data() { nativeEqualsTape_data(); }
+
+void TestNativeEvaluators::quickTierFromConstruction() {
+  QFETCH(QString, file);
+  if (!fs::exists(file.toStdString())) QSKIP("model not found beside the checkout");
+  if (!TccModule::available()) QSKIP("built without libtcc");
+  // A fresh cache and a start delay no test outlives: the tcc code is what runs.
+  const fs::path cache = cache_ / "quick";
+  ScopedEnv dir("SENSODE_CACHE_DIR", cache.string());
+  ScopedEnv delay("SENSODE_NATIVE_DELAY", "3600");
+  ScopedEnv onLoad("SENSODE_NATIVE_SYNC_INSTRUCTIONS", "100000000");
+  const auto cm = load(file.toStdString());
+  const NativeStatus st = cm->nativeStatus();
+  QVERIFY2(st.tier == EvaluationTier::Quick, (st.message + " / " + st.quickError).c_str());
+  QCOMPARE(st.state, NativeState::Waiting);
+  QVERIFY2(st.message.find("tcc code in use") != std::string::npos, st.message.c_str());
+  QVERIFY(compareAllTapesWithInterpreter(*cm) > 0);
+  // The optimised tier, when it comes, takes over mid-life and agrees as well.
+  if (!haveCompiler()) return;
+  QVERIFY2(cm->waitForNative(600), cm->nativeStatus().message.c_str());
+  QVERIFY(cm->nativeStatus().tier == EvaluationTier::Optimised);
+  QVERIFY(compareAllTapesWithInterpreter(*cm) > 0);
+}
+
+void TestNativeEvaluators::quickTierInBackgroundAboveThreshold() {
+  // Models above SENSODE_NATIVE_SYNC_INSTRUCTIONS (by default all) load without waiting for
+  // emission and tcc: the interpreter serves at first, tcc's code follows from the thread.
+  const fs::path file = petabModel("Bachmann_MSB2011");
+  if (!fs::exists(file)) QSKIP("model not found beside the checkout");
+  if (!TccModule::available()) QSKIP("built without libtcc");
+  ScopedEnv dir("SENSODE_CACHE_DIR", (cache_ / "quick-background").string());
+  ScopedEnv delay("SENSODE_NATIVE_DELAY", "3600");
+  ScopedEnv threshold("SENSODE_NATIVE_SYNC_INSTRUCTIONS", "0");
+  const auto cm = load(file);
+  QTRY_VERIFY_WITH_TIMEOUT(cm->nativeStatus().tier == EvaluationTier::Quick, 20000);
+  QVERIFY(compareAllTapesWithInterpreter(*cm) > 0);
+}
+
 void TestNativeEvaluators::disabledFallsBackToTape() {
   const fs::path file = petabModel("Boehm_JProteomeRes2014");
   if (!fs::exists(file)) QSKIP("model not found beside the checkout");
@@ -197,6 +281,7 @@ void TestNativeEvaluators::missingOrFailingCompilerFallsBackToTape() {
   // cache so that nothing compiled earlier is found.
   const fs::path cache = cache_ / "fallback";
   ScopedEnv dir("SENSODE_CACHE_DIR", cache.string());
+  ScopedEnv noQuickTier("SENSODE_TCC", "0");
   const std::pair<const char*, NativeState> compilers[] = {
       {"/nonexistent/sensode-no-cc", NativeState::NoCompiler}, {"false", NativeState::Failed}};
   for (const auto& [cc, expected] : compilers) {
@@ -215,6 +300,21 @@ void TestNativeEvaluators::missingOrFailingCompilerFallsBackToTape() {
   }
   QCOMPARE(filesIn(cache, ".so"), std::size_t{0});
   QCOMPARE(filesIn(cache, ".c"), std::size_t{0});  // temporaries cleaned up
+}
+
+void TestNativeEvaluators::failingCompilerKeepsQuickTier() {
+  const fs::path file = petabModel("Boehm_JProteomeRes2014");
+  if (!fs::exists(file)) QSKIP("model not found beside the checkout");
+  if (!TccModule::available()) QSKIP("built without libtcc");
+  ScopedEnv dir("SENSODE_CACHE_DIR", (cache_ / "fallback-quick").string());
+  ScopedEnv compiler("SENSODE_CC", "false");
+  const auto cm = load(file);
+  QVERIFY(!cm->waitForNative(60));
+  const NativeStatus st = cm->nativeStatus();
+  QCOMPARE(st.state, NativeState::Failed);
+  QVERIFY(st.tier == EvaluationTier::Quick);
+  QVERIFY2(st.message.find("tcc code in use") != std::string::npos, st.message.c_str());
+  QVERIFY(compareAllTapesWithInterpreter(*cm) > 0);
 }
 
 void TestNativeEvaluators::secondLoadHitsCache() {
