@@ -73,6 +73,10 @@ if(LIBTCC_INCLUDE_DIR AND LIBTCC_LIB)
   target_include_directories(sensode_libtcc SYSTEM INTERFACE ${LIBTCC_INCLUDE_DIR})
   target_link_libraries(sensode_libtcc INTERFACE ${LIBTCC_LIB} ${CMAKE_DL_LIBS})
   target_compile_definitions(sensode_libtcc INTERFACE SENSODE_HAVE_LIBTCC)
+  # Debian ships libtcc only as a static archive of position-independent-executable code, whose
+  # PC-relative references to its own globals cannot be preempted in a shared object: hidden
+  # (--exclude-libs), they bind inside the plugin modules that link the core.
+  target_link_options(sensode_libtcc INTERFACE "LINKER:--exclude-libs,libtcc.a")
 else()
   message(STATUS "libtcc not found (apt-get install libtcc-dev): native code only after cc -O2")
 endif()

@@ -15,6 +15,7 @@
 #include "core/cli/commands.h"
 #include "core/common/errors.h"
 #include "core/integrators/sundials_build.h"
+#include "core/symbolic/tcc_jit.h"
 
 namespace {
 
@@ -48,6 +49,7 @@ int fail(int status, const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  sensode::symbolic::installTccBackend();  // native evaluation from a model's first call
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     std::cerr << kUsage;

@@ -1,68 +1,19 @@
 // SPDX-License-Identifier: MIT
 #include "core/symbolic/tcc_jit.h"
 
-#include <cmath>
+#include <atomic>
 #include <cstdlib>
-#include <cstring>
-#include <mutex>
-#include <utility>
-
-#ifdef SENSODE_HAVE_LIBTCC
-#include <libtcc.h>
-#endif
 
 namespace sensode::symbolic {
 
-#ifdef SENSODE_HAVE_LIBTCC
 namespace {
-
-std::mutex& tccLock() {
-  static std::mutex m;
-  return m;
-}
-
-using Unary = double (*)(double);
-using Binary = double (*)(double, double);
-
-// Every libm function Tape::cPrelude() and Tape::emitCScratch() can call, bound by address so
-// that tcc's code calls the same libm as the interpreter.
-const std::pair<const char*, Unary> kUnary[] = {
-    {"exp", ::exp},     {"log", ::log},     {"sin", ::sin},     {"cos", ::cos},
-    {"tan", ::tan},     {"sinh", ::sinh},   {"cosh", ::cosh},   {"tanh", ::tanh},
-    {"asin", ::asin},   {"acos", ::acos},   {"atan", ::atan},   {"asinh", ::asinh},
-    {"acosh", ::acosh}, {"atanh", ::atanh}, {"fabs", ::fabs},   {"floor", ::floor},
-    {"ceil", ::ceil},   {"tgamma", ::tgamma}, {"trunc", ::trunc}, {"sqrt", ::sqrt},
-};
-const std::pair<const char*, Binary> kBinary[] = {{"pow", ::pow}, {"fmod", ::fmod}};
-
-// What replaces `#include <math.h>`: the prototypes above and NAN (only in unreachable default
-// branches; a quiet NaN either way).
-std::string mathDeclarations() {
-  std::string d;
-  for (const auto& [name, fn] : kUnary) d += std::string("double ") + name + "(double);\n";
-  for (const auto& [name, fn] : kBinary) d += std::string("double ") + name + "(double, double);\n";
-  d += "static double sensode_quiet_nan(void) {\n"
-       "  union { unsigned long long u; double d; } v = {0x7ff8000000000000ULL};\n"
-       "  return v.d;\n"
-       "}\n"
-       "#define NAN sensode_quiet_nan()\n";
-  return d;
-}
-
-void* addressOf(Unary f) {
-  void* p = nullptr;
-  std::memcpy(&p, &f, sizeof p);
-  return p;
-}
-void* addressOf(Binary f) {
-  void* p = nullptr;
-  std::memcpy(&p, &f, sizeof p);
-  return p;
-}
-
+std::atomic<const TccBackend*> gBackend{nullptr};
 }  // namespace
 
+void TccModule::setBackend(const TccBackend* backend) { gBackend.store(backend); }
+
 bool TccModule::available() {
+  if (!gBackend.load()) return false;
   const char* v = std::getenv("SENSODE_TCC");
   if (!v) return true;
   const std::string s = v;
@@ -70,60 +21,20 @@ bool TccModule::available() {
 }
 
 std::shared_ptr<TccModule> TccModule::compile(const std::string& source, std::string& error) {
-  static const std::string kInclude = "#include <math.h>\n";
-  std::string text = source;
-  if (const auto at = text.find(kInclude); at != std::string::npos)
-    text.replace(at, kInclude.size(), mathDeclarations());
-
-  std::lock_guard lock(tccLock());
-  TCCState* s = tcc_new();
-  if (!s) {
-    error = "tcc_new failed";
+  const TccBackend* backend = gBackend.load();
+  if (!backend) {
+    error = "this program was built without libtcc";
     return nullptr;
   }
-  // Errors arrive through the callback; keep the first.
-  error.clear();
-  tcc_set_error_func(s, &error, [](void* opaque, const char* msg) {
-    auto& e = *static_cast<std::string*>(opaque);
-    if (e.empty()) e = msg;
-  });
-  tcc_set_options(s, "-nostdlib");
-  tcc_set_output_type(s, TCC_OUTPUT_MEMORY);
-  auto fail = [&](const char* what) -> std::shared_ptr<TccModule> {
-    if (error.empty()) error = what;
-    tcc_delete(s);
-    return nullptr;
-  };
-  if (tcc_compile_string(s, text.c_str()) < 0) return fail("tcc could not compile the source");
-  for (const auto& [name, fn] : kUnary) tcc_add_symbol(s, name, addressOf(fn));
-  for (const auto& [name, fn] : kBinary) tcc_add_symbol(s, name, addressOf(fn));
-  if (tcc_relocate(s, TCC_RELOCATE_AUTO) < 0) return fail("tcc could not link the code");
-  return std::shared_ptr<TccModule>(new TccModule(s));
+  void* state = backend->compile(source, error);
+  if (!state) return nullptr;
+  return std::shared_ptr<TccModule>(new TccModule(state, backend));
 }
 
 NativeFunction TccModule::function(const std::string& name) const {
-  void* sym = tcc_get_symbol(static_cast<TCCState*>(state_), name.c_str());
-  NativeFunction f = nullptr;
-  static_assert(sizeof f == sizeof sym);
-  std::memcpy(&f, &sym, sizeof f);
-  return f;
+  return backend_->function(state_, name.c_str());
 }
 
-TccModule::~TccModule() {
-  std::lock_guard lock(tccLock());
-  tcc_delete(static_cast<TCCState*>(state_));
-}
-
-#else  // built without libtcc: the quick tier is absent and the interpreter runs until cc is done
-
-bool TccModule::available() { return false; }
-std::shared_ptr<TccModule> TccModule::compile(const std::string&, std::string& error) {
-  error = "built without libtcc";
-  return nullptr;
-}
-NativeFunction TccModule::function(const std::string&) const { return nullptr; }
-TccModule::~TccModule() = default;
-
-#endif
+TccModule::~TccModule() { backend_->release(state_); }
 
 }  // namespace sensode::symbolic

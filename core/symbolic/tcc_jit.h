@@ -10,6 +10,11 @@
 // needs no file at run time and calls the very libm the interpreter calls.
 //
 // libtcc 0.9.27 keeps global state: every compilation holds one process-wide lock.
+//
+// The libtcc calls live in the sensode_tcc library (tcc_backend.cpp), which executables link and
+// install with installTccBackend(): Debian's libtcc.a is position-dependent code that a shared
+// object cannot hold, so the GUI's plugins run without the quick tier (cc -O2 still replaces the
+// interpreter in the background there).
 #pragma once
 
 #include <memory>
@@ -19,11 +24,24 @@
 
 namespace sensode::symbolic {
 
+// The libtcc entry points (tcc_backend.cpp): compile returns a TCCState* or null with `error`.
+struct TccBackend {
+  void* (*compile)(const std::string& source, std::string& error);
+  NativeFunction (*function)(void* state, const char* name);
+  void (*release)(void* state);
+};
+
+// Makes TccModule available in this process: defined in sensode_tcc (tcc_backend.cpp), called
+// by executables before they load a model.
+void installTccBackend();
+
 // Machine code compiled in memory; freed when the last reference goes.
 class TccModule {
  public:
-  // True when Sensode was built with libtcc (libtcc-dev) and SENSODE_TCC is not "0"/"off".
+  // True when the process installed the libtcc backend (installTccBackend) and SENSODE_TCC is
+  // not "0"/"off".
   static bool available();
+  static void setBackend(const TccBackend* backend);
   // Compiles `source` (Tape::cPrelude() + Tape::emitCScratch() units). Null, with the compiler's
   // first message in `error`, when tcc rejects it.
   static std::shared_ptr<TccModule> compile(const std::string& source, std::string& error);
@@ -36,8 +54,9 @@ class TccModule {
   TccModule& operator=(const TccModule&) = delete;
 
  private:
-  explicit TccModule(void* state) : state_(state) {}
+  TccModule(void* state, const TccBackend* backend) : state_(state), backend_(backend) {}
   void* state_;  // TCCState*
+  const TccBackend* backend_;
 };
 
 }  // namespace sensode::symbolic

@@ -214,6 +214,7 @@ void run(const Input& in, std::size_t ccMaxInstructions) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  sensode::symbolic::installTccBackend();
   setenv("SENSODE_NATIVE", "0", 1);
   std::vector<int> sizes = {10, 30, 100, 300, 1000, 2000};
   std::size_t ccMax = 200000;

@@ -142,6 +142,7 @@ class TestNativeEvaluators : public QObject {
 };
 
 void TestNativeEvaluators::initTestCase() {
+  installTccBackend();
   std::string pattern = (fs::temp_directory_path() / "sensode-native-XXXXXX").string();
   QVERIFY(mkdtemp(pattern.data()) != nullptr);
   cache_ = pattern;
