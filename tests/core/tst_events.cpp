@@ -17,59 +17,26 @@
 #include "core/symbolic/compiled_model.h"
 #include "core/tasks/sensitivities_task.h"
 #include "core/tasks/time_course_task.h"
+#include "support/event_models.h"
 
 using sensode::integrators::Method;
 Q_DECLARE_METATYPE(sensode::integrators::Method)
 
 namespace {
 
-constexpr const char* kTime =
-    R"(<csymbol encoding="text" definitionURL="http://www.sbml.org/sbml/symbols/time">time</csymbol>)";
-
-std::string math(const std::string& body) {
-  return R"(<math xmlns="http://www.w3.org/1998/Math/MathML">)" + body + "</math>";
-}
-
-// An L3V2 document: `body` holds the listOf... elements of the model.
-std::string document(const std::string& body) {
-  return R"(<?xml version="1.0" encoding="UTF-8"?>
-<sbml xmlns="http://www.sbml.org/sbml/level3/version2/core" level="3" version="2">
-  <model id="events">)" +
-         body + "</model></sbml>";
-}
-
-// x' = −k x for species x (amount 10 in compartment c of size 1).
+// The SBML snippets (tests/support/event_models.h) under this file's short names.
+const char* const& kTime = sensode::testing::kMathTime;
+using sensode::testing::eventXml;
+using sensode::testing::math;
+std::string document(const std::string& body) { return sensode::testing::sbmlDocument(body); }
 std::string decay(const std::string& extraParameters, const std::string& events) {
-  return document(R"(
-    <listOfCompartments><compartment id="c" size="1" constant="true"/></listOfCompartments>
-    <listOfSpecies><species id="x" compartment="c" initialAmount="10"
-      hasOnlySubstanceUnits="true" boundaryCondition="false" constant="false"/></listOfSpecies>
-    <listOfParameters><parameter id="k" value="0.3" constant="true"/>)" +
-                  extraParameters + R"(</listOfParameters>
-    <listOfReactions><reaction id="R" reversible="false">
-      <listOfReactants><speciesReference species="x" stoichiometry="1" constant="true"/>
-      </listOfReactants>
-      <kineticLaw>)" + math("<apply><times/><ci>k</ci><ci>x</ci></apply>") + R"(</kineticLaw>
-    </reaction></listOfReactions>
-    <listOfEvents>)" + events + "</listOfEvents>");
+  return sensode::testing::decayWithEvents(extraParameters, events);
 }
-
-std::string eventXml(const std::string& id, const std::string& trigger,
-                     const std::string& assignments, const std::string& extra = "",
-                     const std::string& triggerAttributes = R"(initialValue="true" persistent="true")",
-                     const std::string& eventAttributes = R"(useValuesFromTriggerTime="true")") {
-  return R"(<event id=")" + id + "\" " + eventAttributes + "><trigger " + triggerAttributes +
-         ">" + math(trigger) + "</trigger>" + extra + "<listOfEventAssignments>" + assignments +
-         "</listOfEventAssignments></event>";
-}
-
 std::string assign(const std::string& variable, const std::string& body) {
-  return R"(<eventAssignment variable=")" + variable + "\">" + math(body) + "</eventAssignment>";
+  return sensode::testing::eventAssignment(variable, body);
 }
-
 std::shared_ptr<const sensode::symbolic::CompiledModel> compile(const std::string& xml) {
-  return std::make_shared<const sensode::symbolic::CompiledModel>(
-      sensode::symbolic::buildOdeSystem(sensode::model::importSbmlString(xml, "events.xml")));
+  return sensode::testing::compileSbml(xml);
 }
 
 sensode::tasks::TimeCourseResult timeCourse(
