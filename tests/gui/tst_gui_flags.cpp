@@ -3,6 +3,7 @@
 // QT_QPA_PLATFORM=offscreen saves the window once the results are shown and exits 0; an unknown
 // task exits 2 and a broken model exits 1, each with its message on stderr. The executable finds
 // its plugin through the build tree's rule (build/gui/sensode-gui → build/plugins).
+#include <QFileInfo>
 #include <QImage>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -76,6 +77,34 @@ class TestGuiFlags : public QObject {
     QCOMPARE(r.exitCode, 2);
     QVERIFY2(r.err.contains(QStringLiteral("nosuchtask")), qPrintable(r.err));
     QVERIFY2(r.err.contains(QStringLiteral("timecourse")), qPrintable(r.err));
+  }
+
+  // Issue 14/15: a model with algebraic rules (IDAS), fast reactions, delays or events runs in
+  // every SBML task of the real executable; exit 0 means the task succeeded (scripted_run.cpp).
+  void constructsRunInEveryTask_data() {
+    QTest::addColumn<QString>("caseFile");
+    QTest::addColumn<QString>("task");
+    const QStringList models = {
+        QStringLiteral("00549/00549-sbml-l3v2.xml"),  // algebraic rule: IDAS
+        QStringLiteral("00870/00870-sbml-l3v1.xml"),  // fast reaction
+        QStringLiteral("01414/01414-sbml-l3v2.xml"),  // delay
+        QStringLiteral("00349/00349-sbml-l3v2.xml"),  // events
+    };
+    for (const QString& m : models)
+      for (const QString& task : {QStringLiteral("timecourse"), QStringLiteral("sensitivities")})
+        QTest::newRow(qPrintable(m.left(5) + QLatin1Char(' ') + task)) << m << task;
+  }
+  void constructsRunInEveryTask() {
+    QFETCH(QString, caseFile);
+    QFETCH(QString, task);
+    const QString file = QStringLiteral(SENSODE_SHARED_DIR "/sbml-test-suite/cases/") + caseFile;
+    if (!QFileInfo::exists(file)) QSKIP("SBML Test Suite not found beside the checkout");
+    QTemporaryDir dir;
+    const QString png = dir.filePath(QStringLiteral("run.png"));
+    const Run r = runGui({QStringLiteral("--open"), file, QStringLiteral("--run"), task,
+                          QStringLiteral("--screenshot"), png});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY2(!QImage(png).isNull(), qPrintable(r.out + r.err));
   }
 
   void brokenModelExitsOne() {
