@@ -192,6 +192,16 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
   petab::GradientMethod gradient = options.gradient;
   bool forwardWorks = true;
   petab::ObjectiveResult nominal;
+  // It reports on the run's scale (0 of the planned units, runEstimation's contract): its own
+  // integration progress would run ahead of the starts and then go back.
+  const double planned = static_cast<double>(options.starts) +
+                         2.0 * options.profileMaxPoints * static_cast<double>(profiled.size());
+  ProgressMonitor nominalMonitor;
+  nominalMonitor.token = monitor.token;
+  if (monitor.callback)
+    nominalMonitor.callback = [&monitor, planned](const ProgressInfo&) {
+      return monitor.callback({0, planned, 0});
+    };
   {
     std::vector<double> q = petab::nominalScaledParameters(problem);
     bool finite = true;
@@ -200,7 +210,7 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
       petab::ObjectiveOptions o = options.objective;
       o.measurementSensitivities = true;
       try {
-        nominal = petab::evaluateWithFallback(problem, q, options.gradient, o, monitor);
+        nominal = petab::evaluateWithFallback(problem, q, options.gradient, o, nominalMonitor);
         result.nominalObjective = nominal.objective;
         gradient = nominal.method;
         for (const std::string& f : nominal.fallbacks)

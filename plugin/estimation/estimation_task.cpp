@@ -320,11 +320,9 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
         .arg(info.steps);
   });
 
-  // Before its starts, the core evaluates the nominal point with the monitor as it is, so that
-  // evaluation reports its own units (experiments of one objective evaluation). QFuture drops
-  // progress that goes back: shown as it comes, that phase would fill the bar and freeze the
-  // text for the whole run. So anything not on the run's scale (starts + profile points
-  // planned, estimation.h) shows as 0 of the planned units; cancel is checked all the same.
+  // QFuture drops progress that goes back: anything not on the run's scale (starts + profile
+  // points planned, estimation.h) would fill the bar and freeze the text for the whole run, so
+  // it shows as 0 of the planned units; cancel is checked all the same.
   const double planned =
       settings.options.starts + 2.0 * settings.options.profileMaxPoints *
                                     static_cast<double>(settings.options.profileParameters.size());
