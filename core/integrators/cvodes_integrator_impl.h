@@ -1,0 +1,732 @@
+// SPDX-License-Identifier: MIT
+// The state behind CvodesIntegrator and CVODES's C callbacks into it (right-hand side, Jacobian,
+// sensitivity right-hand sides, the augmented system's block solver and weights, the error
+// handler), with the translation of CVODES failures into a modeller's words. Internal: included
+// by cvodes_integrator.cpp only, which holds the Integrator interface on top of it.
+#pragma once
+
+#include "core/integrators/cvodes_integrator.h"
+
+#include <cvodes/cvodes.h>
+#include <cvodes/cvodes_ls.h>
+#include <nvector/nvector_serial.h>
+#include <sunlinsol/sunlinsol_dense.h>
+#include <sunlinsol/sunlinsol_klu.h>
+#include <sunmatrix/sunmatrix_dense.h>
+#include <sunmatrix/sunmatrix_sparse.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "core/common/errors.h"
+#include "core/integrators/cvodes_augmented.h"
+#include "core/integrators/sparse_lu.h"
+#include "core/integrators/sundials_handles.h"
+
+namespace sensode::integrators {
+
+using detail::block;
+using detail::BlockLengthScope;
+using detail::installAugmentedOps;
+using detail::newBlockMatrix;
+
+namespace cvodes_detail {
+
+inline std::string num(double v, int precision = 6) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+  return buf;
+}
+
+// What went wrong inside a callback, recorded for the exception thrown after CVode() returns.
+struct CallbackRecord {
+  enum class Kind {
+    None,
+    NonFiniteRhs,
+    NonFiniteJacobian,
+    NonFiniteParamJacobian,  // ∂f/∂p entry (row = state, col = model parameter index)
+    NonFiniteSensitivityRhs,  // Ṡ entry (row = state, col = model parameter index)
+    Exception
+  };
+  Kind kind = Kind::None;
+  int row = -1, col = -1;  // state index (f), Jacobian entry (row, col), or (state, parameter)
+  double t = 0;
+  std::string what;  // Exception: what()
+};
+
+// One-line cause for a CVode() return flag.
+inline const char* describeFlag(int flag) {
+  switch (flag) {
+    case CV_TOO_MUCH_ACC: return "requested accuracy too high for machine precision";
+    case CV_ERR_FAILURE: return "error test failed repeatedly (step size too small)";
+    case CV_CONV_FAILURE: return "Newton iteration failed to converge repeatedly (step size too small)";
+    case CV_LSETUP_FAIL: return "linear solver setup failed (singular iteration matrix?)";
+    case CV_LSOLVE_FAIL: return "linear solve failed";
+    case CV_RHSFUNC_FAIL: return "right-hand side evaluation failed";
+    case CV_FIRST_RHSFUNC_ERR: return "right-hand side evaluation failed at the first call";
+    case CV_REPTD_RHSFUNC_ERR: return "repeated recoverable right-hand side errors";
+    case CV_UNREC_RHSFUNC_ERR: return "unrecoverable right-hand side error";
+    case CV_NLS_FAIL: return "nonlinear solver failed";
+    case CV_TOO_CLOSE: return "output time too close to the start time";
+    case CV_ILL_INPUT: return "illegal input";
+    default: return "CVODES error";
+  }
+}
+
+// Consecutive steps that leave t unchanged before advanceTo gives up.
+constexpr long kMaxStalledSteps = 100;
+
+}  // namespace cvodes_detail
+using namespace cvodes_detail;
+
+struct CvodesIntegrator::Impl {
+  std::shared_ptr<const symbolic::CompiledModel> model;
+  IntegratorOptions options;
+  std::vector<double> p;
+  int nx = 0;
+  double t = 0;                // time of the last output (or t0)
+  std::vector<double> xLast;   // x(t)
+  bool sparse = false;
+  bool initialized = false;
+  IntegratorStats stats;
+
+  // Jacobian: values in the CompiledModel's CSC order, scattered into a pattern that is the
+  // model's pattern plus the diagonal (so CVODES's M = I − γJ never has to grow the matrix and
+  // KLU's symbolic factorisation stays valid).
+  std::vector<double> jacValues;
+  std::vector<sunindextype> colPtr, rowIdx;  // merged pattern
+  std::vector<sunindextype> target;          // model entry k → position in merged pattern
+
+  // Forward sensitivities (enableSensitivities): CVodeSensInit with the analytic right-hand
+  // side Ṡ = J·S + ∂f/∂p for the selected parameters, all columns per call.
+  bool advanced = false;       // advanceTo() has integrated (sensitivities must come first)
+  bool sensEnabled = false;
+  int sensMethod = CV_STAGGERED;  // from IntegratorOptions::sensitivityCorrector
+  std::vector<int> sensParams;    // model parameter index of each sensitivity column
+  std::vector<double> sLast;      // S at t, column-major nx × ns
+  std::vector<double> pbar;       // |p_k| (1 when p_k = 0): scales the sensitivity tolerances
+  // J and ∂f/∂p at (sensT, sensX): CVODES calls the sensitivity right-hand side repeatedly at
+  // the same state (every staggered corrector iteration), so the values are cached.
+  std::vector<double> sensJac, sensFp, sensX;
+  double sensT = 0;
+  bool sensCacheValid = false;
+
+  // Augmented mode (SensitivityCorrector::Augmented): plain CVODE on y = [x; vec(S)] (y and
+  // yOut have length nx·(1 + ns)), Newton matrix = the BlockMatrix above, factorised by blockLu
+  // (dense LU or KLU by the same rule as the states' solver) and applied to all 1 + ns blocks
+  // in one multi-right-hand-side solve.
+  bool augmented = false;
+  long augmentedRhsEvals = 0;
+  symbolic::SparsePattern blockPattern;  // the merged pattern, for blockLu
+  std::vector<sunindextype> diagonal;    // diagonal positions in the merged pattern
+  detail::SparseLu blockLu;              // outlives the linear solver that uses it
+  std::vector<double> augmentedAtol;     // per component (+∞: not in the error test)
+
+  StepCallback stepCallback;  // setStepCallback
+  // CVodeGetDky on the last step, for the step callback.
+  struct Dense final : StepDenseOutput {
+    Impl* impl = nullptr;
+    void state(double tq, double* out) override {
+      const int flag = CVodeGetDky(impl->mem.get(), tq, 0, impl->yOut.get());
+      if (flag < 0) impl->throwCvodeFailure(flag);
+      const double* v = N_VGetArrayPointer(impl->yOut.get());
+      std::copy(v, v + impl->nx, out);
+    }
+    bool sensitivities(double tq, double* s) override {
+      if (!impl->sensEnabled || impl->sensParams.empty()) return false;
+      const auto n = static_cast<std::size_t>(impl->nx);
+      if (impl->augmented) {  // y = [x; vec(S)]
+        const int flag = CVodeGetDky(impl->mem.get(), tq, 0, impl->yOut.get());
+        if (flag < 0) impl->throwCvodeFailure(flag);
+        const double* v = N_VGetArrayPointer(impl->yOut.get());
+        std::copy(v + n, v + N_VGetLength(impl->yOut.get()), s);
+        return true;
+      }
+      const int flag = CVodeGetSensDky(impl->mem.get(), tq, 0, impl->ySOut.data());
+      if (flag < 0) impl->throwCvodeFailure(flag);
+      for (std::size_t j = 0; j < impl->ySOut.size(); ++j) {
+        const double* v = N_VGetArrayPointer(impl->ySOut[j]);
+        std::copy(v, v + n, s + j * n);
+      }
+      return true;
+    }
+  };
+
+  CallbackRecord record;     // the current CVode() call's first callback problem
+  CallbackRecord recovered;  // the latest problem CVODES recovered from in this advanceTo()
+  std::string cvodeMessage;  // last error message CVODES reported (never printed)
+
+  // Declaration order = construction order; destroyed in reverse (see sundials_handles.h).
+  sundials::ContextPtr ctx;
+  sundials::VectorPtr y, yOut;
+  std::vector<sundials::VectorPtr> ySOwned, ySOutOwned;  // sensitivity vectors (ns each)
+  std::vector<N_Vector> yS, ySOut;                      // the same, as CVODES wants them
+  sundials::MatrixPtr A;
+  sundials::LinearSolverPtr ls;
+  sundials::CvodeMemPtr mem;
+
+  void reset() {
+    mem.reset();
+    ls.reset();
+    A.reset();
+    yS.clear();
+    ySOut.clear();
+    ySOwned.clear();
+    ySOutOwned.clear();
+    yOut.reset();
+    y.reset();
+    ctx.reset();
+    stats = {};
+    record = {};
+    cvodeMessage.clear();
+    initialized = false;
+    advanced = false;
+    sensEnabled = false;
+    sensParams.clear();
+    sLast.clear();
+    sensCacheValid = false;
+    augmented = false;
+    augmentedRhsEvals = 0;
+  }
+
+  // CVODE BDF memory starting from (t, y) with the options' step settings; the caller sets the
+  // tolerances and the linear solver.
+  void createCvode(CVRhsFn f) {
+    mem.reset(sundials::checkCreated(CVodeCreate(CV_BDF, ctx.get()), "CVodeCreate"));
+    void* m = mem.get();
+    sundials::checkCvode(CVodeSetErrHandlerFn(m, &Impl::errorHandler, this),
+                         "CVodeSetErrHandlerFn");
+    sundials::checkCvode(CVodeInit(m, f, t, y.get()), "CVodeInit");
+    sundials::checkCvode(CVodeSetUserData(m, this), "CVodeSetUserData");
+    sundials::checkCvode(CVodeSetMaxNumSteps(m, options.maxSteps), "CVodeSetMaxNumSteps");
+    if (std::isfinite(options.maxStepSize)) {
+      sundials::checkCvode(CVodeSetMaxStep(m, options.maxStepSize), "CVodeSetMaxStep");
+    }
+    if (options.initialStepSize > 0) {
+      sundials::checkCvode(CVodeSetInitStep(m, options.initialStepSize), "CVodeSetInitStep");
+    }
+  }
+
+  void buildMergedPattern() {
+    const symbolic::SparsePattern& jp = model->jacobianPattern();
+    jacValues.assign(static_cast<std::size_t>(jp.nnz()), 0.0);
+    colPtr.assign(static_cast<std::size_t>(nx) + 1, 0);
+    rowIdx.clear();
+    diagonal.assign(static_cast<std::size_t>(nx), 0);
+    target.assign(static_cast<std::size_t>(jp.nnz()), 0);
+    for (int j = 0; j < nx; ++j) {
+      bool diagonalDone = false;
+      const auto jj = static_cast<std::size_t>(j);
+      for (int k = jp.colPtr[jj]; k < jp.colPtr[jj + 1]; ++k) {
+        const int i = jp.rowIdx[static_cast<std::size_t>(k)];
+        if (!diagonalDone && i > j) {
+          diagonal[jj] = static_cast<sunindextype>(rowIdx.size());
+          rowIdx.push_back(j);
+          diagonalDone = true;
+        }
+        if (i == j) {
+          diagonal[jj] = static_cast<sunindextype>(rowIdx.size());
+          diagonalDone = true;
+        }
+        target[static_cast<std::size_t>(k)] = static_cast<sunindextype>(rowIdx.size());
+        rowIdx.push_back(i);
+      }
+      if (!diagonalDone) {
+        diagonal[jj] = static_cast<sunindextype>(rowIdx.size());
+        rowIdx.push_back(j);
+      }
+      colPtr[jj + 1] = static_cast<sunindextype>(rowIdx.size());
+    }
+  }
+
+  void refreshStats() {
+    if (!mem) return;
+    void* m = mem.get();
+    long v = 0;
+    if (CVodeGetNumSteps(m, &v) == CV_SUCCESS) stats.steps = v;
+    if (CVodeGetNumRhsEvals(m, &v) == CV_SUCCESS) stats.rhsEvals = v;
+    long lsRhs = 0;  // f evaluations for difference-quotient Jacobians (none: J is analytic)
+    if (CVodeGetNumLinRhsEvals(m, &lsRhs) == CV_SUCCESS) stats.rhsEvals += lsRhs;
+    if (CVodeGetNumJacEvals(m, &v) == CV_SUCCESS) stats.jacEvals = v;
+    if (CVodeGetNumLinSolvSetups(m, &v) == CV_SUCCESS) stats.luFactorizations = v;
+    if (CVodeGetNumNonlinSolvIters(m, &v) == CV_SUCCESS) stats.newtonIterations = v;
+    if (CVodeGetNumNonlinSolvConvFails(m, &v) == CV_SUCCESS) stats.newtonFailures = v;
+    if (CVodeGetNumErrTestFails(m, &v) == CV_SUCCESS) stats.errorTestFailures = v;
+    if (augmented) {
+      // One augmented right-hand side evaluates f and Ṡ together (rhsEvals counts the same
+      // calls); S shares the states' error test, so there is no separate failure count.
+      stats.sensitivityRhsEvals = augmentedRhsEvals;
+    } else if (sensEnabled && !sensParams.empty()) {
+      if (CVodeGetSensNumRhsEvals(m, &v) == CV_SUCCESS) stats.sensitivityRhsEvals = v;
+      if (CVodeGetSensNumErrTestFails(m, &v) == CV_SUCCESS) {
+        stats.sensitivityErrorTestFailures = v;
+      }
+      // f evaluations CVODES makes for the sensitivities (difference quotients; none here).
+      if (CVodeGetNumRhsEvalsSens(m, &v) == CV_SUCCESS) stats.rhsEvals += v;
+      // Staggered: the sensitivity corrector's own Newton matrix set-ups and iterations.
+      if (CVodeGetSensNumLinSolvSetups(m, &v) == CV_SUCCESS) stats.luFactorizations += v;
+      if (CVodeGetSensNumNonlinSolvIters(m, &v) == CV_SUCCESS) stats.newtonIterations += v;
+      if (CVodeGetSensNumNonlinSolvConvFails(m, &v) == CV_SUCCESS) stats.newtonFailures += v;
+    }
+  }
+
+  std::string paramName(int k) const {
+    const auto& params = model->system().params;
+    if (k >= 0 && k < static_cast<int>(params.size())) {
+      return "'" + params[static_cast<std::size_t>(k)].id + "'";
+    }
+    return "#" + std::to_string(k);
+  }
+
+  std::string stateName(int i) const {
+    const auto& states = model->system().states;
+    if (i >= 0 && i < static_cast<int>(states.size())) {
+      return "'" + states[static_cast<std::size_t>(i)].id + "'";
+    }
+    return "#" + std::to_string(i);
+  }
+
+  static std::string describe(const CallbackRecord& record, const Impl& self) {
+    switch (record.kind) {
+      case CallbackRecord::Kind::NonFiniteRhs:
+        return "non-finite value in f for state " + self.stateName(record.row) + " at t = " +
+               num(record.t);
+      case CallbackRecord::Kind::NonFiniteJacobian:
+        return "non-finite value in the Jacobian entry d f[" + self.stateName(record.row) +
+               "] / d " + self.stateName(record.col) + " at t = " + num(record.t);
+      case CallbackRecord::Kind::NonFiniteParamJacobian:
+        return "non-finite value in the parameter Jacobian entry d f[" +
+               self.stateName(record.row) + "] / d " + self.paramName(record.col) +
+               " at t = " + num(record.t);
+      case CallbackRecord::Kind::NonFiniteSensitivityRhs:
+        return "non-finite sensitivity derivative d/dt (d " + self.stateName(record.row) +
+               " / d " + self.paramName(record.col) + ") at t = " + num(record.t);
+      case CallbackRecord::Kind::Exception:
+        return "error while evaluating the model at t = " + num(record.t) + ": " + record.what;
+      case CallbackRecord::Kind::None:
+        break;
+    }
+    return {};
+  }
+
+  // The same cause in a modeller's words (IntegrationFailure::what(); describe() goes to
+  // details()).
+  static std::string plain(const CallbackRecord& record, const Impl& self) {
+    const std::string at = " at t = " + num(record.t);
+    switch (record.kind) {
+      case CallbackRecord::Kind::NonFiniteRhs:
+        return "the rate of change of " + self.stateName(record.row) + " is not a finite number" +
+               at;
+      case CallbackRecord::Kind::NonFiniteJacobian:
+        return "the rate of change of " + self.stateName(record.row) +
+               " has no finite derivative with respect to " + self.stateName(record.col) + at;
+      case CallbackRecord::Kind::NonFiniteParamJacobian:
+        return "the rate of change of " + self.stateName(record.row) +
+               " has no finite derivative with respect to the parameter " +
+               self.paramName(record.col) + at;
+      case CallbackRecord::Kind::NonFiniteSensitivityRhs:
+        return "the sensitivity of " + self.stateName(record.row) + " to " +
+               self.paramName(record.col) + " changes at a rate that is not finite" + at;
+      case CallbackRecord::Kind::Exception:
+        return "the model could not be evaluated" + at + ": " + record.what;
+      case CallbackRecord::Kind::None:
+        break;
+    }
+    return {};
+  }
+
+  // "; last recovered error: ..." when CVODES recovered from callback problems in this call.
+  std::string recoveredNote() const {
+    if (recovered.kind == CallbackRecord::Kind::None) return {};
+    return "; last recovered error: " + plain(recovered, *this);
+  }
+  std::string recoveredDetails() const {
+    if (recovered.kind == CallbackRecord::Kind::None) return {};
+    return "last recovered error: " + describe(recovered, *this);
+  }
+
+  // Time and step size where CVODES stands now (for failure messages).
+  std::pair<double, double> where() const {
+    double tn = t, h = 0;
+    if (mem) {
+      CVodeGetCurrentTime(mem.get(), &tn);
+      CVodeGetCurrentStep(mem.get(), &h);
+      if (h == 0) CVodeGetLastStep(mem.get(), &h);
+    }
+    return {tn, h};
+  }
+
+  // "CVODES failed at t = … (step size …): <cause in plain words>", the technical detail (the
+  // callback's evaluator entry, CVODES's flag and message) in details().
+  [[noreturn]] void throwFailure(const std::string& cause, const std::string& details = {}) const {
+    const auto [tn, h] = where();
+    throw IntegrationFailure(
+        "CVODES failed at t = " + num(tn) + " (step size " + num(h, 3) + "): " + cause, tn, h,
+        details);
+  }
+
+  [[noreturn]] void throwCvodeFailure(int flag) const {
+    std::string details = std::string(sundials::cvodeFlagName(flag));
+    if (!cvodeMessage.empty()) details += ": " + cvodeMessage;
+    if (record.kind != CallbackRecord::Kind::None) {
+      throwFailure(plain(record, *this), describe(record, *this) + " (" + details + ")");
+    }
+    throwFailure(describeFlag(flag), details);
+  }
+
+  // ---- C trampolines: never throw; 0 ok, > 0 recoverable, < 0 fatal ----
+
+  // Runs `body` for a trampoline: an exception becomes a recorded cause and a fatal -1 (C code
+  // must not see it).
+  template <class Body>
+  static int guarded(Impl* self, sunrealtype tt, Body&& body) noexcept {
+    try {
+      return body();
+    } catch (const std::exception& e) {
+      self->recordException(tt, e.what());
+    } catch (...) {
+      self->recordException(tt, "unknown exception");
+    }
+    return -1;
+  }
+
+  static int rhs(sunrealtype tt, N_Vector yy, N_Vector ydot, void* userData) {
+    auto* self = static_cast<Impl*>(userData);
+    return guarded(self, tt, [&] {
+      return self->stateRhs(tt, N_VGetArrayPointer(yy), N_VGetArrayPointer(ydot));
+    });
+  }
+
+  static int jac(sunrealtype tt, N_Vector yy, N_Vector /*fy*/, SUNMatrix J, void* userData,
+                 N_Vector /*tmp1*/, N_Vector /*tmp2*/, N_Vector /*tmp3*/) {
+    auto* self = static_cast<Impl*>(userData);
+    return guarded(self, tt, [&] {
+      const double* x = N_VGetArrayPointer(yy);
+      if (self->augmented) {
+        // CVODE evaluates f at the predicted state just before the set-up, so J usually comes
+        // from the augmented right-hand side's cache.
+        const int problem = self->evaluateSensitivityJacobians(tt, x);
+        if (problem != 0) return problem;
+        self->fillBlock(J);
+        return 0;
+      }
+      self->model->jacobian(tt, x, self->p.data(), self->jacValues.data());
+      const auto& jv = self->jacValues;
+      for (std::size_t k = 0; k < jv.size(); ++k) {
+        if (!std::isfinite(jv[k])) {
+          self->recordJacobianEntry(tt, k);
+          return 1;
+        }
+      }
+      if (self->sparse) {
+        self->fillSparse(J);
+      } else {
+        self->fillDense(J);
+      }
+      return 0;
+    });
+  }
+
+  // Ṡ_j = J·S_j + ∂f/∂p_j for every sensitivity column j (CVSensRhsFn: all columns per call).
+  static int sensRhs(int ns, sunrealtype tt, N_Vector yy, N_Vector /*ydot*/, N_Vector* ySv,
+                     N_Vector* ySdot, void* userData, N_Vector /*tmp1*/, N_Vector /*tmp2*/) {
+    auto* self = static_cast<Impl*>(userData);
+    return guarded(self, tt, [&] {
+      const double* x = N_VGetArrayPointer(yy);
+      const int problem = self->evaluateSensitivityJacobians(tt, x);
+      if (problem != 0) return problem;
+      for (int j = 0; j < ns; ++j) {
+        const int columnProblem = self->sensitivityColumn(
+            tt, static_cast<std::size_t>(j), N_VGetArrayPointer(ySv[j]),
+            N_VGetArrayPointer(ySdot[j]));
+        if (columnProblem != 0) return columnProblem;
+      }
+      return 0;
+    });
+  }
+
+  // Augmented mode: d/dt [x; S_1; …; S_ns] = [f; J·S_1 + ∂f/∂p_1; …] with the same evaluators
+  // as rhs() and sensRhs().
+  static int augmentedRhs(sunrealtype tt, N_Vector yy, N_Vector ydot, void* userData) {
+    auto* self = static_cast<Impl*>(userData);
+    return guarded(self, tt, [&] {
+      ++self->augmentedRhsEvals;
+      const double* y = N_VGetArrayPointer(yy);
+      double* out = N_VGetArrayPointer(ydot);
+      const int problem = self->stateRhs(tt, y, out);
+      if (problem != 0) return problem;
+      const int jacProblem = self->evaluateSensitivityJacobians(tt, y);
+      if (jacProblem != 0) return jacProblem;
+      const auto n = static_cast<std::size_t>(self->nx);
+      for (std::size_t j = 0; j < self->sensParams.size(); ++j) {
+        const int columnProblem =
+            self->sensitivityColumn(tt, j, y + n * (j + 1), out + n * (j + 1));
+        if (columnProblem != 0) return columnProblem;
+      }
+      return 0;
+    });
+  }
+
+  // The augmented mode's linear solver (SUNLINEARSOLVER_DIRECT, so CVODE drives it like its
+  // dense/KLU solvers): set-up factorises the n×n block M = I − γJ once, solve applies M⁻¹ to
+  // the 1 + ns blocks of the right-hand side (column-major nx × (1 + ns)) in one call.
+  static SUNLinearSolver_Type blockSolverType(SUNLinearSolver /*S*/) {
+    return SUNLINEARSOLVER_DIRECT;
+  }
+  static SUNLinearSolver_ID blockSolverId(SUNLinearSolver /*S*/) { return SUNLINEARSOLVER_CUSTOM; }
+  static int blockSolverSetup(SUNLinearSolver S, SUNMatrix A) {
+    auto* self = static_cast<Impl*>(S->content);
+    try {
+      const std::vector<double>& v = block(A).values;
+      std::copy(v.begin(), v.end(), self->blockLu.values());
+      return self->blockLu.factorize() ? SUNLS_SUCCESS : SUNLS_LUFACT_FAIL;
+    } catch (...) {
+      return SUNLS_PACKAGE_FAIL_UNREC;
+    }
+  }
+  static int blockSolverSolve(SUNLinearSolver S, SUNMatrix /*A*/, N_Vector x, N_Vector b,
+                              sunrealtype /*tol*/) {
+    auto* self = static_cast<Impl*>(S->content);
+    try {
+      const double* in = N_VGetArrayPointer(b);
+      double* out = N_VGetArrayPointer(x);
+      std::copy(in, in + N_VGetLength(b), out);
+      self->blockLu.solve(out, 1 + static_cast<int>(self->sensParams.size()));
+      return SUNLS_SUCCESS;
+    } catch (...) {
+      return SUNLS_PACKAGE_FAIL_UNREC;
+    }
+  }
+  static int blockSolverFree(SUNLinearSolver S) {
+    S->content = nullptr;  // the Impl, not owned
+    SUNLinSolFreeEmpty(S);
+    return SUNLS_SUCCESS;
+  }
+
+  // f(t, x) into f; 1 (recorded) when an entry is not finite.
+  int stateRhs(double tt, const double* x, double* f) {
+    model->rhs(tt, x, p.data(), f);
+    for (int i = 0; i < nx; ++i) {
+      if (!std::isfinite(f[i])) {
+        if (record.kind == CallbackRecord::Kind::None) {
+          record.kind = CallbackRecord::Kind::NonFiniteRhs;
+          record.row = i;
+          record.t = tt;
+        }
+        return 1;
+      }
+    }
+    return 0;
+  }
+
+  // Ṡ_j = J·S_j + ∂f/∂p_j for sensitivity column j from s = S_j into out, with J and ∂f/∂p
+  // from the last evaluateSensitivityJacobians(); 1 (recorded) when an entry is not finite.
+  int sensitivityColumn(double tt, std::size_t j, const double* s, double* out) {
+    const symbolic::SparsePattern& jp = model->jacobianPattern();
+    const symbolic::SparsePattern& fpp = model->paramJacobianPattern();
+    const auto n = static_cast<std::size_t>(nx);
+    std::fill(out, out + n, 0.0);
+    for (std::size_t c = 0; c < n; ++c) {
+      const double sc = s[c];
+      if (sc == 0) continue;
+      for (int k = jp.colPtr[c]; k < jp.colPtr[c + 1]; ++k) {
+        const auto kk = static_cast<std::size_t>(k);
+        out[jp.rowIdx[kk]] += sensJac[kk] * sc;
+      }
+    }
+    const auto col = static_cast<std::size_t>(sensParams[j]);
+    for (int k = fpp.colPtr[col]; k < fpp.colPtr[col + 1]; ++k) {
+      const auto kk = static_cast<std::size_t>(k);
+      out[fpp.rowIdx[kk]] += sensFp[kk];
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!std::isfinite(out[i])) {
+        if (record.kind == CallbackRecord::Kind::None) {
+          record.kind = CallbackRecord::Kind::NonFiniteSensitivityRhs;
+          record.row = static_cast<int>(i);
+          record.col = static_cast<int>(col);
+          record.t = tt;
+        }
+        return 1;
+      }
+    }
+    return 0;
+  }
+
+  // Augmented mode's error weights (CVEwtFn): 1 / (rtol·|y_i| + atol_i).
+  static int augmentedWeights(N_Vector yy, N_Vector ewt, void* userData) {
+    auto* self = static_cast<Impl*>(userData);
+    const double* y = N_VGetArrayPointer(yy);
+    double* w = N_VGetArrayPointer(ewt);
+    const std::size_t len = self->augmentedAtol.size();
+    const double rtol = self->options.rtol;
+    for (std::size_t i = 0; i < len; ++i) {
+      w[i] = 1.0 / (rtol * std::abs(y[i]) + self->augmentedAtol[i]);
+    }
+    return 0;
+  }
+
+  // J and ∂f/∂p at (t, x) into sensJac / sensFp unless cached; 0, or 1 (recorded) when a value
+  // the sensitivities use is not finite.
+  int evaluateSensitivityJacobians(double tt, const double* x) {
+    const auto n = static_cast<std::size_t>(nx);
+    if (sensCacheValid && tt == sensT && std::equal(x, x + n, sensX.begin())) return 0;
+    sensCacheValid = false;
+    model->jacobian(tt, x, p.data(), sensJac.data());
+    model->paramJacobian(tt, x, p.data(), sensFp.data());
+    for (std::size_t k = 0; k < sensJac.size(); ++k) {
+      if (!std::isfinite(sensJac[k])) {
+        recordJacobianEntry(tt, k);
+        return 1;
+      }
+    }
+    const symbolic::SparsePattern& fpp = model->paramJacobianPattern();
+    for (const int col : sensParams) {
+      const auto c = static_cast<std::size_t>(col);
+      for (int k = fpp.colPtr[c]; k < fpp.colPtr[c + 1]; ++k) {
+        const auto kk = static_cast<std::size_t>(k);
+        if (!std::isfinite(sensFp[kk])) {
+          if (record.kind == CallbackRecord::Kind::None) {
+            record.kind = CallbackRecord::Kind::NonFiniteParamJacobian;
+            record.row = fpp.rowIdx[kk];
+            record.col = col;
+            record.t = tt;
+          }
+          return 1;
+        }
+      }
+    }
+    std::copy(x, x + n, sensX.begin());
+    sensT = tt;
+    sensCacheValid = true;
+    return 0;
+  }
+
+  static void errorHandler(int errorCode, const char* /*module*/, const char* /*function*/,
+                           char* msg, void* userData) {
+    if (errorCode == CV_WARNING) return;  // e.g. "t + h = t": not an error by itself
+    auto* self = static_cast<Impl*>(userData);
+    try {
+      self->cvodeMessage = msg != nullptr ? msg : "";
+    } catch (...) {
+      // out of memory while copying a message: nothing sensible left to do
+    }
+  }
+
+  // An exception outranks a non-finite value recorded earlier in the same step; the first
+  // exception wins.
+  void recordException(double tt, const char* what) noexcept {
+    if (record.kind == CallbackRecord::Kind::Exception) return;
+    try {
+      record = {};
+      record.kind = CallbackRecord::Kind::Exception;
+      record.t = tt;
+      record.what = what;
+    } catch (...) {
+    }
+  }
+
+  void recordJacobianEntry(double tt, std::size_t k) noexcept {
+    if (record.kind != CallbackRecord::Kind::None) return;
+    const symbolic::SparsePattern& jp = model->jacobianPattern();
+    int col = 0;
+    while (col < nx && static_cast<std::size_t>(jp.colPtr[static_cast<std::size_t>(col) + 1]) <= k) {
+      ++col;
+    }
+    record.kind = CallbackRecord::Kind::NonFiniteJacobian;
+    record.row = jp.rowIdx[k];
+    record.col = col;
+    record.t = tt;
+  }
+
+  // Augmented mode (enableSensitivities): replaces the states-only CVODE memory by one on
+  // y = [x; vec(S)] from (t, xLast, s0). Tolerances: rtol, and per component atol for x and
+  // atol/p̄_k for S_k (what CVodeSensEEtolerances gives the forward module), so the error test
+  // sees S as with CVodeSetSensErrCon(SUNTRUE); without error control S gets weight 0
+  // (stateOnlyWeights).
+  void enableAugmented(const std::vector<double>& s0, bool errorControl) {
+    const auto n = static_cast<std::size_t>(nx);
+    const std::size_t ns = sensParams.size();
+    const auto len = static_cast<sunindextype>(n * (1 + ns));
+    mem.reset();
+    ls.reset();
+    A.reset();
+    augmented = true;
+    y.reset(sundials::checkCreated(N_VNew_Serial(len, ctx.get()), "N_VNew_Serial"));
+    yOut.reset(sundials::checkCreated(N_VNew_Serial(len, ctx.get()), "N_VNew_Serial"));
+    installAugmentedOps(y.get());
+    double* y0 = N_VGetArrayPointer(y.get());
+    std::copy(xLast.begin(), xLast.end(), y0);
+    std::copy(s0.begin(), s0.end(), y0 + n);
+
+    createCvode(&Impl::augmentedRhs);
+    void* m = mem.get();
+    augmentedAtol.assign(n * (1 + ns), options.atol);
+    for (std::size_t j = 0; j < ns; ++j) {
+      std::fill(augmentedAtol.begin() + static_cast<std::ptrdiff_t>(n * (j + 1)),
+                augmentedAtol.begin() + static_cast<std::ptrdiff_t>(n * (j + 2)),
+                errorControl ? options.atol / pbar[j] : std::numeric_limits<double>::infinity());
+    }
+    sundials::checkCvode(CVodeWFtolerances(m, &Impl::augmentedWeights), "CVodeWFtolerances");
+
+    buildMergedPattern();
+    blockPattern.rows = blockPattern.cols = nx;
+    blockPattern.colPtr.assign(colPtr.begin(), colPtr.end());
+    blockPattern.rowIdx.assign(rowIdx.begin(), rowIdx.end());
+    blockLu.analyze(blockPattern,
+                    sparse ? detail::SparseLu::Backend::Klu : detail::SparseLu::Backend::Dense);
+    A.reset(sundials::checkCreated(newBlockMatrix(ctx.get(), rowIdx.size(), &diagonal),
+                                   "SUNMatNewEmpty"));
+    SUNLinearSolver s = sundials::checkCreated(SUNLinSolNewEmpty(ctx.get()), "SUNLinSolNewEmpty");
+    s->content = this;
+    s->ops->gettype = &Impl::blockSolverType;
+    s->ops->getid = &Impl::blockSolverId;
+    s->ops->setup = &Impl::blockSolverSetup;
+    s->ops->solve = &Impl::blockSolverSolve;
+    s->ops->free = &Impl::blockSolverFree;
+    ls.reset(s);
+    sundials::checkCvode(CVodeSetLinearSolver(m, ls.get(), A.get()), "CVodeSetLinearSolver");
+    sundials::checkCvode(CVodeSetJacFn(m, &Impl::jac), "CVodeSetJacFn");
+  }
+
+  void fillSparse(SUNMatrix J) {
+    // CVODES zeroes the matrix, index arrays included, before every Jacobian call, so the
+    // pattern is written each time (it is cheap next to the factorisation).
+    if (SUNSparseMatrix_NNZ(J) < static_cast<sunindextype>(rowIdx.size())) {
+      SUNSparseMatrix_Reallocate(J, static_cast<sunindextype>(rowIdx.size()));
+    }
+    sunindextype* cp = SUNSparseMatrix_IndexPointers(J);
+    sunindextype* ri = SUNSparseMatrix_IndexValues(J);
+    double* data = SUNSparseMatrix_Data(J);
+    std::copy(colPtr.begin(), colPtr.end(), cp);
+    std::copy(rowIdx.begin(), rowIdx.end(), ri);
+    std::fill(data, data + rowIdx.size(), 0.0);
+    for (std::size_t k = 0; k < jacValues.size(); ++k) data[target[k]] = jacValues[k];
+  }
+
+  void fillBlock(SUNMatrix J) {
+    std::vector<double>& v = block(J).values;
+    std::fill(v.begin(), v.end(), 0.0);
+    for (std::size_t k = 0; k < sensJac.size(); ++k) v[target[k]] = sensJac[k];
+  }
+
+  void fillDense(SUNMatrix J) {
+    const symbolic::SparsePattern& jp = model->jacobianPattern();
+    double* data = SUNDenseMatrix_Data(J);  // column-major, leading dimension nx
+    const auto n = static_cast<std::size_t>(nx);
+    std::fill(data, data + n * n, 0.0);
+    for (std::size_t j = 0; j < n; ++j) {
+      for (int k = jp.colPtr[j]; k < jp.colPtr[j + 1]; ++k) {
+        const auto kk = static_cast<std::size_t>(k);
+        data[j * n + static_cast<std::size_t>(jp.rowIdx[kk])] = jacValues[kk];
+      }
+    }
+  }
+};
+
+}  // namespace sensode::integrators
