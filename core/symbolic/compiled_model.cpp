@@ -202,7 +202,63 @@ CompiledModel::CompiledModel(OdeSystem system)
     }
     native_ = std::make_shared<NativeCompiler>(std::move(units));
   }
+  if (system_.fastSurrogate) {
+    auto start = std::make_shared<CompiledModel>(*this);  // (this model, without a surrogate)
+    surrogate_ = std::make_shared<CompiledModel>(OdeSystem(*system_.fastSurrogate));
+    surrogate_->startFromEquilibriumOf(std::move(start));
+  }
 }
+
+// The surrogate's species are the rapid-equilibrium model's species (by id); its pools are
+// not states here. S0 gains the entries the equilibrium couples (every parameter, for the
+// species the DAE determines algebraically); the tape's own S0 keeps its pattern for starts the
+// DAE cannot make.
+void CompiledModel::startFromEquilibriumOf(std::shared_ptr<CompiledModel> dae) {
+  const int n = nx(), m = np();
+  startIndex_.assign(static_cast<std::size_t>(n), -1);
+  for (int i = 0; i < n; ++i) {
+    const std::string& id = system_.states[static_cast<std::size_t>(i)].id;
+    startIndex_[static_cast<std::size_t>(i)] = dae->system().findState(id);
+    if (startIndex_[static_cast<std::size_t>(i)] < 0)
+      throw Error(system_.modelFile + ": internal error: the fast-reaction surrogate's state '" +
+                  id + "' is not a state of the rapid-equilibrium model");
+  }
+  for (int k = 0; k < m; ++k)
+    if (dae->system().params[static_cast<std::size_t>(k)].id !=
+        system_.params[static_cast<std::size_t>(k)].id)
+      throw Error(system_.modelFile + ": internal error: the fast-reaction surrogate's "
+                  "parameters differ from the rapid-equilibrium model's");
+  std::vector<char> used(static_cast<std::size_t>(n) * static_cast<std::size_t>(m), 0);
+  auto mark = [&](const SparsePattern& sp, auto rowOf) {
+    for (int c = 0; c < sp.cols; ++c)
+      for (int k = sp.colPtr[static_cast<std::size_t>(c)]; k < sp.colPtr[static_cast<std::size_t>(c) + 1]; ++k)
+        if (const int r = rowOf(sp.rowIdx[static_cast<std::size_t>(k)]); r >= 0)
+          used[static_cast<std::size_t>(c) * static_cast<std::size_t>(n) + static_cast<std::size_t>(r)] = 1;
+  };
+  mark(s0Pattern_, [](int r) { return r; });
+  mark(dae->s0Pattern_, [&](int r) {
+    const auto it = std::find(startIndex_.begin(), startIndex_.end(), r);
+    return it == startIndex_.end() ? -1 : static_cast<int>(it - startIndex_.begin());
+  });
+  s0TapePattern_ = s0Pattern_;
+  s0Pattern_.colPtr.assign(static_cast<std::size_t>(m) + 1, 0);
+  s0Pattern_.rowIdx.clear();
+  for (int c = 0; c < m; ++c) {
+    for (int r = 0; r < n; ++r)
+      if (used[static_cast<std::size_t>(c) * static_cast<std::size_t>(n) + static_cast<std::size_t>(r)])
+        s0Pattern_.rowIdx.push_back(r);
+    s0Pattern_.colPtr[static_cast<std::size_t>(c) + 1] = static_cast<int>(s0Pattern_.rowIdx.size());
+  }
+  equilibriumStart_ = std::move(dae);
+}
+
+std::shared_ptr<CompiledModel> CompiledModel::clone() const {
+  auto copy = std::make_shared<CompiledModel>(*this);
+  if (surrogate_) copy->surrogate_ = surrogate_->clone();
+  if (equilibriumStart_) copy->equilibriumStart_ = equilibriumStart_->clone();
+  return copy;
+}
+
 
 NativeStatus CompiledModel::nativeStatus() const {
   if (native_) return native_->status();
@@ -265,6 +321,17 @@ void CompiledModel::timeDerivative(double t, const double* x, const double* p, d
   ftTape_.evaluate(t, x, withDelays(t, x, p), out);
 }
 void CompiledModel::initialState(double t0, const double* p, double* x0) const {
+  if (equilibriumStart_) {  // fast-reaction surrogate: start where rapid equilibrium starts
+    try {
+      std::vector<double> xd(static_cast<std::size_t>(equilibriumStart_->nx()));
+      equilibriumStart_->initialState(t0, p, xd.data());
+      for (int i = 0; i < nx(); ++i) x0[i] = xd[static_cast<std::size_t>(startIndex_[static_cast<std::size_t>(i)])];
+      return;
+    } catch (const Error&) {
+      // Degenerate at t0 (a fast rate k·A while k = 0): the fast reactions do not move there,
+      // and the file's values are the start.
+    }
+  }
   x0Tape_.evaluate(t0, nullptr, withoutDelays(p), x0);
   if (dae_) solveAlgebraicStates(*this, t0, x0, p);
 }
@@ -278,6 +345,10 @@ void CompiledModel::makeConsistent(double t, double* x, const double* p) const {
   solveAlgebraicStates(*this, t, x, p);
 }
 void CompiledModel::initialSensitivity(double t0, const double* p, double* values) const {
+  if (equilibriumStart_) {
+    surrogateInitialSensitivity(t0, p, values);
+    return;
+  }
   s0Tape_.evaluate(t0, nullptr, withoutDelays(p), values);
   if (!dae_) return;
   std::vector<double> x0(static_cast<std::size_t>(nx()));
@@ -313,6 +384,36 @@ std::vector<CompiledModel::NamedTape> CompiledModel::tapes() const {
           {"fa", &faTape_}, {"JJ", &jjTape_}, {"J_JJ", &jPairTape_}, {"ap", &apTape_},
           {"ft", &ftTape_}, {"x0", &x0Tape_}, {"S0", &s0Tape_}, {"y", &yTape_},
           {"yx", &yxTape_}, {"yp", &ypTape_}};
+}
+
+// S0 of the fast-reaction surrogate in its extended pattern: the rapid-equilibrium model's S0
+// where that model can start, else the tape's (the same start as initialState takes).
+void CompiledModel::surrogateInitialSensitivity(double t0, const double* p, double* values) const {
+  const auto n = static_cast<std::size_t>(nx());
+  std::vector<double> dense(n * static_cast<std::size_t>(np()), 0.0);
+  try {
+    const CompiledModel& dae = *equilibriumStart_;
+    std::vector<double> daeValues(static_cast<std::size_t>(dae.s0Pattern_.nnz()));
+    dae.initialSensitivity(t0, p, daeValues.data());
+    std::vector<int> rowOf(static_cast<std::size_t>(dae.nx()), -1);
+    for (std::size_t i = 0; i < n; ++i) rowOf[static_cast<std::size_t>(startIndex_[i])] = static_cast<int>(i);
+    const SparsePattern& sp = dae.s0Pattern_;
+    for (int c = 0; c < sp.cols; ++c)
+      for (int k = sp.colPtr[static_cast<std::size_t>(c)]; k < sp.colPtr[static_cast<std::size_t>(c) + 1]; ++k)
+        if (const int r = rowOf[static_cast<std::size_t>(sp.rowIdx[static_cast<std::size_t>(k)])]; r >= 0)
+          dense[static_cast<std::size_t>(c) * n + static_cast<std::size_t>(r)] = daeValues[static_cast<std::size_t>(k)];
+  } catch (const Error&) {
+    std::vector<double> own(static_cast<std::size_t>(s0TapePattern_.nnz()));
+    s0Tape_.evaluate(t0, nullptr, withoutDelays(p), own.data());
+    const SparsePattern& sp = s0TapePattern_;
+    for (int c = 0; c < sp.cols; ++c)
+      for (int k = sp.colPtr[static_cast<std::size_t>(c)]; k < sp.colPtr[static_cast<std::size_t>(c) + 1]; ++k)
+        dense[static_cast<std::size_t>(c) * n + static_cast<std::size_t>(sp.rowIdx[static_cast<std::size_t>(k)])] = own[static_cast<std::size_t>(k)];
+  }
+  const SparsePattern& sp = s0Pattern_;
+  for (int c = 0; c < sp.cols; ++c)
+    for (int k = sp.colPtr[static_cast<std::size_t>(c)]; k < sp.colPtr[static_cast<std::size_t>(c) + 1]; ++k)
+      values[k] = dense[static_cast<std::size_t>(c) * n + static_cast<std::size_t>(sp.rowIdx[static_cast<std::size_t>(k)])];
 }
 
 }  // namespace sensode::symbolic

@@ -46,7 +46,8 @@ struct CompileTimings {
 class CompiledModel {
  public:
   explicit CompiledModel(OdeSystem system);
-  std::shared_ptr<CompiledModel> clone() const { return std::make_shared<CompiledModel>(*this); }
+  // (The fast-reaction surrogate is cloned too: its evaluators own scratch buffers as well.)
+  std::shared_ptr<CompiledModel> clone() const;
 
   const OdeSystem& system() const { return system_; }
   int nx() const { return system_.numStates(); }
@@ -91,6 +92,11 @@ class CompiledModel {
   const SparsePattern& initialSensitivityPattern() const { return s0Pattern_; }
   bool isAutonomous() const { return autonomous_; }
 
+  // Models with fast reactions at rapid equilibrium: OdeSystem::fastSurrogate, compiled (the
+  // same parameters and output ids; its states need not be these). The tasks run it instead
+  // when a run of this model fails, and say so. Null for every other model.
+  std::shared_ptr<const CompiledModel> fastReactionSurrogate() const { return surrogate_; }
+
   // delay() terms (OdeSystem::delays): every evaluator fills their inputs from the attached
   // source, which the simulation driver attaches for the length of a run (nullptr detaches);
   // an evaluation without one throws SbmlError naming the delay. Models without delays ignore it.
@@ -126,6 +132,14 @@ class CompiledModel {
   DelayInputs delayInputs_;
   std::shared_ptr<NativeCompiler> native_;  // shared by clones; null when disabled
   std::string nativeOff_;                   // why native_ is null
+  std::shared_ptr<CompiledModel> surrogate_;  // compiled system_.fastSurrogate, or null
+  // The surrogate only: the rapid-equilibrium model whose consistent start (x0, S0) it takes —
+  // the fast reactions are at equilibrium at t0 in both — and its state index of each state here.
+  std::shared_ptr<CompiledModel> equilibriumStart_;
+  std::vector<int> startIndex_;
+  SparsePattern s0TapePattern_;  // the pattern s0Tape_ writes (s0Pattern_ is wider then)
+  void startFromEquilibriumOf(std::shared_ptr<CompiledModel> dae);
+  void surrogateInitialSensitivity(double t0, const double* p, double* values) const;
 };
 
 }  // namespace sensode::symbolic

@@ -88,7 +88,7 @@ enum class SymKind { Compartment, Species, Parameter, SpeciesReference, Reaction
 
 class Builder {
  public:
-  explicit Builder(const Model& m) : m_(m), pool_(*m.pool) {}
+  Builder(const Model& m, FastReactionTreatment fast) : m_(m), pool_(*m.pool), fast_(fast) {}
 
   OdeSystem build() {
     sys_.modelFile = m_.file;
@@ -437,11 +437,15 @@ class Builder {
         const Expr nu = pool_.mul(std::vector<Expr>{pool_.constant(sign), stoichiometry(sr, rx.id),
                                                     conversionFactor(species(sr.species))});
         // A fast reaction whose rate is identically zero (ln(1)·k) never moves: no constraint.
-        if (rx.fast && rate != pool_.zero()) {
+        if (rx.fast && rate != pool_.zero() &&
+            fast_ == FastReactionTreatment::Equilibrium) {
           addFastStoichiometry(rx, i, nu);
           return;
         }
-        terms[static_cast<std::size_t>(i)].push_back(pool_.mul(nu, rate));
+        const Expr flux = rx.fast && fast_ == FastReactionTreatment::StiffSurrogate
+                              ? pool_.mul(pool_.constant(kFastRateFactor), rate)
+                              : rate;
+        terms[static_cast<std::size_t>(i)].push_back(pool_.mul(nu, flux));
         recordStoichiometry(i, static_cast<int>(r), nu);
       };
       for (const auto& sr : rx.reactants) contribute(sr, -1.0);
@@ -875,6 +879,7 @@ class Builder {
 
   const Model& m_;
   ExprPool& pool_;
+  const FastReactionTreatment fast_;
   OdeSystem sys_;
   std::unordered_map<std::string, std::pair<SymKind, int>> kind_;
   std::map<std::string, const model::SpeciesReference*> speciesRefs_;
@@ -895,6 +900,17 @@ class Builder {
 
 }  // namespace
 
-OdeSystem buildOdeSystem(const model::Model& model) { return Builder(model).build(); }
+// Rapid equilibrium is exact, so it is what the model is built for; the stiff surrogate comes
+// along for the tasks to fall back on when the equilibrium turns degenerate during a run
+// (CompiledModel::fastReactionSurrogate).
+OdeSystem buildOdeSystem(const model::Model& model, FastReactionTreatment fast) {
+  const bool hasFast = std::any_of(model.reactions.begin(), model.reactions.end(),
+                                   [](const model::Reaction& rx) { return rx.fast; });
+  OdeSystem sys = Builder(model, fast).build();
+  if (hasFast && fast == FastReactionTreatment::Equilibrium && !sys.fastRateRow.empty())
+    sys.fastSurrogate = std::make_shared<const OdeSystem>(
+        Builder(model, FastReactionTreatment::StiffSurrogate).build());
+  return sys;
+}
 
 }  // namespace sensode::symbolic

@@ -150,6 +150,11 @@ struct OdeSystem {
     std::vector<std::pair<int, double>> coefficients;
   };
   std::vector<Pool> fastPools;
+  // Models with fast reactions at rapid equilibrium: the same model with its fast reactions as
+  // ordinary reactions kFastRateFactor times faster (a stiff ODE with the same parameters and
+  // outputs), which the tasks run instead when the equilibrium turns degenerate during a run
+  // (a fast rate k·A while k = 0: ∂g/∂z singular, index > 1). Null otherwise.
+  std::shared_ptr<const OdeSystem> fastSurrogate;
 
   // Stoichiometry of the species-amount states changed by reactions with constant
   // stoichiometry (for conservation laws): triplets (state index, reaction index, coefficient),
@@ -172,8 +177,20 @@ struct OdeSystem {
   int findOutput(const std::string& id) const;  // -1 when absent
 };
 
+// How SBML fast reactions enter the system (docs/dae.md). Equilibrium is exact: algebraic
+// constraints rate = 0 and conserved pools. StiffSurrogate makes them ordinary reactions whose
+// rates are multiplied by kFastRateFactor: the equilibrium is reached within ~1/(10^8·k) of the
+// model's time, an error of that relative order, and it holds where rapid equilibrium is
+// degenerate or cannot be formulated.
+enum class FastReactionTreatment { Equilibrium, StiffSurrogate };
+inline constexpr double kFastRateFactor = 1e8;
+inline constexpr const char* kFastRateFactorText = "10^8";
+
 // Applies SBML semantics; throws SbmlError naming the element on anything it cannot give
 // meaning to (cyclic assignment rules, rateOf cycles, undefined symbols, NaN initial values).
-OdeSystem buildOdeSystem(const model::Model& model);
+// With fast reactions and Equilibrium, the result also carries the stiff surrogate
+// (OdeSystem::fastSurrogate).
+OdeSystem buildOdeSystem(const model::Model& model,
+                         FastReactionTreatment fast = FastReactionTreatment::Equilibrium);
 
 }  // namespace sensode::symbolic

@@ -583,9 +583,10 @@ std::optional<std::string> SensitivityOptions::validate() const {
   return std::nullopt;
 }
 
-SensitivityResult runSensitivities(const SensitivityProblem& problem,
-                                   const SensitivityOptions& options,
-                                   const ProgressMonitor& monitor) {
+namespace {
+
+SensitivityResult runOnModel(const SensitivityProblem& problem, const SensitivityOptions& options,
+                             const ProgressMonitor& monitor) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   SensitivityResult result;
@@ -684,6 +685,15 @@ SensitivityResult runSensitivities(const SensitivityProblem& problem,
     return finish(Termination::IntegrationFailure, e.what());
   }
   return finish(Termination::Success, {});
+}
+
+}  // namespace
+
+SensitivityResult runSensitivities(const SensitivityProblem& problem,
+                                   const SensitivityOptions& options,
+                                   const ProgressMonitor& monitor) {
+  return detail::runWithFastReactionFallback(
+      problem, [&](const SensitivityProblem& p) { return runOnModel(p, options, monitor); });
 }
 
 }  // namespace sensode::tasks

@@ -15,6 +15,19 @@ std::string exactNumber(double v) {
   return buf;
 }
 
+std::string fastReactionFallback(const std::string& failure) {
+  return "rapid equilibrium of the fast reactions failed (" + failure +
+         "); the run was repeated with the fast reactions as ordinary reactions " +
+         symbolic::kFastRateFactorText +
+         " times faster (a stiff ODE whose equilibrium lags by ~10^-8 of the model's time "
+         "scale; docs/dae.md)";
+}
+
+std::string fastReactionRetryFailed(const std::string& failure) {
+  return std::string("with the fast reactions as ordinary reactions ") +
+         symbolic::kFastRateFactorText + " times faster, the run failed too: " + failure;
+}
+
 namespace {
 
 // True when e depends on t or on a state (parameters are constant during a run).

@@ -72,4 +72,37 @@ std::vector<double> initialState(const symbolic::CompiledModel& model, double t0
 ProgressMonitor wholeRunMonitor(const ProgressMonitor& monitor, double t0, double tEnd,
                                 int run = 0, int runs = 1);
 
+// Models with fast reactions: the sentence for stats.fallbacks when a run failed with the fast
+// reactions at rapid equilibrium (`failure`, its message) and succeeded with the stiff surrogate
+// (CompiledModel::fastReactionSurrogate), and the clause added to the message when the
+// surrogate failed too.
+std::string fastReactionFallback(const std::string& failure);
+std::string fastReactionRetryFailed(const std::string& failure);
+
+// Runs `run(problem)`; when that fails with an integration failure and the model has a stiff
+// surrogate for its fast reactions (which can turn degenerate during a run: a fast rate k·A
+// while k = 0), runs the surrogate, which has the same parameters and outputs, and says so in
+// stats.fallbacks. Result: a task result (termination, message, wallSeconds, stats.fallbacks).
+template <class Problem, class Run>
+auto runWithFastReactionFallback(const Problem& problem, Run run) {
+  auto result = run(problem);
+  using Termination = decltype(result.termination);  // tasks::Termination
+  if (!problem.model) return result;
+  const auto surrogate = problem.model->fastReactionSurrogate();
+  if (result.termination == Termination::IntegrationFailure && surrogate) {
+    Problem again = problem;
+    again.model = surrogate;
+    auto second = run(again);
+    if (second.termination == Termination::Success) {
+      second.stats.fallbacks.insert(second.stats.fallbacks.begin(),
+                                    fastReactionFallback(result.message));
+      second.wallSeconds += result.wallSeconds;
+      result = std::move(second);
+    } else {
+      result.message += "; " + fastReactionRetryFailed(second.message);
+    }
+  }
+  return result;
+}
+
 }  // namespace sensode::tasks::detail

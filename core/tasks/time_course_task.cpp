@@ -128,8 +128,10 @@ void integrate(const TimeCourseProblem& problem, const TimeCourseOptions& option
 // stats.fallbacks (where a successful odeSD run lists its own bridges with CVODES over points it
 // cannot step from, OdeSdOptions::maxBridges). Only when CVODES fails as well is the run a
 // failure; the message then names both attempts.
-TimeCourseResult runTimeCourse(const TimeCourseProblem& problem, const TimeCourseOptions& options,
-                               const ProgressMonitor& monitor) {
+namespace {
+
+TimeCourseResult runOnModel(const TimeCourseProblem& problem, const TimeCourseOptions& options,
+                            const ProgressMonitor& monitor) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   TimeCourseResult result;
@@ -163,7 +165,8 @@ TimeCourseResult runTimeCourse(const TimeCourseProblem& problem, const TimeCours
     try {
       integrate(problem, options, options.method, columns, p, runMonitor, result);
     } catch (const IntegrationFailure& odeSd) {
-      if (options.method != integrators::Method::OdeSd) throw;
+      // (A differential-algebraic model ran with IDAS under either name: nothing to retry.)
+      if (options.method != integrators::Method::OdeSd || model.system().isDae()) throw;
       try {
         integrate(problem, options, integrators::Method::Cvodes, columns, p, runMonitor, result);
       } catch (const IntegrationFailure& cvodes) {
@@ -202,6 +205,14 @@ TimeCourseResult runTimeCourse(const TimeCourseProblem& problem, const TimeCours
     return finish(Termination::IntegrationFailure, e.what());
   }
   return finish(Termination::Success, {});
+}
+
+}  // namespace
+
+TimeCourseResult runTimeCourse(const TimeCourseProblem& problem, const TimeCourseOptions& options,
+                               const ProgressMonitor& monitor) {
+  return detail::runWithFastReactionFallback(
+      problem, [&](const TimeCourseProblem& p) { return runOnModel(p, options, monitor); });
 }
 
 }  // namespace sensode::tasks

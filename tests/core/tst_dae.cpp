@@ -3,8 +3,9 @@
 // x' = −k·x + b·y, 0 = a·y + x − T (y = (T − x)/a, so x relaxes with rate λ = k + b/a); an
 // algebraic rule solved symbolically (the system stays an ODE); a rapid-equilibrium pair
 // A ⇌ B (fast) with B → ∅ (slow) against its reduced ODE; IDAS forward sensitivities against
-// the closed form and against finite differences; PBSR's hand-over to IDAS; and the errors for a
-// rule that cannot hold and for an overdetermined model.
+// the closed form and against finite differences; PBSR's hand-over to IDAS; the stiff surrogate
+// where rapid equilibrium turns degenerate; and the errors for a rule that cannot hold and for an
+// overdetermined model.
 #include <QtTest/QtTest>
 
 #include <algorithm>
@@ -121,6 +122,45 @@ std::string rapidEquilibrium() {
 double pooled(double t) {
   const double q = kKf / (kKf + kKr);
   return (kA0 + kB0) * std::exp(-kKs * q * t);
+}
+
+// Degenerate rapid equilibrium (suite cases 00987 and 01570): a fast A → B at rate k·A while
+// k = 0 until an event at t = 1 sets k = 1, with B → ∅ slow (ks·B). ∂g/∂z is singular while
+// k = 0, so the tasks run the stiff surrogate. Closed form: A = A0, B = B0·e^{−ks·t} before
+// t = 1; then A = 0 and B = (B0·e^{−ks} + A0)·e^{−ks·(t − 1)}.
+constexpr double kDegA0 = 1, kDegB0 = 0.5, kDegKs = 0.3;
+std::string degenerateUntilEvent() {
+  const std::string timeGeq1 =
+      "<apply><geq/><csymbol encoding=\"text\" "
+      "definitionURL=\"http://www.sbml.org/sbml/symbols/time\">time</csymbol><cn>1</cn></apply>";
+  return documentL3V1(
+      "<listOfSpecies>" + species("A", kDegA0) + species("B", kDegB0) +
+      "</listOfSpecies><listOfParameters>" + parameter("k", 0, false) +
+      parameter("ks", kDegKs) + "</listOfParameters><listOfReactions>" +
+      reaction("conversion", "A", "B", times("k", "A"), "true") +
+      reaction("out", "B", "", times("ks", "B"), "false") +
+      "</listOfReactions><listOfEvents><event id=\"on\" useValuesFromTriggerTime=\"true\">"
+      "<trigger initialValue=\"false\" persistent=\"true\">" + math(timeGeq1) +
+      "</trigger><listOfEventAssignments><eventAssignment variable=\"k\">" + math("<cn>1</cn>") +
+      "</eventAssignment></listOfEventAssignments></event></listOfEvents>");
+}
+
+// A fast S1 → S2 at rate piecewise(S1·k, k > 0, S2·k) with k' = −1 from k = 1.5: everything is
+// S2 while k > 0 (from t0 on: the start is at equilibrium), everything S1 once k < 0, and at
+// k = 0 (t = 1.5) both sides of the equilibrium vanish. S1 + S2 = S1(0) + S2(0) throughout.
+constexpr double kSwS1 = 3, kSwS2 = 2;
+std::string degenerateAtSwitch() {
+  return documentL3V1(
+      "<listOfSpecies>" + species("S1", kSwS1) + species("S2", kSwS2) +
+      "</listOfSpecies><listOfParameters>" + parameter("k", 1.5, false) +
+      "</listOfParameters><listOfRules><rateRule variable=\"k\">" + math("<cn>-1</cn>") +
+      "</rateRule></listOfRules><listOfReactions>" +
+      reaction("J0", "S1", "S2",
+               "<piecewise><piece>" + times("S1", "k") +
+                   "<apply><gt/><ci>k</ci><cn>0</cn></apply></piece><otherwise>" +
+                   times("S2", "k") + "</otherwise></piecewise>",
+               "true") +
+      "</listOfReactions>");
 }
 
 std::shared_ptr<const sensode::symbolic::CompiledModel> compile(const std::string& xml) {
@@ -324,6 +364,73 @@ class TestDae : public QObject {
     QVERIFY2(fd.termination == Termination::Success, fd.message.c_str());
     for (std::size_t v = 0; v < r.values.size(); ++v)
       EXPECT_CLOSE(r.values[v], fd.values[v], 1e-6, 1e-5, "dy/dp vs FD", static_cast<long>(v));
+  }
+
+  // Rapid equilibrium degenerate at t0 (k = 0): every task falls back to the stiff surrogate,
+  // says so, and matches the closed form; sensitivities match it too (dB/dA0 = e^{−ks·(t−1)}
+  // after the event, dB/dks by the chain rule).
+  void degenerateEquilibriumFallsBackToStiffSurrogate_data() { methods(); }
+  void degenerateEquilibriumFallsBackToStiffSurrogate() {
+    QFETCH(Method, method);
+    const auto model = compile(::degenerateUntilEvent());
+    QVERIFY(model->system().isDae());
+    QVERIFY(model->fastReactionSurrogate() != nullptr);
+    QVERIFY(!model->fastReactionSurrogate()->system().isDae());
+    const std::vector<double> t{0, 0.5, 1.5, 2, 4};
+    const auto r = timeCourse(model, method, t, {"A", "B"});
+    QVERIFY2(r.termination == Termination::Success, r.message.c_str());
+    QVERIFY(mentions(r.stats.fallbacks, "10^8 times faster"));
+    const double b1 = kDegB0 * std::exp(-kDegKs) + kDegA0;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const bool after = t[i] > 1;
+      const double a = after ? 0 : kDegA0;
+      const double b = after ? b1 * std::exp(-kDegKs * (t[i] - 1)) : kDegB0 * std::exp(-kDegKs * t[i]);
+      EXPECT_CLOSE(r.at(i, 0), a, 1e-7, 1e-6, "A", static_cast<long>(i));
+      EXPECT_CLOSE(r.at(i, 1), b, 1e-7, 1e-6, "B", static_cast<long>(i));
+    }
+    const auto s = sensitivities(model, method == Method::OdeSd ? SensitivityMethod::OdeSd
+                                                                : SensitivityMethod::Cvodes,
+                                 t, {"B"}, {"A", "ks"});
+    QVERIFY2(s.termination == Termination::Success, s.message.c_str());
+    QVERIFY(mentions(s.stats.fallbacks, "10^8 times faster"));
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const double e0 = std::exp(-kDegKs), tt = t[i];
+      const double dBdA0 = tt > 1 ? std::exp(-kDegKs * (tt - 1)) : 0;
+      const double dBdks = tt > 1 ? -kDegB0 * e0 * std::exp(-kDegKs * (tt - 1)) -
+                                        (tt - 1) * b1 * std::exp(-kDegKs * (tt - 1))
+                                  : -tt * kDegB0 * std::exp(-kDegKs * tt);
+      EXPECT_CLOSE(s.at(i, 0, 0), dBdA0, 1e-6, 1e-5, "dB/dA0", static_cast<long>(i));
+      EXPECT_CLOSE(s.at(i, 0, 1), dBdks, 1e-6, 1e-5, "dB/dks", static_cast<long>(i));
+    }
+  }
+
+  // Degenerate in mid-run (k crosses 0 at t = 1.5): IDAS fails there, the surrogate runs from
+  // the same consistent start (S1 = 0, S2 = 5 at t0) and moves everything to S1 after the
+  // switch; its sensitivities to the initial values agree with finite differences.
+  void degenerateSwitchFallsBackToStiffSurrogate() {
+    const auto model = compile(::degenerateAtSwitch());
+    const std::vector<double> t{0, 1, 2, 3};
+    const auto r = timeCourse(model, Method::OdeSd, t, {"S1", "S2"});
+    QVERIFY2(r.termination == Termination::Success, r.message.c_str());
+    QVERIFY(mentions(r.stats.fallbacks, "rapid equilibrium of the fast reactions failed"));
+    const double total = kSwS1 + kSwS2;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      EXPECT_CLOSE(r.at(i, 0), t[i] < 1.5 ? 0 : total, 1e-7, 1e-6, "S1", static_cast<long>(i));
+      EXPECT_CLOSE(r.at(i, 1), t[i] < 1.5 ? total : 0, 1e-7, 1e-6, "S2", static_cast<long>(i));
+    }
+    const std::vector<std::string> params{"S1", "S2"};
+    const auto s = sensitivities(model, SensitivityMethod::OdeSd, t, {"S1", "S2"}, params);
+    QVERIFY2(s.termination == Termination::Success, s.message.c_str());
+    const auto fd =
+        sensitivities(model, SensitivityMethod::FiniteDifferences, t, {"S1", "S2"}, params);
+    QVERIFY2(fd.termination == Termination::Success, fd.message.c_str());
+    for (std::size_t i = 0; i < t.size(); ++i)
+      for (std::size_t p = 0; p < params.size(); ++p) {  // the total moves as a whole
+        EXPECT_CLOSE(s.at(i, 0, p), t[i] < 1.5 ? 0 : 1, 1e-6, 1e-5, "dS1/dp", static_cast<long>(i));
+        EXPECT_CLOSE(s.at(i, 1, p), t[i] < 1.5 ? 1 : 0, 1e-6, 1e-5, "dS2/dp", static_cast<long>(i));
+      }
+    for (std::size_t v = 0; v < s.values.size(); ++v)
+      EXPECT_CLOSE(s.values[v], fd.values[v], 1e-6, 1e-5, "dy/dp vs FD", static_cast<long>(v));
   }
 
   // 0 = y² + 1 has no real solution: the run fails with a message naming the rule.
