@@ -87,6 +87,7 @@ class TestGuiFlags : public QObject {
     const QStringList models = {
         QStringLiteral("00549/00549-sbml-l3v2.xml"),  // algebraic rule: IDAS
         QStringLiteral("00870/00870-sbml-l3v1.xml"),  // fast reaction
+        QStringLiteral("01568/01568-sbml-l3v1.xml"),  // degenerate fast reaction: stiff surrogate
         QStringLiteral("01414/01414-sbml-l3v2.xml"),  // delay
         QStringLiteral("00349/00349-sbml-l3v2.xml"),  // events
     };
