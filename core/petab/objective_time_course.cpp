@@ -70,6 +70,7 @@ Eigen::RowVectorXd Evaluator::timeCourseAdjoint(const std::vector<std::size_t>& 
     xStart[sg] = x;
     passes[sg] = std::make_unique<steadystate::AdjointTimeCourse>(pr_.model, o_.integrator,
                                                                   bounds[sg], x, thetaS, monitor_);
+    if (sg + 1 < nseg) passes[sg]->setLeftLimitAt(end);
     const std::vector<std::vector<double>> states = passes[sg]->forward(ts);
     ++result_.simulations;
     jumps[sg].assign(ts.size(), std::vector<double>(unx, 0.0));

@@ -6,7 +6,9 @@
 #include <sunlinsol/sunlinsol_dense.h>
 #include <sunmatrix/sunmatrix_dense.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <exception>
 
 #include "core/common/errors.h"
@@ -21,6 +23,9 @@ struct AdjointTimeCourse::Impl {
   std::shared_ptr<const symbolic::CompiledModel> model;
   integrators::IntegratorOptions options;
   double t0 = 0;
+  // Right-hand side evaluations take t = min(t, tEvalMax) (setLeftLimitAt).
+  double tEvalMax = std::numeric_limits<double>::infinity();
+  double at(double t) const { return std::min(t, tEvalMax); }
   std::vector<double> x0, theta;
   std::vector<double> times;
   std::vector<double> stateAtol;  // per-state absolute tolerances of the forward pass (or empty)
@@ -57,7 +62,7 @@ struct AdjointTimeCourse::Impl {
   // Dense J from the CSC values.
   void denseJacobian(double t, const double* x, SUNMatrix m, bool transposedNegated) {
     const symbolic::SparsePattern& pat = model->jacobianPattern();
-    model->jacobian(t, x, theta.data(), jValues.data());
+    model->jacobian(at(t), x, theta.data(), jValues.data());
     SUNMatZero(m);
     for (int c = 0; c < pat.cols; ++c)
       for (int k = pat.colPtr[static_cast<std::size_t>(c)];
@@ -73,7 +78,7 @@ struct AdjointTimeCourse::Impl {
     try {
       Impl& d = self(user);
       if (d.stopRequested(t)) return -1;
-      d.model->rhs(t, N_VGetArrayPointer(y), d.theta.data(), N_VGetArrayPointer(ydot));
+      d.model->rhs(d.at(t), N_VGetArrayPointer(y), d.theta.data(), N_VGetArrayPointer(ydot));
       const double* f = N_VGetArrayPointer(ydot);
       for (int i = 0; i < d.nx; ++i)
         if (!std::isfinite(f[i])) return 1;
@@ -97,7 +102,7 @@ struct AdjointTimeCourse::Impl {
       Impl& d = self(user);
       if (d.stopRequested(t)) return -1;
       const symbolic::SparsePattern& pat = d.model->jacobianPattern();
-      d.model->jacobian(t, N_VGetArrayPointer(y), d.theta.data(), d.jValues.data());
+      d.model->jacobian(d.at(t), N_VGetArrayPointer(y), d.theta.data(), d.jValues.data());
       const double* l = N_VGetArrayPointer(yB);
       double* out = N_VGetArrayPointer(yBdot);
       for (int i = 0; i < d.nx; ++i) out[i] = 0;
@@ -124,7 +129,7 @@ struct AdjointTimeCourse::Impl {
     try {
       Impl& d = self(user);
       const symbolic::SparsePattern& pat = d.model->paramJacobianPattern();
-      d.model->paramJacobian(t, N_VGetArrayPointer(y), d.theta.data(), d.fpValues.data());
+      d.model->paramJacobian(d.at(t), N_VGetArrayPointer(y), d.theta.data(), d.fpValues.data());
       const double* l = N_VGetArrayPointer(yB);
       double* out = N_VGetArrayPointer(qBdot);
       for (int k = 0; k < d.np; ++k) out[k] = 0;
@@ -225,6 +230,10 @@ std::vector<std::vector<double>> AdjointTimeCourse::forward(const std::vector<do
   CVodeGetNumSteps(mem, &steps);
   forwardSteps_ = steps;
   return states;
+}
+
+void AdjointTimeCourse::setLeftLimitAt(double tEnd) {
+  impl_->tEvalMax = std::nextafter(tEnd, -std::numeric_limits<double>::infinity());
 }
 
 void AdjointTimeCourse::backward(const std::vector<std::vector<double>>& jumps,

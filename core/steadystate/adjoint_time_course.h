@@ -38,6 +38,11 @@ class AdjointTimeCourse {
   // Per-state absolute tolerances for the forward pass (nx, each > 0) instead of options.atol;
   // call before forward(). The backward pass keeps options.atol.
   void setStateAbsoluteTolerances(std::vector<double> atol);
+  // A pass that ends where the right-hand side jumps (a switch `time < τ`): f, J and f_θ are
+  // evaluated as their left limits there, t taken as at most the double before tEnd. Else the
+  // last step's end point (and the backward pass's start) sees the next segment's branch:
+  // Oliveira's t_1 = 29 is a measurement time, and CVodeB ran out of steps between 29 and 28.
+  void setLeftLimitAt(double tEnd);
   // Forward pass with checkpoints to the ascending, distinct `times` (>= t0); returns x(t_j).
   std::vector<std::vector<double>> forward(const std::vector<double>& times);
   // Backward pass with jumps[j] = ∂J_j/∂x at times[j] (nx each). Fills λ(t0) (nx) and
