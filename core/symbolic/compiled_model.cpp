@@ -203,9 +203,9 @@ CompiledModel::CompiledModel(OdeSystem system)
     native_ = std::make_shared<NativeCompiler>(std::move(units));
   }
   if (system_.fastSurrogate) {
-    auto start = std::make_shared<CompiledModel>(*this);  // (this model, without a surrogate)
+    auto equilibrium = std::make_shared<CompiledModel>(*this);  // (this model, no surrogate)
     surrogate_ = std::make_shared<CompiledModel>(OdeSystem(*system_.fastSurrogate));
-    surrogate_->startFromEquilibriumOf(std::move(start));
+    surrogate_->startFromEquilibriumOf(std::move(equilibrium));
   }
 }
 

@@ -145,6 +145,30 @@ void resolveDelays(OdeSystem& sys, const std::function<std::vector<Expr>()>& ini
       throw UnsupportedFeature(sys.modelFile, "", "a delay inside another delay in an initial value");
 }
 
+OdeSystem withoutDelays(const OdeSystem& system) {
+  OdeSystem out = system;
+  out.delays.clear();
+  out.delayInputs.clear();
+  out.delayFreeTwin.reset();
+  if (system.delays.empty()) return out;
+  ExprPool& pool = *out.pool;
+  std::unordered_map<Expr, Expr> toValues;  // the input z of each delay → its g
+  for (const DelayDef& d : system.delays) toValues[d.z] = d.value;
+  auto present = [&](Expr& e) { e = pool.substitute(e, toValues); };
+  for (Expr& e : out.rhs) present(e);
+  for (auto& o : out.outputs)
+    for (Expr* e : {&o.value, &o.amount, &o.concentration}) present(*e);
+  for (auto& ev : out.events) {
+    present(ev.trigger);
+    if (ev.delay) present(*ev.delay);
+    if (ev.priority) present(*ev.priority);
+    for (auto& a : ev.assignments)
+      for (Expr* e : {&a.value, &a.scale}) present(*e);
+    for (auto& r : ev.rescaled) present(r.size);
+  }
+  return out;
+}
+
 std::string describeDelay(const ExprPool& pool, Expr node) {
   const std::vector<Expr> kids = childrenOf(pool, node);  // not the history before t0
   std::string text = "delay(" + pool.toString(kids[0]) + ", " + pool.toString(kids[1]) + ")";

@@ -63,6 +63,11 @@ std::string describeDelay(const ExprPool& pool, Expr node);
 // called only when the system has delays.
 void resolveDelays(OdeSystem& system, const std::function<std::vector<Expr>()>& initialOverTime);
 
+// The system with every delay(g, τ) read as g: what holds at a steady state, where the solution
+// does not change and its past equals its present. Same states, parameters, outputs and events;
+// no delays. (For steady states of delay models: core/tasks/steady_state_task.cpp.)
+OdeSystem withoutDelays(const OdeSystem& system);
+
 // `e` (SBML math before its symbols are resolved) with every delay(g, τ) given its history
 // before t0, delay(g, τ, historyOf(g)). Called by the builder.
 Expr attachDelayHistories(ExprPool& pool, Expr e, const std::function<Expr(Expr)>& historyOf);

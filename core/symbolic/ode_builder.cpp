@@ -106,6 +106,7 @@ class Builder {
     buildOutputs();
     checkParameterValues();
     resolveDelays(sys_, [this] { return initialValuesOverTime(); });  // symbolic/delays.h
+    if (!sys_.delays.empty()) sys_.delayFreeTwin = std::make_shared<const OdeSystem>(withoutDelays(sys_));
     return std::move(sys_);
   }
 

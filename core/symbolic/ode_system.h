@@ -155,6 +155,9 @@ struct OdeSystem {
   // outputs), which the tasks run instead when the equilibrium turns degenerate during a run
   // (a fast rate k·A while k = 0: ∂g/∂z singular, index > 1). Null otherwise.
   std::shared_ptr<const OdeSystem> fastSurrogate;
+  // Models with delays: the same system with delay(g, τ) read as g (symbolic/delays.h,
+  // withoutDelays), whose steady states are the delay model's. Null otherwise.
+  std::shared_ptr<const OdeSystem> delayFreeTwin;
 
   // Stoichiometry of the species-amount states changed by reactions with constant
   // stoichiometry (for conservation laws): triplets (state index, reaction index, coefficient),

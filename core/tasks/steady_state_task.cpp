@@ -52,7 +52,13 @@ SteadyStateResult runSteadyState(const SteadyStateProblem& problem,
   try {
     if (!problem.model) throw detail::InvalidInput("steady state: no model");
     if (auto why = options.validate()) throw InvalidOptions(*why);
-    const symbolic::CompiledModel& model = *problem.model;
+    // A delay model's steady states are those of its delay-free twin (delay(g, τ) = g when
+    // nothing changes), which has the same states, parameters and outputs; compiled here, only
+    // when a steady state of a delay model is asked for.
+    std::shared_ptr<const symbolic::CompiledModel> steadyModel = problem.model;
+    const auto& twin = problem.model->system().delayFreeTwin;
+    if (twin) steadyModel = std::make_shared<const symbolic::CompiledModel>(symbolic::OdeSystem(*twin));
+    const symbolic::CompiledModel& model = *steadyModel;
     const symbolic::OdeSystem& sys = model.system();
     if (auto why = simulation::delaysNotSupported(sys, "steady states"))
       throw detail::InvalidInput(*why);
@@ -64,11 +70,15 @@ SteadyStateResult runSteadyState(const SteadyStateProblem& problem,
     result.parameters = resolveParameters(model, problem.overrides);
     detail::initialState(model, 0.0, result.parameters);  // names a non-finite initial value
 
-    const steadystate::ConservedModel conserved(problem.model);
+    const steadystate::ConservedModel conserved(steadyModel);
     result.solution =
         sys.events.empty()
             ? steadystate::solveSteadyState(conserved, result.parameters, options, monitor)
             : detail::solveSteadyStateAcrossEvents(conserved, result.parameters, options, monitor);
+    if (twin)
+      result.solution.path += " (the delays read as their present values: delay(g, τ) = g at a "
+                              "steady state; a simulation and the eigenvalues are those of the "
+                              "model without delays)";
     const steadystate::SteadyStateSolution& s = result.solution;
     if (!s.found) return finish(SteadyStateResult::Status::NoSteadyState, s.reason);
 

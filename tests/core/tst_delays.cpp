@@ -12,6 +12,7 @@
 // back to odeSD saying so, steady states name the delay.
 #include <QtTest/QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -62,6 +63,18 @@ std::string delayedDecay(double k, double tau) {
           math("<apply><times/><ci>k</ci><apply>" + std::string(kDelay) +
                "<ci>x</ci><ci>tau</ci></apply></apply>") +
           "</kineticLaw></reaction></listOfReactions>");
+}
+
+// x' = s − k·delay(x, tau): production s (∅ → x) and the delayed decay; steady state x* = s/k.
+std::string delayedDecayWithProduction(double s, double k, double tau) {
+  std::string xml = delayedDecay(k, tau);
+  xml.insert(xml.find("</listOfParameters>"),
+             "<parameter id='s' value='" + std::to_string(s) + "' constant='true'/>");
+  xml.insert(xml.find("</listOfReactions>"),
+             "<reaction id='P' reversible='false'><listOfProducts><speciesReference species='x'"
+             " stoichiometry='1' constant='true'/></listOfProducts><kineticLaw>" +
+                 math("<ci>s</ci>") + "</kineticLaw></reaction>");
+  return xml;
 }
 
 // x' = −k·delay(x, a + b·x): a delay that depends on the state and on parameters.
@@ -308,13 +321,27 @@ class TestDelays : public QObject {
     }
   }
 
-  // Steady states do not keep a history: refused naming the delay and where it is.
-  void steadyStateRefusesNamingTheDelay() {
+  // At a steady state delay(g, τ) = g: x' = s − k·x(t − τ) rests at x* = s/k, with
+  // dx*/ds = 1/k, dx*/dk = −s/k² and dx*/dτ = 0, and the result says the delays were read so.
+  void steadyStateReadsDelaysAsPresentValues() {
+    constexpr double kS = 0.6, kK = 1.5, kTau = 0.8;
     sensode::tasks::SteadyStateProblem ssp;
-    ssp.model = compile(delayedDecay(1.0, 1.0));
+    ssp.model = compile(delayedDecayWithProduction(kS, kK, kTau));
     const auto ss = sensode::tasks::runSteadyState(ssp, {});
-    QCOMPARE(int(ss.status), int(sensode::tasks::SteadyStateResult::Status::InvalidInput));
-    QVERIFY2(ss.message.find("delay(x, tau)") != std::string::npos, ss.message.c_str());
+    QVERIFY2(ss.status == sensode::tasks::SteadyStateResult::Status::Success, ss.message.c_str());
+    QVERIFY2(ss.solution.path.find("delay(g, τ) = g") != std::string::npos,
+             ss.solution.path.c_str());
+    QCOMPARE(ss.stateIds.size(), std::size_t{1});
+    SENSODE_EXPECT_CLOSE(ss.solution.state[0], kS / kK, 1e-10, 1e-8, "x*", 0);
+    const auto param = [&](const std::string& id) {
+      const auto it = std::find(ss.parameterIds.begin(), ss.parameterIds.end(), id);
+      return static_cast<Eigen::Index>(it - ss.parameterIds.begin());
+    };
+    const auto& S = ss.solution.sensitivities;
+    QCOMPARE(S.cols(), static_cast<Eigen::Index>(ss.parameterIds.size()));
+    SENSODE_EXPECT_CLOSE(S(0, param("s")), 1 / kK, 1e-10, 1e-8, "dx*/ds", 0);
+    SENSODE_EXPECT_CLOSE(S(0, param("k")), -kS / (kK * kK), 1e-10, 1e-8, "dx*/dk", 0);
+    SENSODE_EXPECT_CLOSE(S(0, param("tau")), 0, 1e-12, 0, "dx*/dtau", 0);
   }
 };
 
