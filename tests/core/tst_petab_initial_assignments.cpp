@@ -15,6 +15,7 @@
 
 #include "core/petab/objective.h"
 #include "core/petab/petab_problem.h"
+#include "support/gradient_method_rows.h"
 #include "support/numeric_compare.h"
 
 using namespace sensode::petab;
@@ -110,16 +111,7 @@ class TestPetabInitialAssignments : public QObject {
     for (const auto& o : sys.outputs) QVERIFY2(o.id.rfind("petab_", 0) != 0, o.id.c_str());
   }
 
-  void objectiveAndGradientsMatchClosedForm_data() {
-    QTest::addColumn<int>("method");
-    QTest::addColumn<bool>("odesd");
-    QTest::addColumn<double>("rtol");
-    QTest::newRow("forward CVODES") << static_cast<int>(GradientMethod::Forward) << false << 1e-6;
-    QTest::newRow("forward odeSD") << static_cast<int>(GradientMethod::Forward) << true << 1e-6;
-    QTest::newRow("adjoint") << static_cast<int>(GradientMethod::Adjoint) << false << 1e-6;
-    QTest::newRow("ssasa") << static_cast<int>(GradientMethod::Ssasa) << false << 1e-6;
-    QTest::newRow("fd") << static_cast<int>(GradientMethod::FiniteDifferences) << false << 1e-4;
-  }
+  void objectiveAndGradientsMatchClosedForm_data() { sensode::test::gradientMethodRows(); }
   void objectiveAndGradientsMatchClosedForm() {
     QFETCH(int, method);
     QFETCH(bool, odesd);
