@@ -560,6 +560,9 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
   // Second order: (J(q + h) − J(q − h))/2h. Fourth order: (8(J(q + h) − J(q − h)) −
   // (J(q + 2h) − J(q − 2h)))/12h, truncation O(h⁴), so a larger h keeps the objective's noise
   // small where the curvature is large.
+  // A stencil that would leave the parameter's bounds (a noise parameter at its lower bound 0:
+  // Lang's σ = noiseParameter1 + noiseParameter2·y turned negative at −2h) is replaced by the
+  // one-sided second-order difference into the bounds, (−3J(q) + 4J(q ± h) − J(q ± 2h))/(±2h).
   const bool fourth = options.fdOrder == 4;
   const int perParameter = fourth ? 4 : 2;
   const double units = perParameter * static_cast<double>(scaled.size()) + 1;
@@ -568,6 +571,8 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
   r.parameters = scaled;
   r.method = method;
   r.gradient.resize(scaled.size());
+  const std::vector<int> estimated = estimatedParameters(problem);
+  int oneSided = 0;
   for (std::size_t i = 0; i < scaled.size(); ++i) {
     double offset = 1 + perParameter * static_cast<double>(i);
     const auto at = [&](double multiple) {
@@ -579,12 +584,28 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
       r.steadyStates += rs.steadyStates;
       return rs.objective;
     };
+    const double h = options.fdStep, reach = (fourth ? 2 : 1) * h;
+    double lower = -INFINITY, upper = INFINITY;
+    if (i < estimated.size()) {
+      const Parameter& par = problem.parameters[static_cast<std::size_t>(estimated[i])];
+      lower = toScale(par.scale, par.lowerBound);
+      upper = toScale(par.scale, par.upperBound);
+    }
+    const bool belowFits = !(scaled[i] - reach < lower), aboveFits = !(scaled[i] + reach > upper);
+    if (!belowFits || !aboveFits) {
+      const double side = belowFits ? -1.0 : 1.0;  // step into the bounds
+      ++oneSided;
+      r.gradient[i] = side * (-3 * r.objective + 4 * at(side) - at(2 * side)) / (2 * h);
+      continue;
+    }
     const double d1 = at(1) - at(-1);
-    r.gradient[i] = fourth ? (8 * d1 - (at(2) - at(-2))) / (12 * options.fdStep)
-                           : d1 / (2 * options.fdStep);
+    r.gradient[i] = fourth ? (8 * d1 - (at(2) - at(-2))) / (12 * h) : d1 / (2 * h);
   }
   r.notes = std::string(fourth ? "fourth-order " : "") + "central finite differences, step " +
-            num(options.fdStep) + " on the parameter scale";
+            num(options.fdStep) + " on the parameter scale" +
+            (oneSided > 0 ? "; " + std::to_string(oneSided) +
+                                " parameter(s) at a bound by one-sided second-order differences"
+                          : std::string());
   addPriors(problem, scaled, r);
   return r;
 }

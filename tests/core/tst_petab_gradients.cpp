@@ -121,6 +121,26 @@ class TestPetabGradients : public QObject {
   void switchAtAMeasurementTime_data() { sensode::test::gradientMethodRows(false); }
   void switchAtAMeasurementTime() { expectClosedForm(2.0); }
 
+  // Finite differences at a bound stay inside it (Lang's noise parameters at their lower bound
+  // 0 made σ negative at −2h): tau at its lower bound 0.1 takes the one-sided difference, says
+  // so, and still meets the closed form.
+  void finiteDifferencesStayInsideTheBounds() {
+    const Problem p = load();
+    std::vector<double> q = nominalScaledParameters(p);
+    q[2] = 0.1;  // tau's lowerBound (lin scale)
+    const ObjectiveResult r = evaluateObjective(p, q, GradientMethod::FiniteDifferences, {});
+    QVERIFY2(r.notes.find("one-sided") != std::string::npos, r.notes.c_str());
+    const Closed c = closedForm(0.1);
+    const double scale = std::max({std::abs(c.gradient[0]), std::abs(c.gradient[1]),
+                                   std::abs(c.gradient[2])});
+    for (int i = 0; i < 3; ++i)
+      QVERIFY2(sensode::test::withinTolerance(r.gradient[static_cast<std::size_t>(i)], c.gradient[i],
+                                              1e-4 * scale, 0),
+               sensode::test::closeMessage(r.gradient[static_cast<std::size_t>(i)], c.gradient[i],
+                                           1e-4 * scale, 0, "fd gradient (a, k, tau)", i)
+                   .c_str());
+  }
+
   // Oliveira_NatCommun2021: t_1 = 29 is both a switch of the infection rate and a measurement
   // time. The adjoint pass ending at 29 evaluated J there on the later branch, and CVodeB ran
   // out of its 100000 steps between 29 and 28; with the left limit it agrees with forward
