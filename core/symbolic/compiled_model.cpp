@@ -259,7 +259,6 @@ std::shared_ptr<CompiledModel> CompiledModel::clone() const {
   return copy;
 }
 
-
 NativeStatus CompiledModel::nativeStatus() const {
   if (native_) return native_->status();
   NativeStatus s;

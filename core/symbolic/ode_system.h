@@ -183,8 +183,8 @@ struct OdeSystem {
 // How SBML fast reactions enter the system (docs/dae.md). Equilibrium is exact: algebraic
 // constraints rate = 0 and conserved pools. StiffSurrogate makes them ordinary reactions whose
 // rates are multiplied by kFastRateFactor: the equilibrium is reached within ~1/(10^8·k) of the
-// model's time, an error of that relative order, and it holds where rapid equilibrium is
-// degenerate or cannot be formulated.
+// model's time, an error of that relative order, and it holds where rapid equilibrium turns
+// degenerate (∂g/∂z singular).
 enum class FastReactionTreatment { Equilibrium, StiffSurrogate };
 inline constexpr double kFastRateFactor = 1e8;
 inline constexpr const char* kFastRateFactorText = "10^8";
