@@ -562,7 +562,9 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
   // small where the curvature is large.
   // A stencil that would leave the parameter's bounds (a noise parameter at its lower bound 0:
   // Lang's σ = noiseParameter1 + noiseParameter2·y turned negative at −2h) is replaced by the
-  // one-sided second-order difference into the bounds, (−3J(q) + 4J(q ± h) − J(q ± 2h))/(±2h).
+  // one-sided second-order difference into the bounds, (−3J(q) + 4J(q ± h) − J(q ± 2h))/(±2h);
+  // bounds narrower than four stencil reaches shrink the step to fit (Lang's scaling factors
+  // sCCNB ∈ [0, 2e-10] on the linear scale, where a step of 1e-3 left the model's range).
   const bool fourth = options.fdOrder == 4;
   const int perParameter = fourth ? 4 : 2;
   const double units = perParameter * static_cast<double>(scaled.size()) + 1;
@@ -572,25 +574,31 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
   r.method = method;
   r.gradient.resize(scaled.size());
   const std::vector<int> estimated = estimatedParameters(problem);
-  int oneSided = 0;
+  int oneSided = 0, narrowed = 0;
   for (std::size_t i = 0; i < scaled.size(); ++i) {
     double offset = 1 + perParameter * static_cast<double>(i);
-    const auto at = [&](double multiple) {
-      auto qs = scaled;
-      qs[i] += multiple * options.fdStep;
-      Evaluator ev(problem, cm, qs, GradientMethod::None, options, monitor, offset++, units);
-      const ObjectiveResult rs = ev.run();
-      r.simulations += rs.simulations;
-      r.steadyStates += rs.steadyStates;
-      return rs.objective;
-    };
-    const double h = options.fdStep, reach = (fourth ? 2 : 1) * h;
+    double h = options.fdStep;
     double lower = -INFINITY, upper = INFINITY;
     if (i < estimated.size()) {
       const Parameter& par = problem.parameters[static_cast<std::size_t>(estimated[i])];
       lower = toScale(par.scale, par.lowerBound);
       upper = toScale(par.scale, par.upperBound);
     }
+    const double stencil = fourth ? 2 : 1;  // the farthest point, in steps
+    if (std::isfinite(upper - lower) && upper - lower < 4 * stencil * h) {
+      h = (upper - lower) / (4 * stencil);
+      ++narrowed;
+    }
+    const auto at = [&](double multiple) {
+      auto qs = scaled;
+      qs[i] += multiple * h;
+      Evaluator ev(problem, cm, qs, GradientMethod::None, options, monitor, offset++, units);
+      const ObjectiveResult rs = ev.run();
+      r.simulations += rs.simulations;
+      r.steadyStates += rs.steadyStates;
+      return rs.objective;
+    };
+    const double reach = stencil * h;
     const bool belowFits = !(scaled[i] - reach < lower), aboveFits = !(scaled[i] + reach > upper);
     if (!belowFits || !aboveFits) {
       const double side = belowFits ? -1.0 : 1.0;  // step into the bounds
@@ -605,6 +613,9 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
             num(options.fdStep) + " on the parameter scale" +
             (oneSided > 0 ? "; " + std::to_string(oneSided) +
                                 " parameter(s) at a bound by one-sided second-order differences"
+                          : std::string()) +
+            (narrowed > 0 ? "; " + std::to_string(narrowed) +
+                                " parameter(s) with a step of a quarter of their bounds' width"
                           : std::string());
   addPriors(problem, scaled, r);
   return r;
