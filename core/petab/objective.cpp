@@ -563,8 +563,10 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
   // A stencil that would leave the parameter's bounds (a noise parameter at its lower bound 0:
   // Lang's σ = noiseParameter1 + noiseParameter2·y turned negative at −2h) is replaced by the
   // one-sided second-order difference into the bounds, (−3J(q) + 4J(q ± h) − J(q ± 2h))/(±2h);
-  // bounds narrower than four stencil reaches shrink the step to fit (Lang's scaling factors
-  // sCCNB ∈ [0, 2e-10] on the linear scale, where a step of 1e-3 left the model's range).
+  // bounds narrower than 1 on the parameter scale make the step relative to their width
+  // (Lang's scaling factors sCCNB ∈ [0, 2e-10] on the linear scale, value 8e-12, where a step of
+  // 1e-3 left the model's range by eight orders of magnitude, and a quarter of the width still
+  // changed the observable fivefold).
   const bool fourth = options.fdOrder == 4;
   const int perParameter = fourth ? 4 : 2;
   const double units = perParameter * static_cast<double>(scaled.size()) + 1;
@@ -585,8 +587,8 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
       upper = toScale(par.scale, par.upperBound);
     }
     const double stencil = fourth ? 2 : 1;  // the farthest point, in steps
-    if (std::isfinite(upper - lower) && upper - lower < 4 * stencil * h) {
-      h = (upper - lower) / (4 * stencil);
+    if (std::isfinite(upper - lower) && upper - lower < 1) {
+      h *= upper - lower;  // a step relative to the parameter's range
       ++narrowed;
     }
     const auto at = [&](double multiple) {
@@ -615,7 +617,7 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
                                 " parameter(s) at a bound by one-sided second-order differences"
                           : std::string()) +
             (narrowed > 0 ? "; " + std::to_string(narrowed) +
-                                " parameter(s) with a step of a quarter of their bounds' width"
+                                " parameter(s) with bounds narrower than 1, their step times the width"
                           : std::string());
   addPriors(problem, scaled, r);
   return r;
