@@ -165,6 +165,7 @@ JsonObject statsObject(const symbolic::CompiledModel& compiled, const SimulateSe
       .add("native_tier", symbolic::toString(compiled.nativeStatus().tier))
       .add("native_emit_seconds", compiled.nativeStatus().emitSeconds)
       .add("native_quick_seconds", compiled.nativeStatus().quickSeconds)
+      .add("native_first_seconds", compiled.nativeStatus().firstNativeSeconds)
       .add("sundials", integrators::sundialsBuildDescription())
       .add("model", s.modelPath)
       .add("termination", tasks::toString(r.termination))

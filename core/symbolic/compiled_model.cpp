@@ -198,7 +198,9 @@ CompiledModel::CompiledModel(OdeSystem system)
                     &ftTape_, &x0Tape_, &s0Tape_, &yTape_, &yxTape_, &ypTape_}) {
       auto binding = std::make_shared<NativeBinding>();
       t->bindNative(binding);
-      units.push_back({t, std::move(binding)});
+      // Every run evaluates x0, f and the outputs first: tcc compiles them ahead of the rest.
+      const bool early = t == &fTape_ || t == &x0Tape_ || t == &yTape_;
+      units.push_back({t, std::move(binding), early});
     }
     native_ = std::make_shared<NativeCompiler>(std::move(units));
   }

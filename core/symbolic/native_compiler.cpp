@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -130,7 +131,10 @@ fs::path NativeCompiler::cacheDirectory() {
 }
 
 NativeCompiler::NativeCompiler(std::vector<Unit> units) {
-  for (auto& u : units) bindings_.push_back(std::move(u.binding));
+  for (auto& u : units) {
+    bindings_.push_back(std::move(u.binding));
+    early_.push_back(u.early);
+  }
   command_ = compilerName();
   for (const char* f : kFlags) command_ += std::string(" ") + f;
   std::size_t instructions = 0;
@@ -170,6 +174,10 @@ bool NativeCompiler::prepare(const std::vector<const Tape*>& tapes) {
       commit(NativeState::Cancelled, "cancelled (tape interpreter in use)");
       return true;
     }
+    // The early units first (a few ms), so that the first evaluations run native code while the
+    // whole model's C is emitted and compiled. On a cache hit this is wasted, but only those
+    // milliseconds: the hit is known only once the whole C is emitted (its hash is the key).
+    compileEarlyUnits(tapes, st);
     auto t0 = Clock::now();
     source_ = emitNativeSource(tapes);
     key_ = hex(fnv1a(source_, fnv1a(command_ + "\n")));
@@ -230,6 +238,29 @@ bool NativeCompiler::prepare(const std::vector<const Tape*>& tapes) {
   return false;
 }
 
+void NativeCompiler::compileEarlyUnits(const std::vector<const Tape*>& tapes, NativeStatus& st) {
+  if (!TccModule::available() || std::find(early_.begin(), early_.end(), true) == early_.end())
+    return;
+  // Only the early units, under their own symbols (nativeSymbol(i) of their index).
+  std::string source = "/* Sensode native evaluators, early units */\n" + Tape::cPrelude();
+  for (std::size_t i = 0; i < tapes.size(); ++i)
+    if (early_[i]) source += tapes[i]->emitCScratch(nativeSymbol(i)) + "\n";
+  std::string error;
+  auto module = TccModule::compile(source, error);
+  if (!module) return;  // the whole unit's compilation below says why
+  std::vector<NativeFunction> fns(bindings_.size(), nullptr);
+  for (std::size_t i = 0; i < bindings_.size(); ++i)
+    if (early_[i] && !(fns[i] = module->function(nativeSymbol(i)))) return;
+  publish(fns, std::move(module), &early_);
+  st.firstNativeSeconds = secondsSince(created_);
+  st.firstSourceBytes = source.size();
+  // Visible at once: a short run ends before the rest of the model is compiled.
+  std::lock_guard lock(mutex_);
+  status_.firstNativeSeconds = st.firstNativeSeconds;
+  status_.firstSourceBytes = st.firstSourceBytes;
+  status_.message = "native: compiling with tcc (tcc code for x0, f and outputs in use)";
+}
+
 std::size_t NativeCompiler::quickOnLoadInstructions() {
   const char* v = std::getenv("SENSODE_NATIVE_SYNC_INSTRUCTIONS");
   if (!v || !*v) return 0;
@@ -244,8 +275,9 @@ std::string NativeCompiler::inUse() const {
 }
 
 void NativeCompiler::publish(const std::vector<NativeFunction>& functions,
-                             std::shared_ptr<void> owner) {
+                             std::shared_ptr<void> owner, const std::vector<bool>* only) {
   for (std::size_t i = 0; i < bindings_.size(); ++i) {
+    if (only && !(*only)[i]) continue;
     NativeBinding& b = *bindings_[i];
     // The new owner first, holding the previous one too; then the function (release).
     auto both = std::make_shared<std::pair<std::shared_ptr<void>, std::shared_ptr<void>>>(

@@ -6,7 +6,10 @@
 //     up to quickOnLoadInstructions()), the C is compiled in memory by libtcc (tcc_jit.h) in
 //     milliseconds and switched into every tape, so evaluation is native almost from the start
 //     (about 2–3× slower than optimised C, 2× faster than the interpreter;
-//     docs/benchmarks/performance.md);
+//     docs/benchmarks/performance.md). The units marked `early` (the right-hand side and what a
+//     run evaluates before its first step) go first, alone: tcc compiles ~35 MB of C per second,
+//     so the whole model's C (3.4 MB for 100 species) would hold the first native evaluation
+//     back by ~100 ms where f alone takes a few;
 //  2. optimised: `cc -O2 -shared -fPIC -ffp-contract=off` (cc from $SENSODE_CC when set) in a
 //     background thread into a shared object, loaded with dlopen and switched into each tape
 //     atomically once ready — for runs that last: it starts after a delay
@@ -26,6 +29,7 @@
 // thread joined.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <memory>
@@ -70,6 +74,10 @@ struct NativeStatus {
   double compileSeconds = 0;    // wall time of the optimised tier: compilation + loading, s
   double emitSeconds = 0;       // wall time of emitting the C (loading thread), s
   double quickSeconds = 0;      // wall time of the tcc compilation (loading thread), s
+  // Wall time from the compiler's construction (the end of loading) until the early units ran
+  // tcc's code (-1: they did not), and the size of their C.
+  double firstNativeSeconds = -1;
+  std::size_t firstSourceBytes = 0;
   std::string quickError;       // why the quick tier is not in use, when it was tried
   std::size_t sourceBytes = 0;  // size of the emitted C
   std::filesystem::path library;  // the cached shared object, once ready
@@ -85,6 +93,7 @@ class NativeCompiler {
   struct Unit {
     const Tape* tape;  // read only during construction (emission)
     std::shared_ptr<NativeBinding> binding;
+    bool early = false;  // compiled by tcc ahead of the rest (what a run evaluates first)
   };
   // Emits the C, loads a cached shared object or else compiles the quick tier (on the calling
   // thread up to quickOnLoadInstructions(), else first thing on the background thread), then
@@ -119,14 +128,20 @@ class NativeCompiler {
   bool prepare(const std::vector<const Tape*>& tapes);
   bool cancelled() const;
   void setState(NativeState state, const std::string& message);
-  // Switches every tape to `functions` (one per unit), keeping `owner` (and whatever code the
-  // tapes ran before: another thread may still be inside it) loaded for as long as the tapes live.
-  void publish(const std::vector<NativeFunction>& functions, std::shared_ptr<void> owner);
+  // The early units alone through tcc, switched in at once (the first native evaluation).
+  void compileEarlyUnits(const std::vector<const Tape*>& tapes, NativeStatus& st);
+  // Switches every tape (only those with `only[i]`, when given) to `functions` (one per unit),
+  // keeping `owner` (and whatever code the tapes ran before: another thread may still be inside
+  // it) loaded for as long as the tapes live.
+  void publish(const std::vector<NativeFunction>& functions, std::shared_ptr<void> owner,
+               const std::vector<bool>* only = nullptr);
   // Loads the shared object and publishes it; empty on success, else why not.
   std::string loadLibrary(const std::filesystem::path& library);
   std::string inUse() const;  // "tcc code" or "tape interpreter", for messages
 
   std::vector<std::shared_ptr<NativeBinding>> bindings_;
+  std::vector<bool> early_;            // per unit: NativeCompiler::Unit::early
+  std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
   std::vector<Tape> tapeCopies_;       // large models: what the thread emits, released after
   std::string source_;                 // the emitted C, until the optimised tier has used it
   std::string key_;                    // content hash of compiler command and source
