@@ -53,10 +53,9 @@ target_link_libraries(sensode_sundials INTERFACE
 # target `yaml-cpp`.
 find_package(yaml-cpp 0.6 REQUIRED)
 
-# Parameter estimation (core/estimation): Ceres Solver's bounded trust-region least squares
-# (Debian's libceres-dev exports Ceres::ceres) and NLopt's bounded L-BFGS (libnlopt-dev's CMake
-# config exports NLopt::nlopt).
-find_package(Ceres REQUIRED)
+# Parameter estimation (core/estimation): NLopt's bounded L-BFGS (libnlopt-dev's CMake config
+# exports NLopt::nlopt). The least-squares optimiser is Sensode's own, on Eigen
+# (docs/estimation.md says why).
 find_package(NLopt REQUIRED)
 
 if(SENSODE_BUILD_GUI OR SENSODE_BUILD_TESTS)

@@ -12,7 +12,6 @@ packages=(
   libsundials-dev       # CVODES
   libsuitesparse-dev    # KLU, for SUNDIALS' sparse direct solver
   libyaml-cpp-dev       # PEtab problem files
-  libceres-dev          # parameter estimation: bounded trust-region least squares
   libnlopt-dev          # parameter estimation: bounded L-BFGS
   libtcc-dev            # in-memory C compiler: native evaluation from a model's first call
   qt6-base-dev          # Qt Widgets, Qt Test

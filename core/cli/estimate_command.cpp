@@ -48,9 +48,9 @@ const std::vector<OptionSpec>& estimateOptions() {
   static const std::vector<OptionSpec> specs = {
       {"--starts", "N", "local optimisations (default 20)"},
       {"--seed", "S", "seed of the Latin hypercube of starts (default 1)"},
-      {"--method", "auto|ls|qn", "optimiser: least squares (Ceres LM), quasi-Newton (NLopt "
-                                 "L-BFGS), or auto (default: ls when the objective is a sum of "
-                                 "squares)"},
+      {"--method", "auto|ls|qn", "optimiser: least squares (bounded Levenberg-Marquardt), "
+                                 "quasi-Newton (NLopt L-BFGS), or auto (default: ls when the "
+                                 "objective is a sum of squares)"},
       {"--gradient", "forward|adjoint|ssasa|fd", "gradient of the quasi-Newton objective "
                                                  "(default forward)"},
       {"--profile", "ID,...", "profile likelihoods of these parameters"},

@@ -15,13 +15,12 @@
 //            the profile likelihoods.
 //
 // Optimisers (docs/estimation.md says why these):
-//   LeastSquares  Ceres Solver's bounded trust-region (Levenberg–Marquardt) on the weighted
-//                 residuals r = (m − y)/σ and their exact Jacobian from forward sensitivities.
+//   LeastSquares  bounded Levenberg–Marquardt (least_squares.cpp) on the weighted residuals
+//                 r = (m − y)/σ and their exact Jacobian from forward sensitivities.
 //                 Estimated noise parameters enter as the extra residuals √(2 log σ + c) (so
 //                 that ½Σ of their squares is Σ log σ plus a constant), normal priors as
-//                 (v − μ)/σ_prior. Parameters pushed against a bound are held there and the
-//                 rest re-solved (active-set rounds: Ceres projects steps onto the bounds,
-//                 which creeps when the optimum lies on one).
+//                 (v − μ)/σ_prior. At every iteration the parameters on a bound with the
+//                 gradient pushing outwards are held there and the step solved for the rest.
 //   QuasiNewton   NLopt's bounded L-BFGS on the objective and its gradient (any gradient method:
 //                 forward, adjoint, ssASA, finite differences): for objectives that are not
 //                 sums of squares (Laplace noise, non-normal priors).

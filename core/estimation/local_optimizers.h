@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The local optimisers of one start (internal to core/estimation), both bounded:
-//   minimizeLeastSquares  Ceres Solver's trust-region Levenberg–Marquardt on the residuals and
-//                         their exact Jacobian (FitObjective::residuals).
+//   minimizeLeastSquares  Levenberg–Marquardt with an active set (least_squares.cpp) on the
+//                         residuals and their exact Jacobian (FitObjective::residuals).
 //   minimizeQuasiNewton   NLopt's L-BFGS (NLOPT_LD_LBFGS, bounds by projection) on the objective
 //                         and its gradient (FitObjective::value).
-// Neither throws for a failed evaluation: the optimiser treats it as a rejected step (Ceres) or
+// Neither throws for a failed evaluation: the optimiser treats it as a rejected step (LM) or
 // an infinite objective (NLopt), and the result's message says what failed. A Cancelled from the
 // objective's monitor ends the start with status Cancelled.
 #pragma once

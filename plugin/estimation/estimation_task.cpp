@@ -61,8 +61,8 @@ const QList<FieldSpec>& fields() {
   const core::EstimationOptions defaults;
   static const QList<FieldSpec> specs = {
       {QStringLiteral("optimizer"), QStringLiteral("Optimiser"),
-       QStringLiteral("Least squares: Ceres Solver's bounded trust region on the weighted "
-                      "residuals and their exact Jacobian (forward sensitivities). Quasi-Newton: "
+       QStringLiteral("Least squares: bounded Levenberg–Marquardt on the weighted residuals "
+                      "and their exact Jacobian (forward sensitivities). Quasi-Newton: "
                       "bounded L-BFGS on the objective and its gradient, for objectives that are "
                       "not sums of squares (Laplace noise, non-normal priors). Automatic: least "
                       "squares whenever the objective allows it."),
