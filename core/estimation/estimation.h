@@ -114,7 +114,10 @@ struct EstimationOptions {
   std::optional<std::string> validate() const;
 };
 
-enum class StartStatus { Converged, MaxIterations, Failed, Cancelled };
+// Stalled: the optimiser found no decrease even along the (damped) steepest descent while the
+// projected gradient was above its tolerance — the objective's integration noise hides the
+// remaining descent, or the region is rough. Not counted as converged.
+enum class StartStatus { Converged, MaxIterations, Failed, Cancelled, Stalled };
 const char* toString(StartStatus s);
 
 struct StartResult {

@@ -34,6 +34,7 @@ const char* toString(StartStatus s) {
     case StartStatus::MaxIterations: return "max-iterations";
     case StartStatus::Failed: return "failed";
     case StartStatus::Cancelled: return "cancelled";
+    case StartStatus::Stalled: return "stalled";
   }
   return "unknown";
 }

@@ -22,7 +22,7 @@
 // than ftol·cost, or a step is shorter than xtol·|x|, while λ ≤ 1 (a nearly Gauss–Newton step:
 // a step shortened by heavy damping after rejections says nothing about convergence); when λ
 // exceeds 1e20 (no decrease even along the scaled steepest descent: objective noise of the
-// integration, a rough region; reported as converged, the message gives the projected gradient);
+// integration, a rough region; reported as stalled, with the projected gradient);
 // or after maxIterations accepted steps. A trial point that fails to evaluate, or evaluates to
 // non-finite values, is a rejected step. Every trial evaluation comes with its Jacobian (forward
 // sensitivities), so an accepted step costs no re-evaluation.
@@ -186,7 +186,7 @@ LocalResult minimizeLeastSquares(FitObjective& f, const std::vector<double>& x0,
       lambda *= nu;
       nu *= 2;
       if (lambda > kMaxDamping) {
-        out.status = StartStatus::Converged;
+        out.status = StartStatus::Stalled;
         out.message = "no decrease along the steepest descent (" + pg + ")";
         done = true;
         break;
