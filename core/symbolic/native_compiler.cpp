@@ -71,6 +71,10 @@ NativeFunction functionFrom(void* symbol) {
   return f;
 }
 
+// Above this many instructions in one tape tcc's code (its chunks pass values through memory,
+// unoptimised) evaluates no faster than the interpreter: such tapes stay interpreted.
+constexpr std::size_t kQuickMaxTapeInstructions = 60000;
+
 double secondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
@@ -210,9 +214,6 @@ bool NativeCompiler::prepare(const std::vector<const Tape*>& tapes) {
       t0 = Clock::now();
       std::string error;
       if (auto module = TccModule::compile(source_, error)) {
-        // Above kQuickMaxTapeInstructions tcc's code (its chunks pass values through memory,
-        // unoptimised) evaluates no faster than the interpreter: those tapes stay interpreted.
-        constexpr std::size_t kQuickMaxTapeInstructions = 60000;
         std::vector<NativeFunction> fns;
         for (std::size_t i = 0; i < bindings_.size() && error.empty(); ++i) {
           fns.push_back(module->function(nativeSymbol(i)));
@@ -239,19 +240,22 @@ bool NativeCompiler::prepare(const std::vector<const Tape*>& tapes) {
 }
 
 void NativeCompiler::compileEarlyUnits(const std::vector<const Tape*>& tapes, NativeStatus& st) {
-  if (!TccModule::available() || std::find(early_.begin(), early_.end(), true) == early_.end())
+  std::vector<bool> early = early_;
+  for (std::size_t i = 0; i < tapes.size(); ++i)
+    early[i] = early[i] && tapes[i]->numInstructions() <= kQuickMaxTapeInstructions;
+  if (!TccModule::available() || std::find(early.begin(), early.end(), true) == early.end())
     return;
   // Only the early units, under their own symbols (nativeSymbol(i) of their index).
   std::string source = "/* Sensode native evaluators, early units */\n" + Tape::cPrelude();
   for (std::size_t i = 0; i < tapes.size(); ++i)
-    if (early_[i]) source += tapes[i]->emitCScratch(nativeSymbol(i)) + "\n";
+    if (early[i]) source += tapes[i]->emitCScratch(nativeSymbol(i)) + "\n";
   std::string error;
   auto module = TccModule::compile(source, error);
   if (!module) return;  // the whole unit's compilation below says why
   std::vector<NativeFunction> fns(bindings_.size(), nullptr);
   for (std::size_t i = 0; i < bindings_.size(); ++i)
-    if (early_[i] && !(fns[i] = module->function(nativeSymbol(i)))) return;
-  publish(fns, std::move(module), &early_);
+    if (early[i] && !(fns[i] = module->function(nativeSymbol(i)))) return;
+  publish(fns, std::move(module), &early);
   st.firstNativeSeconds = secondsSince(created_);
   st.firstSourceBytes = source.size();
   // Visible at once: a short run ends before the rest of the model is compiled.
