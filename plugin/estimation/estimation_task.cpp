@@ -48,7 +48,7 @@ std::optional<double> optionalNumber(const QJsonObject& o, const QString& key,
 
 QString optimizerLabel(core::Optimizer optimizer) {
   switch (optimizer) {
-    case core::Optimizer::LeastSquares: return QStringLiteral("trust-region least squares");
+    case core::Optimizer::LeastSquares: return QStringLiteral("Levenberg–Marquardt least squares");
     case core::Optimizer::QuasiNewton: return QStringLiteral("quasi-Newton (L-BFGS)");
     case core::Optimizer::Auto: break;
   }
@@ -68,7 +68,7 @@ const QList<FieldSpec>& fields() {
                       "squares whenever the objective allows it."),
        {}, K::Choice, QStringLiteral("auto"), -inf, inf, false, false,
        {QStringLiteral("auto"), QStringLiteral("ls"), QStringLiteral("qn")},
-       {QStringLiteral("Automatic"), QStringLiteral("Trust-region least squares"),
+       {QStringLiteral("Automatic"), QStringLiteral("Levenberg–Marquardt least squares"),
         QStringLiteral("Quasi-Newton (L-BFGS)")}},
       {QStringLiteral("starts"), QStringLiteral("Starts"),
        QStringLiteral("Local optimisations; start 1 at the start values (when checked below), "

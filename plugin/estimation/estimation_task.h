@@ -37,7 +37,7 @@ inline constexpr double kConvergedTolerance = 1e-3;
 
 const QList<FieldSpec>& fields();
 
-// "trust-region least squares", "quasi-Newton (L-BFGS)" (the one that ran; never Auto).
+// "Levenberg–Marquardt least squares", "quasi-Newton (L-BFGS)" (the one that ran; never Auto).
 QString optimizerLabel(sensode::estimation::Optimizer optimizer);
 
 // What the set-up table changed for one parameter (linear values); unset fields keep the PEtab
