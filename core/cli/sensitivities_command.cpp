@@ -2,8 +2,8 @@
 // sensode sensitivities MODEL.xml [--params ID,ID,...|all] [--method odesd|cvodes|pbsr|exp|fd]
 //                       [--scaled] [--t-end T] [--points N | --times t1,t2,...] [--rtol R]
 //                       [--atol A] [--set ID=VALUE ...] [--trajectory odesd|cvodes]
-//                       [--outputs ID,...] [--no-error-control] [--fd-step H]
-//                       [--fd-no-extrapolation]
+//                       [--outputs ID,...] [--no-error-control] [--strict-error-control]
+//                       [--fd-step H] [--fd-no-extrapolation]
 //                       [--corrector staggered|simultaneous|augmented]
 //                       [--out FILE.csv] [--stats FILE.json]
 //
@@ -58,6 +58,9 @@ const std::vector<OptionSpec>& sensitivitiesOptions() {
       {"--outputs", "ID,...", "outputs to differentiate (default: species, then time-varying "
                               "quantities)"},
       {"--no-error-control", "", "odesd/cvodes: leave S out of the local error test"},
+      {"--strict-error-control", "",
+       "odesd: keep S in the error test however many steps it costs (default: over 8x the "
+       "states' steps, the states' test at a 1000x tighter rtol instead)"},
       {"--corrector", "staggered|simultaneous|augmented",
        "cvodes: sensitivity corrector (default staggered; augmented: CVODE on [x; S] as one "
        "vector); odesd: that of its BDF hand-over (default augmented)"},
@@ -147,6 +150,7 @@ Settings parse(const Arguments& a) {
   }
   options.scaled = a.has("--scaled");
   options.errorControl = !a.has("--no-error-control");
+  options.errorTestBudget = !a.has("--strict-error-control");
   options.integrator.rtol = a.number("--rtol", options.integrator.rtol);
   options.integrator.atol = a.number("--atol", options.integrator.atol);
   options.fdRelativeStep = a.number("--fd-step", options.fdRelativeStep);
@@ -259,6 +263,7 @@ JsonObject statsObject(const symbolic::CompiledModel& compiled, const Settings& 
       .add("scaled", o.scaled)
       .add("guarded", r.guardedCount)
       .add("error_control", o.errorControl)
+      .add("error_test_budget", o.errorTestBudget)
       .add("rtol", o.integrator.rtol)
       .add("atol", o.integrator.atol)
       .add("load_seconds", loadSeconds)

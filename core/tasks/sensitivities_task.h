@@ -75,6 +75,10 @@ struct SensitivityOptions {
   bool scaled = false;
   // odesd/cvodes: include S in the local error test (CVODES errconS; weights rtol·|S| + atol/|p̄|).
   bool errorControl = true;
+  // odesd (the default method) with errorControl: when S in the error test costs over 8× the steps
+  // of the states alone, repeat the run with the states' error test at a 1000× tighter rtol and
+  // say so in stats.fallbacks (error_test_budget.h). Off: S stays in the test whatever it costs.
+  bool errorTestBudget = true;
   // pbsr/exp: the integrator that computes the state trajectory (its grid and dense output).
   integrators::Method trajectory = integrators::Method::Cvodes;
   // pbsr/exp: refinement rule, switch and midpoint (NUMERICS.md §7); `method` is set from

@@ -298,6 +298,11 @@ const QList<FieldSpec>& fields() {
       {QStringLiteral("error_control"), QStringLiteral("Error control on S"),
        QStringLiteral("odeSD/CVODES: include S in the local error test."), {}, K::Flag,
        core.errorControl, -inf, inf, false, false, {}, {}},
+      {QStringLiteral("error_test_budget"), QStringLiteral("Step budget for S's error test"),
+       QStringLiteral("odeSD: when S in the error test costs over 8x the steps of the states "
+                      "alone, use the states' error test at a 1000x tighter rtol instead (said "
+                      "under Fallbacks). Off: S stays in the test whatever it costs."),
+       {}, K::Flag, core.errorTestBudget, -inf, inf, false, false, {}, {}},
   };
   return specs;
 }
@@ -316,6 +321,8 @@ Settings parseSettings(const QJsonObject& json) {
   s.options.integrator.atol = in.number("atol", s.options.integrator.atol);
   s.options.scaled = json.value(QStringLiteral("scaled")).toBool(s.options.scaled);
   s.options.errorControl = json.value(QStringLiteral("error_control")).toBool(s.options.errorControl);
+  s.options.errorTestBudget =
+      json.value(QStringLiteral("error_test_budget")).toBool(s.options.errorTestBudget);
   for (const QJsonValue& v : json.value(QStringLiteral("parameters")).toArray()) {
     s.parameters.push_back(v.toString().toStdString());
   }
