@@ -26,6 +26,7 @@
 #include "core/cli/output_times.h"
 #include "core/cli/stats_json.h"
 #include "core/common/errors.h"
+#include "core/common/format.h"
 #include "core/symbolic/compiled_model.h"
 #include "core/symbolic/ode_system.h"
 #include "core/tasks/sensitivities_task.h"
@@ -73,12 +74,6 @@ const std::vector<OptionSpec>& sensitivitiesOptions() {
       {"--help", "", "show this help"},
   };
   return specs;
-}
-
-std::string shortNumber(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
 }
 
 std::vector<std::string> splitList(const std::string& text) {

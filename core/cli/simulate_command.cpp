@@ -20,6 +20,7 @@
 #include "core/cli/stats_json.h"
 #include "core/symbolic/reduced_system.h"
 #include "core/common/errors.h"
+#include "core/common/format.h"
 #include "core/integrators/sundials_build.h"
 #include "core/symbolic/compiled_model.h"
 #include "core/symbolic/ode_system.h"
@@ -49,12 +50,6 @@ const std::vector<OptionSpec>& simulateOptions() {
       {"--help", "", "show this help"},
   };
   return specs;
-}
-
-std::string shortNumber(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
 }
 
 struct SimulateSettings {

@@ -8,18 +8,13 @@
 #include <limits>
 
 #include "core/common/errors.h"
+#include "core/common/format.h"
 
 namespace sensode::petab {
 
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-std::string shortNumber(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
 
 MethodRun runMethod(const Problem& problem, const std::vector<double>& q, GradientMethod method,
                     const ObjectiveOptions& options, const ProgressMonitor& monitor,

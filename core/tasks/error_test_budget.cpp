@@ -3,18 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
-namespace sensode::tasks::detail {
+#include "core/common/format.h"
 
-namespace {
-std::string shortNumber(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-}  // namespace
+namespace sensode::tasks::detail {
 
 ErrorTestOverBudget::ErrorTestOverBudget(double t, long steps, long statesOnlySteps,
                                          double tCheck, long recentSteps,

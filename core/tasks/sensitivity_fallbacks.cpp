@@ -6,18 +6,13 @@
 #include <vector>
 
 #include "core/common/errors.h"
+#include "core/common/format.h"
 #include "core/simulation/event_simulation.h"
 #include "core/tasks/error_test_budget.h"
 #include "core/tasks/sensitivity_runs.h"
 
 namespace sensode::tasks::detail {
 namespace {
-
-std::string shortNumber(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
 
 // The failure's technical detail, or its message when it has none.
 std::string detailOf(const IntegrationFailure& e) {

@@ -74,6 +74,26 @@ void recordEventMarks(const simulation::EventSimulation& sim, SensitivityResult&
   result.eventIds = std::move(marks.ids);
 }
 
+// Runs the simulation driver through the output times, recording each with the driver's S;
+// `collectStats` runs whether the run ends or throws.
+template <class CollectStats>
+void runRecorded(simulation::EventSimulation& sim, const Setup& s, Recorder& recorder,
+                 CollectStats collectStats) {
+  std::vector<double> state;
+  try {
+    sim.run(s.t0, s.x0, s.p, s.problem->times,
+            [&](double t, const double* x) {
+              state.assign(x, x + s.model->nx());
+              recorder.record(t, state, sim.sensitivities());
+            },
+            detail::wholeRunMonitor(*s.monitor, s.t0, s.tEnd));
+  } catch (...) {
+    collectStats();
+    throw;
+  }
+  collectStats();
+}
+
 // S(τ⁺) = S(τ⁻) + (f(τ⁻) − f(τ⁺))·dτ/dp_k for each sensitivity column (S column-major).
 void addSwitchJump(const Setup& s, const petab::TimeBreakpoint& sw, const std::vector<double>& x,
                    std::vector<double>& sens) {
@@ -98,25 +118,12 @@ void runDirect(const Setup& s, integrators::Method method, SensitivityResult& re
   if (simulation::needsSimulationDriver(s.model->system())) {
     simulation::EventSimulation sim(s.model, method, s.options->integrator);
     sim.enableSensitivities(s.params, s.s0, s.options->errorControl);
-    std::vector<double> state;
-    auto finishStats = [&] {
+    result.stats.simulations = 1;
+    runRecorded(sim, s, recorder, [&] {
       result.stats.integrator = sim.stats();
       result.stats.sensitivityEvals = result.stats.integrator.sensitivityRhsEvals;
       recordEventMarks(sim, result);
-    };
-    try {
-      result.stats.simulations = 1;
-      sim.run(s.t0, s.x0, s.p, s.problem->times,
-              [&](double t, const double* x) {
-                state.assign(x, x + s.model->nx());
-                recorder.record(t, state, sim.sensitivities());
-              },
-              detail::wholeRunMonitor(*s.monitor, s.t0, s.tEnd));
-    } catch (...) {
-      finishStats();
-      throw;
-    }
-    finishStats();
+    });
     return;
   }
   // Switches of the right-hand side at times that depend on parameters (Brannmark's insulin
@@ -229,20 +236,8 @@ void runPeanoBakerAcrossEvents(const Setup& s, SensitivityMethod method,
     result.stats.sensitivityEvals = propagator.stats().jacobianEvals;
     recordEventMarks(sim, result);
   };
-  std::vector<double> state;
-  try {
-    result.stats.simulations = 1;
-    sim.run(s.t0, s.x0, s.p, s.problem->times,
-            [&](double t, const double* x) {
-              state.assign(x, x + s.model->nx());
-              recorder.record(t, state, sim.sensitivities());
-            },
-            detail::wholeRunMonitor(*s.monitor, s.t0, s.tEnd));
-  } catch (...) {
-    collectStats();
-    throw;
-  }
-  collectStats();
+  result.stats.simulations = 1;
+  runRecorded(sim, s, recorder, collectStats);
 }
 
 }  // namespace

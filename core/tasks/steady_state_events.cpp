@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 
+#include "core/common/format.h"
 #include "core/simulation/event_simulation.h"
 #include "core/symbolic/event_functions.h"
 #include "core/tasks/task_common.h"
@@ -19,12 +20,6 @@ namespace {
 // tens of thousands of restarts.
 constexpr int kMaxEventTimes = 1000;
 struct KeepsFiring {};
-
-std::string shortNumber(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
 
 // The executions in (from, to]: "2 executions: dose at t = 5, reset at t = 7.3" (the first few).
 std::string describeExecutions(const std::vector<simulation::EventExecution>& all, double from,

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: MIT
+// Numbers in messages and summaries: %g, six significant digits ("1e-09", "13.1032").
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+namespace sensode {
+
+inline std::string shortNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+}  // namespace sensode
