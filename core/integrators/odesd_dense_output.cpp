@@ -50,25 +50,27 @@ bool OdeSdIntegrator::Impl::subStep(double th, double* out, double* outS) {
       for (int i = 0; i < n; ++i) out[i] = xm1[i] + th * (x[i] - xm1[i]);
     }
     if (attempt == 2) {
+      jacKept = false;  // jv, jjv no longer match the steps' kept W
       if (!evalJacobians(tq, out, jv.data(), jjv.data(), true)) break;
       factored = false;
     }
-    if (!factored && !(factored = factorW(hs, jv.data(), jjv.data()))) continue;
-    converged = newton(tq, hs, out, sd.newtonTolerance, 6).converged;
+    if (!factored && !(factored = factorW(hs, jv.data(), jjv.data(), luDense))) continue;
+    converged = newton(tq, hs, out, sd.newtonTolerance, 6, luDense).converged;
   }
   if (!converged) {
     cause = {};
     return false;
   }
   if (sens && outS != nullptr) {
+    jacKept = false;
     if (!evalJacobians(tq, out, jv.data(), jjv.data())) return false;
     if (!evalParamDerivatives(tq, out)) return false;
-    if (!factorW(hs, jv.data(), jjv.data())) return false;
+    if (!factorW(hs, jv.data(), jjv.data(), luDense)) return false;
     const auto len = static_cast<size_t>(n) * static_cast<size_t>(ns);
     for (size_t k = 0; k < len; ++k) {
       outS[k] = Sm1[k] + c1 * (Sdm1[k] + FP[k]) + c2 * (Sddm1[k] - AP[k]);
     }
-    lu.solve(outS, ns);
+    luDense.solve(outS, ns);
   }
   return true;
 }

@@ -57,12 +57,14 @@ void OdeSdIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel> 
   if (auto problem = options.validate()) throw InvalidOptions(*problem);
   if (!(sd.newtonTolerance > 0) || !(sd.maxNewtonIterations >= 1) || !(sd.zMax > 0) ||
       sd.handoverAfter < 0 || !(sd.maxNewtonFailures >= 1) || !(sd.maxErrorTestFailures >= 1) ||
-      sd.maxBridges < 0 || !(sd.bridgeMinSteps >= 1) ||
+      sd.maxBridges < 0 || !(sd.bridgeMinSteps >= 1) || !(sd.jacobianReuseSteps >= 1) ||
+      !(sd.luReuseRatio >= 0) ||
       !(sd.fixedStepSize >= 0) || !std::isfinite(sd.fixedStepSize)) {
     throw InvalidOptions(
         "OdeSdOptions: newtonTolerance > 0, maxNewtonIterations >= 1, zMax > 0, handoverAfter >= "
         "0, maxNewtonFailures >= 1, maxErrorTestFailures >= 1, maxBridges >= 0, "
-        "bridgeMinSteps >= 1 and a finite fixedStepSize >= 0 "
+        "bridgeMinSteps >= 1, jacobianReuseSteps >= 1, luReuseRatio >= 0 and a finite "
+        "fixedStepSize >= 0 "
         "are required");
   }
   if (!std::isfinite(t0))
@@ -94,10 +96,12 @@ void OdeSdIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel> 
       options.linearSolver == LinearSolverKind::Sparse ||
       (options.linearSolver == LinearSolverKind::Auto && nx > IntegratorOptions::kDenseLimit);
   using Backend = detail::SparseLu::Backend;
-  d.lu.analyze(d.wPattern, !sparse ? Backend::Dense
-                           : sd.sparseBackend == OdeSdOptions::SparseBackend::Klu
-                               ? Backend::Klu
-                               : Backend::EigenSparse);
+  const Backend backend = !sparse ? Backend::Dense
+                          : sd.sparseBackend == OdeSdOptions::SparseBackend::Klu
+                              ? Backend::Klu
+                              : Backend::EigenSparse;
+  d.lu.analyze(d.wPattern, backend);
+  d.luDense.analyze(d.wPattern, backend);
 }
 
 void OdeSdIntegrator::enableSensitivities(const std::vector<int>& paramIndices,
