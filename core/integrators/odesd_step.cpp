@@ -150,6 +150,9 @@ OdeSdIntegrator::Impl::StepResult OdeSdIntegrator::Impl::step() {
       ++own.errorTestFailures;
       ++errorFails;
       failedRecently = true;
+      // ε = W⁻¹D filters the stiff components through W: after a rejection with a kept W the
+      // retry gets a fresh one, so that a stale filter cannot drive a streak of rejections.
+      if (staleAttempt) freshNext = true;
       jacobiansAtFrontier = false;
       luAtFrontier = false;
       if (errorFails >= sd.maxErrorTestFailures) {
