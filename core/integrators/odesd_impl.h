@@ -431,8 +431,9 @@ struct OdeSdIntegrator::Impl {
   // remaining error, so a rate carried over from the last step (CVODES's crate) would let an
   // under-converged x_{n+1} through (measured: Perelson's error 5e-5 → 1.6e-4, repressilator at
   // rtol 1e-8 over its reference bound).
+  // haveFA: fy, ay already hold f and ẍ at yy (the first iteration skips that evaluation).
   NewtonResult newton(double tNew, double hs, double* yy, double kappa, int maxIter,
-                      detail::SparseLu& wlu);
+                      detail::SparseLu& wlu, bool haveFA = false);
 
   // =====================================================================================
   // one accepted step (with as many attempts as it takes), or a hand-over. Phases, each a

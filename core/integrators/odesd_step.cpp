@@ -51,12 +51,12 @@ void OdeSdIntegrator::Impl::predict(double hs) {
 }
 
 NewtonResult OdeSdIntegrator::Impl::newton(double tNew, double hs, double* yy, double kappa,
-                                           int maxIter, detail::SparseLu& wlu) {
+                                           int maxIter, detail::SparseLu& wlu, bool haveFA) {
   NewtonResult r;
   double dOld = 0, rho = 1;
   const double c1 = hs / 2, c2 = hs * hs / 12;
   for (int m = 0; m < maxIter; ++m) {
-    if (!evalFA(tNew, yy, fy.data(), ay.data())) {
+    if (!(m == 0 && haveFA) && !evalFA(tNew, yy, fy.data(), ay.data())) {
       r.iterations = m;
       return r;
     }
