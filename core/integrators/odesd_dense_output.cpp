@@ -42,33 +42,53 @@ bool OdeSdIntegrator::Impl::subStep(double th, double* out, double* outS) {
   weights(xm1.data(), x.data(), w.data());
   luAtFrontier = false;
   bool converged = false, factored = false;
+  const bool withS = sens && outS != nullptr;
   for (int attempt = 0; attempt < 3 && !converged; ++attempt) {
+    bool haveFA = false;
     if (attempt == 0) {
       hermite(th, out);
       if (firstNonFinite(out, n) >= 0) continue;
+      // The Hermite value is often already the sub-step's solution: its residual G of the rule
+      // within the Newton tolerance leaves an error W⁻¹G no larger (W = I − (θh/2)J +
+      // (θh²/12)J_J ≈ I on non-stiff components, and it only damps dissipative stiff ones), so
+      // it is kept without an LU of W(θh). Otherwise Newton starts from it with these f and ẍ
+      // (no extra evaluation). Measured (bench_integrators, rtol 1e-6): LUs 0.63 → 0.53× and
+      // Newton iterations 1.19 → 1.07× of the fresh-every-attempt scheme, errors unchanged;
+      // Blasi 132 → 93 LU. With sensitivities the sub-step's W_s is needed anyway: unchanged.
+      if (!withS) {
+        if (!evalFA(tq, out, fy.data(), ay.data())) continue;
+        for (int i = 0; i < n; ++i) g[i] = c[i] + c1 * fy[i] - c2 * ay[i] - out[i];
+        if (wnorm(g.data(), w.data(), n) <= sd.newtonTolerance) {
+          converged = true;
+          break;
+        }
+        haveFA = true;
+      }
     } else {
       for (int i = 0; i < n; ++i) out[i] = xm1[i] + th * (x[i] - xm1[i]);
     }
     if (attempt == 2) {
+      jacKept = false;  // jv, jjv no longer match the steps' kept W
       if (!evalJacobians(tq, out, jv.data(), jjv.data(), true)) break;
       factored = false;
     }
-    if (!factored && !(factored = factorW(hs, jv.data(), jjv.data()))) continue;
-    converged = newton(tq, hs, out, sd.newtonTolerance, 6).converged;
+    if (!factored && !(factored = factorW(hs, jv.data(), jjv.data(), luDense))) continue;
+    converged = newton(tq, hs, out, sd.newtonTolerance, 6, luDense, haveFA).converged;
   }
   if (!converged) {
     cause = {};
     return false;
   }
   if (sens && outS != nullptr) {
+    jacKept = false;
     if (!evalJacobians(tq, out, jv.data(), jjv.data())) return false;
     if (!evalParamDerivatives(tq, out)) return false;
-    if (!factorW(hs, jv.data(), jjv.data())) return false;
+    if (!factorW(hs, jv.data(), jjv.data(), luDense)) return false;
     const auto len = static_cast<size_t>(n) * static_cast<size_t>(ns);
     for (size_t k = 0; k < len; ++k) {
       outS[k] = Sm1[k] + c1 * (Sdm1[k] + FP[k]) + c2 * (Sddm1[k] - AP[k]);
     }
-    lu.solve(outS, ns);
+    luDense.solve(outS, ns);
   }
   return true;
 }

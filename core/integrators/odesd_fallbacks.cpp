@@ -7,6 +7,7 @@
 namespace sensode::integrators {
 
 bool OdeSdIntegrator::Impl::derivativesFiniteAt(double tt, const double* xx) {
+  jacKept = false;  // jv, jjv are overwritten below
   if (!evalFA(tt, xx, fy.data(), ay.data())) return false;
   if (sens) return evalJacobians(tt, xx, jv.data(), jjv.data()) && evalParamDerivatives(tt, xx);
   // Without sensitivities J_J only builds Newton matrices, which do without its non-finite
@@ -35,6 +36,9 @@ void OdeSdIntegrator::Impl::restartAt(double tt, const std::vector<double>& xx,
   cappedInARow = 0;
   jacobiansAtFrontier = false;
   luAtFrontier = false;
+  jacKept = false;
+  luStepSize = 0;
+  freshNext = false;
   started = false;
   cause = {};
 }

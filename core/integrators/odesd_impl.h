@@ -129,7 +129,16 @@ struct OdeSdIntegrator::Impl {
   symbolic::SparsePattern wPattern;       // union of I, J, J_J
   std::vector<int> wOfJ, wOfJJ, wOfDiag;  // model entry → position in wPattern
   detail::SparseLu lu;
+  // The dense output's sub-steps (§2.7) factorise W(θh) here, so that lu keeps the steps' W.
+  detail::SparseLu luDense;
   Cause cause;  // why the last attempt failed
+
+  // ---- the Newton matrix kept across steps (OdeSdOptions::jacobianReuseSteps; no sens) ----
+  bool jacKept = false;       // jv, jjv hold a (J, J_J) pair that later attempts may reuse
+  int jacAge = 0;             // accepted steps since that pair was evaluated
+  double luStepSize = 0;      // lu holds W(luStepSize) built from jv, jjv (0: it does not)
+  bool staleAttempt = false;  // the current attempt's W came from a kept pair
+  bool freshNext = false;     // a kept W failed: the next attempt evaluates J, J_J
 
   // ---- sensitivities (§3) ----
   bool sens = false;
@@ -338,16 +347,19 @@ struct OdeSdIntegrator::Impl {
                : columnSumNorm;
   }
 
-  // W = I − (hs/2) J + (hs²/12) J_J into the LU's values, factorised.
+  // W = I − (hs/2) J + (hs²/12) J_J into the values of `into` (lu unless given), factorised.
   bool factorW(double hs, const double* jvals, const double* jjvals) {
-    double* v = lu.values();
+    return factorW(hs, jvals, jjvals, lu);
+  }
+  bool factorW(double hs, const double* jvals, const double* jjvals, detail::SparseLu& into) {
+    double* v = into.values();
     std::fill(v, v + wPattern.nnz(), 0.0);
     for (int i = 0; i < n; ++i) v[wOfDiag[static_cast<size_t>(i)]] = 1.0;
     const double c1 = -hs / 2, c2 = hs * hs / 12;
     for (size_t k = 0; k < wOfJ.size(); ++k) v[wOfJ[k]] += c1 * jvals[k];
     for (size_t k = 0; k < wOfJJ.size(); ++k) v[wOfJJ[k]] += c2 * jjvals[k];
     ++own.luFactorizations;
-    if (!lu.factorize()) {
+    if (!into.factorize()) {
       cause = {Cause::Kind::Singular, -1, -1, t + hs};
       return false;
     }
@@ -414,7 +426,14 @@ struct OdeSdIntegrator::Impl {
   // =====================================================================================
   // Newton on G(y) = c + (hs/2) f(y) − (hs²/12) a(y) − y with the factorised W (§2.2)
 
-  NewtonResult newton(double tNew, double hs, double* yy, double kappa, int maxIter);
+  // With the factorised W in `wlu`. Every attempt starts from rate 1, also with a kept W: unlike
+  // CVODES's, odeSD's error estimate (D = g5 − g4 at the final iterate) does not see Newton's
+  // remaining error, so a rate carried over from the last step (CVODES's crate) would let an
+  // under-converged x_{n+1} through (measured: Perelson's error 5e-5 → 1.6e-4, repressilator at
+  // rtol 1e-8 over its reference bound).
+  // haveFA: fy, ay already hold f and ẍ at yy (the first iteration skips that evaluation).
+  NewtonResult newton(double tNew, double hs, double* yy, double kappa, int maxIter,
+                      detail::SparseLu& wlu, bool haveFA = false);
 
   // =====================================================================================
   // one accepted step (with as many attempts as it takes), or a hand-over. Phases, each a

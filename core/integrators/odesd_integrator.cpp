@@ -57,12 +57,14 @@ void OdeSdIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel> 
   if (auto problem = options.validate()) throw InvalidOptions(*problem);
   if (!(sd.newtonTolerance > 0) || !(sd.maxNewtonIterations >= 1) || !(sd.zMax > 0) ||
       sd.handoverAfter < 0 || !(sd.maxNewtonFailures >= 1) || !(sd.maxErrorTestFailures >= 1) ||
-      sd.maxBridges < 0 || !(sd.bridgeMinSteps >= 1) ||
+      sd.maxBridges < 0 || !(sd.bridgeMinSteps >= 1) || !(sd.jacobianReuseSteps >= 1) ||
+      !(sd.luReuseRatio >= 0) ||
       !(sd.fixedStepSize >= 0) || !std::isfinite(sd.fixedStepSize)) {
     throw InvalidOptions(
         "OdeSdOptions: newtonTolerance > 0, maxNewtonIterations >= 1, zMax > 0, handoverAfter >= "
         "0, maxNewtonFailures >= 1, maxErrorTestFailures >= 1, maxBridges >= 0, "
-        "bridgeMinSteps >= 1 and a finite fixedStepSize >= 0 "
+        "bridgeMinSteps >= 1, jacobianReuseSteps >= 1, luReuseRatio >= 0 and a finite "
+        "fixedStepSize >= 0 "
         "are required");
   }
   if (!std::isfinite(t0))
@@ -90,14 +92,23 @@ void OdeSdIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel> 
   d.initialized = true;
   if (nx == 0) return;
   d.buildNewtonPattern();
+  // Auto: besides tiny systems, a Newton matrix at least half full is factorised densely too.
+  // J_J = (∂J/∂x)·f + J² fills W far beyond J (SalazarCavazos, 75 states: J 27 % full, W 96 %),
+  // and there KLU's bookkeeping costs more than the dense LU's n³/3 (bench_integrators' linear
+  // solver table, rtol 1e-6: 18.5 ms KLU against 9.1 ms dense; Lang, W 28 % full, stays on
+  // KLU: 66 ms against 169 ms dense).
+  const bool halfFull = 2.0 * d.wPattern.nnz() >= static_cast<double>(nx) * nx;
   const bool sparse =
       options.linearSolver == LinearSolverKind::Sparse ||
-      (options.linearSolver == LinearSolverKind::Auto && nx > IntegratorOptions::kDenseLimit);
+      (options.linearSolver == LinearSolverKind::Auto && nx > IntegratorOptions::kDenseLimit &&
+       !halfFull);
   using Backend = detail::SparseLu::Backend;
-  d.lu.analyze(d.wPattern, !sparse ? Backend::Dense
-                           : sd.sparseBackend == OdeSdOptions::SparseBackend::Klu
-                               ? Backend::Klu
-                               : Backend::EigenSparse);
+  const Backend backend = !sparse ? Backend::Dense
+                          : sd.sparseBackend == OdeSdOptions::SparseBackend::Klu
+                              ? Backend::Klu
+                              : Backend::EigenSparse;
+  d.lu.analyze(d.wPattern, backend);
+  d.luDense.analyze(d.wPattern, backend);
 }
 
 void OdeSdIntegrator::enableSensitivities(const std::vector<int>& paramIndices,

@@ -8,15 +8,18 @@
 //
 //     x_{n+1} = x_n + (h/2)(f_n + f_{n+1}) + (h²/12)(a_n − a_{n+1})                 (R-O)
 //
-// with simplified Newton on W = I − (h/2)J + (h²/12)J_J, J and J_J evaluated once per attempt
-// at the predictor; W has the fixed union pattern of I, J and J_J, analysed once (KLU, or dense
-// LU for nx ≤ IntegratorOptions::kDenseLimit) and refactorised per attempt. Phases of a step:
+// with simplified Newton on W = I − (h/2)J + (h²/12)J_J, J and J_J evaluated at the predictor;
+// W has the fixed union pattern of I, J and J_J, analysed once (KLU, or dense LU for
+// nx ≤ IntegratorOptions::kDenseLimit). Without sensitivities W is kept across steps as CVODES
+// keeps its Newton matrix (OdeSdOptions::jacobianReuseSteps, luReuseRatio); with them the
+// sensitivity step needs J, J_J and W_s at x_{n+1} every step (sensitivityJacobianReuse). Phases:
 //   1. step size: controller proposal, capped by maxStepSize and by z = h‖J‖₁ ≤ zMax (§4.3);
 //      landing exactly on the stop time when one is set (setStopTime)
 //   2. predictor (§2.3): Taylor-2 on the first step; quintic Hermite through (x, f, a) at
 //      t_{n−1}, t_n when the previous step had z < 10; else quadratic extrapolation of x only
-//   3. (J, J_J) at the predictor, W, LU; Newton: rate-based test ‖δ‖·min(1, ρ) ≤ κ = 0.1 in the
-//      weighted RMS norm, divergence ‖δ_m‖ > 2‖δ_{m−1}‖, at most 4 iterations; failure → h/4
+//   3. (J, J_J) at the predictor, W, LU (or the kept ones); Newton: rate-based test
+//      ‖δ‖·min(1, ρ) ≤ κ = 0.1 in the weighted RMS norm, divergence ‖δ_m‖ > 2‖δ_{m−1}‖, at
+//      most 4 iterations; failure → h/4 (with a kept W: first the same h with fresh J, J_J)
 //   4. error estimate ε = W⁻¹(g5 − g4) with the closed-form variable-ratio coefficients of §2.4
 //      (first step: ε = W⁻¹(x₁ − Taylor-2), exponent 1/3, §2.6); accept iff ‖ε‖ ≤ 1
 //   5. staggered direct sensitivities (§3) when enabled: W_s at x_{n+1}, one LU, all parameter
@@ -109,6 +112,17 @@ struct OdeSdOptions {
   // is kept (a step-size hysteresis keeps h whenever the proposed factor is in [1, 1.2]).
   enum class JacobianReuse { None, Jacobians, JacobiansAndLu };
   JacobianReuse sensitivityJacobianReuse = JacobianReuse::None;
+
+  // Without sensitivities: the Newton matrix kept across steps, as CVODES keeps its own. J and
+  // J_J (the costly pair: J_J = ∂(J·f)/∂x) are re-evaluated only every jacobianReuseSteps
+  // accepted steps, after a Newton failure, or when a kept matrix fails to converge; the LU of
+  // W is kept while h stays within luReuseRatio of the h it was built for (W depends on h and
+  // h²). A stale W slows Newton down but does not move the converged x_{n+1}; a Newton failure
+  // with a kept matrix retries the same h with fresh Jacobians before h is cut. The error
+  // estimate ε = W⁻¹D uses the kept W (W ≈ I on non-stiff components, a filter on stiff ones).
+  // jacobianReuseSteps = 1: fresh J, J_J and LU on every attempt (the paper's scheme).
+  int jacobianReuseSteps = 20;
+  double luReuseRatio = 0.3;
 
   // Testing: > 0 takes steps of exactly this size (the last one shortened to the stop time)
   // without error control, cap or hand-over; a Newton failure is then an IntegrationFailure.

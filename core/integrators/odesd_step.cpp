@@ -51,17 +51,17 @@ void OdeSdIntegrator::Impl::predict(double hs) {
 }
 
 NewtonResult OdeSdIntegrator::Impl::newton(double tNew, double hs, double* yy, double kappa,
-                                           int maxIter) {
+                                           int maxIter, detail::SparseLu& wlu, bool haveFA) {
   NewtonResult r;
   double dOld = 0, rho = 1;
   const double c1 = hs / 2, c2 = hs * hs / 12;
   for (int m = 0; m < maxIter; ++m) {
-    if (!evalFA(tNew, yy, fy.data(), ay.data())) {
+    if (!(m == 0 && haveFA) && !evalFA(tNew, yy, fy.data(), ay.data())) {
       r.iterations = m;
       return r;
     }
     for (int i = 0; i < n; ++i) g[i] = c[i] + c1 * fy[i] - c2 * ay[i] - yy[i];
-    lu.solve(g.data());
+    wlu.solve(g.data());
     for (int i = 0; i < n; ++i) yy[i] += g[i];
     ++own.newtonIterations;
     const double d = wnorm(g.data(), w.data(), n);
@@ -109,8 +109,15 @@ OdeSdIntegrator::Impl::StepResult OdeSdIntegrator::Impl::step() {
       nr = solveStep(tStep, hs);
       ok = nr.converged;
     }
+    if (!ok && staleAttempt) {
+      // A kept W (§2.2 reuse) that does not converge says the Jacobians are out of date, not
+      // that h is too large: the same h again with fresh ones, as CVODES does.
+      freshNext = true;
+      continue;
+    }
     if (!ok) {
       // Newton failure (or non-finite values, or a singular W): h/4, fresh Jacobians (§2.2).
+      freshNext = true;
       ++own.newtonFailures;
       ++newtonFails;
       failedRecently = true;
@@ -143,6 +150,9 @@ OdeSdIntegrator::Impl::StepResult OdeSdIntegrator::Impl::step() {
       ++own.errorTestFailures;
       ++errorFails;
       failedRecently = true;
+      // ε = W⁻¹D filters the stiff components through W: after a rejection with a kept W the
+      // retry gets a fresh one, so that a stale filter cannot drive a streak of rejections.
+      if (staleAttempt) freshNext = true;
       jacobiansAtFrontier = false;
       luAtFrontier = false;
       if (errorFails >= sd.maxErrorTestFailures) {
@@ -192,9 +202,20 @@ OdeSdIntegrator::Impl::Setup OdeSdIntegrator::Impl::setUpNewton(double& hs, bool
   predict(hs);
   const double* jvals = reuseJac ? jv1.data() : jv.data();
   const double* jjvals = reuseJac ? jjv1.data() : jjv.data();
-  if (!reuseJac && !evalJacobians(landing ? stopTime : t + hs, xPred.data(), jv.data(),
-                                  jjv.data(), true)) {
-    return Setup::Failed;
+  // The kept pair (jacobianReuseSteps): states only (the sensitivities need J, J_J at x_{n+1}
+  // and factorise W_s into lu every step) and never with fixed steps (tests of the rule).
+  const bool keep = !sens && !fixed && sd.jacobianReuseSteps > 1;
+  const bool useKept = keep && jacKept && !freshNext && jacAge < sd.jacobianReuseSteps;
+  staleAttempt = false;
+  if (!reuseJac && !useKept) {
+    jacKept = false;
+    luStepSize = 0;
+    freshNext = false;
+    if (!evalJacobians(landing ? stopTime : t + hs, xPred.data(), jv.data(), jjv.data(), true)) {
+      return Setup::Failed;
+    }
+    jacKept = keep;
+    jacAge = 0;
   }
   normJ1 = norm1(jvals);
   // The sharper estimate only where ‖J‖₁ would cap: elsewhere nothing changes and costs nothing.
@@ -209,7 +230,7 @@ OdeSdIntegrator::Impl::Setup OdeSdIntegrator::Impl::setUpNewton(double& hs, bool
     hNext = hs;
     landing = false;
     predict(hs);
-    if (!reuseJac) {
+    if (!reuseJac && !useKept) {
       if (!evalJacobians(t + hs, xPred.data(), jv.data(), jjv.data(), true)) {
         return Setup::Failed;
       }
@@ -221,14 +242,23 @@ OdeSdIntegrator::Impl::Setup OdeSdIntegrator::Impl::setUpNewton(double& hs, bool
   weights(x.data(), xPred.data(), w.data());
   const bool reuseLu = reuseJac && luAtFrontier && hs == hm1 &&
                        sd.sensitivityJacobianReuse == OdeSdOptions::JacobianReuse::JacobiansAndLu;
-  return reuseLu || factorW(hs, jvals, jjvals) ? Setup::Ready : Setup::Failed;
+  if (reuseLu) return Setup::Ready;
+  staleAttempt = useKept;
+  if (useKept && luStepSize > 0 && std::abs(hs / luStepSize - 1) <= sd.luReuseRatio) {
+    return Setup::Ready;
+  }
+  luStepSize = 0;
+  if (!factorW(hs, jvals, jjvals)) return Setup::Failed;
+  if (keep) luStepSize = hs;
+  return Setup::Ready;
 }
 
 NewtonResult OdeSdIntegrator::Impl::solveStep(double tStep, double hs) {
   const double c1 = hs / 2, c2 = hs * hs / 12;
   for (int i = 0; i < n; ++i) c[i] = x[i] + c1 * f[i] + c2 * a[i];
   std::copy(xPred.begin(), xPred.end(), y.begin());
-  NewtonResult nr = newton(tStep, hs, y.data(), sd.newtonTolerance, sd.maxNewtonIterations);
+  NewtonResult nr =
+      newton(tStep, hs, y.data(), sd.newtonTolerance, sd.maxNewtonIterations, lu);
   if (nr.converged && !evalFA(tStep, y.data(), f1.data(), a1.data())) nr.converged = false;
   return nr;
 }
@@ -269,6 +299,7 @@ void OdeSdIntegrator::Impl::accept(double tStep, double hs, bool landing, int q,
   history = std::min(history + 1, 2);
   zLast = hs * normJ1;
   ++own.steps;
+  ++jacAge;
   if (sens) acceptSensitivities();
 
   // Growth caps as CVODE's η_max: 1e4 after the first step, whose h0 (§2.6) is deliberately

@@ -22,6 +22,9 @@
 //   bench_integrators [--petab DIR] [--suite DIR] [--suite-top K] [--rtols R,R,...]
 //                     [--samples N] [--points N] [--only SUBSTRING] [--newton-iterations N]
 //                     [--stiffness norm1|spectral]   (the z cap's stiffness estimate)
+//                     [--jacobian-reuse N] [--lu-ratio R]  (odeSD's Newton matrix kept across
+//                                     steps: OdeSdOptions::jacobianReuseSteps, luReuseRatio;
+//                                     --jacobian-reuse 1 is the fresh-every-attempt scheme)
 //                     [--profile odesd|cvodes [--profile-runs N]]
 #include <time.h>
 
@@ -78,6 +81,8 @@ struct Settings {
   double atol = 1e-12;
   int newtonIterations = 0;  // > 0: odeSD's OdeSdOptions::maxNewtonIterations
   bool spectralCap = false;  // --stiffness spectral: the z cap on the spectral-radius estimate
+  int jacobianReuse = 0;     // > 0: OdeSdOptions::jacobianReuseSteps
+  double luRatio = -1;       // >= 0: OdeSdOptions::luReuseRatio
   std::string profile;  // "odesd" or "cvodes": only run that method (for callgrind)
   int profileRuns = 50;
 };
@@ -149,6 +154,8 @@ struct Config {
   OdeSdOptions::SparseBackend backend = OdeSdOptions::SparseBackend::Klu;
   int newtonIterations = 0;  // 0 = odeSD's default
   bool spectralCap = false;
+  int jacobianReuse = 0;     // 0 = odeSD's default
+  double luRatio = -1;       // < 0 = odeSD's default
 };
 
 // One full integration: initialize + advanceTo every output time (the state at each kept when
@@ -167,6 +174,8 @@ Run integrate(const BenchModel& m, const Config& c, bool keep) {
     so.sparseBackend = c.backend;
     if (c.newtonIterations > 0) so.maxNewtonIterations = c.newtonIterations;
     if (c.spectralCap) so.stiffnessEstimate = OdeSdOptions::StiffnessEstimate::SpectralRadius;
+    if (c.jacobianReuse > 0) so.jacobianReuseSteps = c.jacobianReuse;
+    if (c.luRatio >= 0) so.luReuseRatio = c.luRatio;
     sd->setOdeSdOptions(so);
     integrator = std::move(sd);
   } else {
@@ -438,6 +447,8 @@ int run(int argc, char** argv) {
     else if (arg == "--profile") s.profile = value();
     else if (arg == "--newton-iterations") s.newtonIterations = std::stoi(value());
     else if (arg == "--stiffness") s.spectralCap = value() == "spectral";
+    else if (arg == "--jacobian-reuse") s.jacobianReuse = std::stoi(value());
+    else if (arg == "--lu-ratio") s.luRatio = std::stod(value());
     else if (arg == "--profile-runs") s.profileRuns = std::stoi(value());
     else if (arg == "--rtols") {
       s.rtols.clear();
@@ -461,6 +472,8 @@ int run(int argc, char** argv) {
     c.atol = s.atol;
     c.newtonIterations = s.newtonIterations;
     c.spectralCap = s.spectralCap;
+    c.jacobianReuse = s.jacobianReuse;
+    c.luRatio = s.luRatio;
     for (const BenchModel& m : models) {
       for (int r = 0; r < s.profileRuns; ++r) integrate(m, c, false);
       std::cout << m.name << ": " << integrate(m, c, false).stats.steps << " steps\n";
@@ -504,6 +517,8 @@ int run(int argc, char** argv) {
         c.atol = s.atol;
         c.newtonIterations = s.newtonIterations;
         c.spectralCap = s.spectralCap;
+        c.jacobianReuse = s.jacobianReuse;
+        c.luRatio = s.luRatio;
     c.spectralCap = s.spectralCap;
         Result r;
         r.run = integrate(m, c, true);
@@ -593,6 +608,8 @@ int run(int argc, char** argv) {
     c.atol = s.atol;
     c.newtonIterations = s.newtonIterations;
     c.spectralCap = s.spectralCap;
+    c.jacobianReuse = s.jacobianReuse;
+    c.luRatio = s.luRatio;
     std::cout << "| " << m.name << " | " << m.model->nx();
     for (int k = 0; k < 3; ++k) {
       c.linear = k == 0 ? LinearSolverKind::Dense : LinearSolverKind::Sparse;
