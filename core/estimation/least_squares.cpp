@@ -75,6 +75,7 @@ LocalResult minimizeLeastSquares(FitObjective& f, const std::vector<double>& x0,
     return out;
   } catch (const Error& e) {
     out.message = std::string("the objective cannot be evaluated at the start: ") + e.what();
+    out.startNotEvaluable = true;
     return out;
   }
   here.evaluation = {};  // the residuals and the Jacobian are all the optimiser needs
@@ -82,6 +83,7 @@ LocalResult minimizeLeastSquares(FitObjective& f, const std::vector<double>& x0,
   // which leave x unchanged and would end the start as a false convergence.
   if (!here.values.allFinite() || !here.jacobian.allFinite()) {
     out.message = "the residuals or their Jacobian are not finite at the start";
+    out.startNotEvaluable = true;
     return out;
   }
   out.startObjective = out.objective = here.objective;
