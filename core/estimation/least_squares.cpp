@@ -25,9 +25,10 @@
 // a step shortened by heavy damping after rejections says nothing about convergence); when λ
 // exceeds 1e20 (no decrease even along the scaled steepest descent: objective noise of the
 // integration, a rough region; reported as stalled, with the projected gradient);
-// or after maxIterations accepted steps. A trial point that fails to evaluate, or evaluates to
-// non-finite values, is a rejected step. Every trial evaluation comes with its Jacobian (forward
-// sensitivities), so an accepted step costs no re-evaluation.
+// or after maxIterations accepted steps (per phase: a start has at most two). A trial point
+// that fails to evaluate, or evaluates to non-finite values, is a rejected step. Every trial
+// evaluation comes with its Jacobian (forward sensitivities), so an accepted step costs no
+// re-evaluation.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
