@@ -55,7 +55,8 @@ const std::vector<OptionSpec>& estimateOptions() {
                                                  "(default forward)"},
       {"--profile", "ID,...", "profile likelihoods of these parameters"},
       {"--threads", "T", "worker threads (default: the number of cores)"},
-      {"--max-iterations", "K", "per start (default 500)"},
+      {"--max-iterations", "K", "per start (least squares: per phase, up to two per start; "
+                                "default 500)"},
       {"--ftol", "F", "relative objective change that ends a start (default 1e-8)"},
       {"--gtol", "G", "projected-gradient max-norm that ends a start (default 1e-6)"},
       {"--xtol", "X", "relative step that ends a start (default 1e-8)"},

@@ -109,26 +109,46 @@ bool noiseDependsOnParameters(const petab::ObjectiveResult& r, const std::vector
 
 // A start where the objective cannot be evaluated (a trial of parameters where the model
 // blows up) is replaced by a uniform point in the bounds, as pyPESTO's start resampling does,
-// up to kMaxResamples times; drawn from (seed, start index), so runs stay reproducible. Returns
-// how many times x was redrawn.
+// up to kMaxResamples times; drawn from (seed, start index), so runs stay reproducible. The
+// objective alone is checked first (cheap); a start where the optimiser then cannot evaluate
+// what it needs (least squares: the Jacobian, whose steady-state sensitivities can fail where the
+// steady state itself does not — Brannmark) is redrawn from the same sequence.
 constexpr int kMaxResamples = 10;
-int resampleUntilFinite(detail::FitObjective& f, std::vector<double>& x, std::uint64_t seed,
-                        int index) {
-  std::vector<std::vector<double>> redraws;
-  for (int attempt = 0;; ++attempt) {
-    try {
-      if (std::isfinite(f.value(x.data(), nullptr))) return attempt;
-    } catch (const Cancelled&) {
-      return attempt;  // the optimiser sees the cancel on its first evaluation
-    } catch (const Error&) {
-    }
-    if (attempt == kMaxResamples) return attempt;
-    if (redraws.empty())  // one point per stratum is not needed here: plain uniform draws
-      redraws = detail::latinHypercube(f.setup().lower, f.setup().upper, 1 + kMaxResamples,
-                                       seed ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(index + 1)));
-    x = redraws[static_cast<std::size_t>(attempt)];
+class StartRedraws {
+ public:
+  StartRedraws(detail::FitObjective& f, std::uint64_t seed, int index)
+      : f_(f), seed_(seed), index_(index) {}
+  int count() const { return count_; }
+  // The next point of the sequence into x; false when kMaxResamples are used up.
+  bool next(std::vector<double>& x) {
+    if (count_ == kMaxResamples) return false;
+    if (redraws_.empty())  // one point per stratum is not needed here: plain uniform draws
+      redraws_ = detail::latinHypercube(
+          f_.setup().lower, f_.setup().upper, 1 + kMaxResamples,
+          seed_ ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(index_ + 1)));
+    x = redraws_[static_cast<std::size_t>(count_++)];
+    return true;
   }
-}
+  // Redraws x until the objective is finite there (or the redraws are used up).
+  void untilFinite(std::vector<double>& x) {
+    for (;;) {
+      try {
+        if (std::isfinite(f_.value(x.data(), nullptr))) return;
+      } catch (const Cancelled&) {
+        return;  // the optimiser sees the cancel on its first evaluation
+      } catch (const Error&) {
+      }
+      if (!next(x)) return;
+    }
+  }
+
+ private:
+  detail::FitObjective& f_;
+  std::uint64_t seed_;
+  int index_;
+  int count_ = 0;
+  std::vector<std::vector<double>> redraws_;
+};
 
 }  // namespace
 
@@ -298,11 +318,17 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
                      detail::FitObjective f(own, mine, progress.monitor());
                      std::vector<double> x0;
                      for (int p : mine.free) x0.push_back(s.start[static_cast<std::size_t>(p)]);
-                     const int resampled = resampleUntilFinite(f, x0, options.seed, i);
+                     StartRedraws redraws(f, options.seed, i);
+                     redraws.untilFinite(x0);
+                     detail::LocalResult r;
+                     for (;;) {
+                       r = leastSquares ? detail::minimizeLeastSquares(f, x0, settings)
+                                        : detail::minimizeQuasiNewton(f, x0, settings);
+                       if (!r.startNotEvaluable || progress.stopped() || !redraws.next(x0)) break;
+                       redraws.untilFinite(x0);
+                     }
+                     const int resampled = redraws.count();
                      s.start = f.fullPoint(x0.data());
-                     const detail::LocalResult r =
-                         leastSquares ? detail::minimizeLeastSquares(f, x0, settings)
-                                      : detail::minimizeQuasiNewton(f, x0, settings);
                      s.parameters = f.fullPoint(r.x.data());
                      s.startObjective = r.startObjective;
                      s.objective = r.objective;
@@ -313,8 +339,8 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
                      s.message = r.message;
                      if (resampled > 0)
                        s.message += " (start point redrawn " + std::to_string(resampled) +
-                                    " times: the objective could not be evaluated at the earlier "
-                                    "ones)";
+                                    " times: the objective or its derivatives could not be "
+                                    "evaluated at the earlier ones)";
                      s.wallSeconds = seconds(t0);
                      progress.unitDone(s.objectiveEvaluations);
                      if (onStartFinished) {

@@ -29,6 +29,9 @@ struct LocalResult {
   int iterations = 0;
   StartStatus status = StartStatus::Failed;
   std::string message;
+  // Failed before the first step because the start point could not be evaluated as the
+  // optimiser needs it (least squares: with its Jacobian); the multistart redraws such a start.
+  bool startNotEvaluable = false;
 };
 
 LocalResult minimizeLeastSquares(FitObjective& f, const std::vector<double>& x0,
