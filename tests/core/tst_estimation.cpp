@@ -45,6 +45,16 @@ void write(const fs::path& file, const std::string& text) {
   out << text;
 }
 
+// The PEtab yaml over the four tables the tests write beside it (parameters.tsv, conditions.tsv,
+// measurements.tsv, observables.tsv) and model.xml.
+fs::path writeProblemYaml(const fs::path& dir) {
+  write(dir / "problem.yaml",
+        "format_version: 1\nparameter_file: parameters.tsv\nproblems:\n"
+        "  - condition_files: [conditions.tsv]\n    measurement_files: [measurements.tsv]\n"
+        "    observable_files: [observables.tsv]\n    sbml_files: [model.xml]\n");
+  return dir / "problem.yaml";
+}
+
 // x' = rate (a zero-order inflow `b`, or −k·x), x(0) from the condition table.
 std::string model(bool decay) {
   const std::string law = decay ? "<apply><times/><ci>k</ci><ci>x</ci></apply>" : "<ci>b</ci>";
@@ -85,11 +95,7 @@ fs::path writeProblem(const fs::path& dir, bool decay, const std::string& parame
     m += line;
   }
   write(dir / "measurements.tsv", m);
-  write(dir / "problem.yaml",
-        "format_version: 1\nparameter_file: parameters.tsv\nproblems:\n"
-        "  - condition_files: [conditions.tsv]\n    measurement_files: [measurements.tsv]\n"
-        "    observable_files: [observables.tsv]\n    sbml_files: [model.xml]\n");
-  return dir / "problem.yaml";
+  return writeProblemYaml(dir);
 }
 
 est::EstimationOptions quickOptions(int starts) {
@@ -403,10 +409,7 @@ class TestEstimation : public QObject {
       m += line;
     }
     write(dir / "measurements.tsv", m);
-    write(dir / "problem.yaml",
-          "format_version: 1\nparameter_file: parameters.tsv\nproblems:\n"
-          "  - condition_files: [conditions.tsv]\n    measurement_files: [measurements.tsv]\n"
-          "    observable_files: [observables.tsv]\n    sbml_files: [model.xml]\n");
+    writeProblemYaml(dir);
     est::EstimationOptions o = quickOptions(6);
     o.useStartValues = false;
     o.optimizer = est::Optimizer::LeastSquares;
