@@ -5,7 +5,6 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <exception>
 #include <unordered_set>
 

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 // The default sensitivity method's fallbacks (sensitivity_runs.h).
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
