@@ -8,7 +8,9 @@
 # parameters). Models the CLI refuses are listed with its reason; a model with an output that has
 # no value at t = 0 (Laske) uses the 10 later times.
 # Usage: scripts/fd-agreement.sh [BUILD_DIR] [PROBLEM ...]   (default build, every problem)
-# SENSODE_FD_TIMEOUT (seconds per run, default 1800) bounds the large models.
+# SENSODE_FD_TIMEOUT (seconds per run, default 1800) bounds the large models. SENSODE_FD_ARGS and
+# SENSODE_ODESD_ARGS set options of the two runs (e.g. "--rtol 1e-14 --atol 1e-20" for FD runs at
+# tighter tolerances; "--rtol 1e-12 --atol 1e-16" for odeSD instead of its default 1e-10, 1e-14).
 set -u
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$here/build}"
@@ -39,12 +41,12 @@ for p in "${problems[@]}"; do
     common=(sensitivities "$model" --times "$(awk -v e="$tEnd" 'BEGIN {
       for (i = 1; i <= 10; ++i) printf "%s%.17g", (i > 1 ? "," : ""), e * i / 10 }')")
   fi
-  if ! timeout "$limit" "$cli" "${common[@]}" --method fd --out "$work/fd.csv" > /dev/null 2> "$work/err"; then
+  if ! timeout "$limit" "$cli" "${common[@]}" --method fd ${SENSODE_FD_ARGS:-} --out "$work/fd.csv" > /dev/null 2> "$work/err"; then
     printf "%-36s fd failed or over %ss: %s\n" "$p" "$limit" "$(head -c 300 "$work/err" | tr '\n' ' ')"
     continue
   fi
-  if ! timeout "$limit" "$cli" "${common[@]}" --method odesd --rtol 1e-10 --atol 1e-14 \
-         --out "$work/sd.csv" > /dev/null 2> "$work/err"; then
+  if ! timeout "$limit" "$cli" "${common[@]}" --method odesd \
+         ${SENSODE_ODESD_ARGS:---rtol 1e-10 --atol 1e-14} --out "$work/sd.csv" > /dev/null 2> "$work/err"; then
     printf "%-36s odesd failed: %s\n" "$p" "$(head -c 300 "$work/err" | tr '\n' ' ')"
     continue
   fi

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/common/errors.h"
+#include "core/sensitivity/structural_influence.h"
 #include "core/simulation/event_simulation.h"
 
 namespace sensode::sensitivity {
@@ -487,6 +488,23 @@ void finiteDifferences(const FiniteDifferenceProblem& problem,
     chosen[j] = std::move(best);
   }
 
+  // Quantities the parameter does not reach (structural_influence.h) are exactly 0: not the runs'
+  // integration noise over the step, which for a tiny parameter is huge (and would set the
+  // second pass's scale below). Their spread is 0 too, so the second pass does not widen for them.
+  const auto reached =
+      structuralInfluence(problem.model->system(), problem.params, problem.outputRows);
+  auto zeroUnreached = [&](std::size_t j, Candidate& c) {
+    if (!reached) return;
+    const std::vector<char>& flags = (*reached)[j];
+    for (std::size_t a = 0; a < nxy; ++a) {
+      if (flags[a % (nx + ny)]) continue;
+      c.column[a] = 0;
+      if (c.spread.size() == nxy) c.spread[a] = 0;
+    }
+    c.step.unreached = std::count(flags.begin(), flags.end(), 0);
+  };
+  for (std::size_t j = 0; j < ns; ++j) zeroUnreached(j, chosen[j]);
+
   // Second pass, on the scale the agreement with the analytic methods is judged on: each
   // quantity's largest |sensitivity| over all parameters and times. A parameter whose step and
   // half step still differ by more than kTarget of that scale somewhere (noise drowning a small
@@ -576,7 +594,8 @@ void finiteDifferences(const FiniteDifferenceProblem& problem,
   }
 
   for (std::size_t j = 0; j < ns; ++j) {
-    const Candidate& best = chosen[j];
+    Candidate& best = chosen[j];
+    zeroUnreached(j, best);  // a candidate the second pass took
     for (std::size_t it = 0; it < nt; ++it) {
       for (std::size_t i = 0; i < nx; ++i)
         dxdp[((it * nx) + i) * ns + j] = best.column[it * (nx + ny) + i];

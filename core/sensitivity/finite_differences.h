@@ -40,6 +40,11 @@
 // with the smaller step within that step's uncertainty, so that a saturated or nonlinear
 // response at the larger step is never taken for accuracy.
 //
+// Quantities a parameter does not reach. A state or output whose equations never see p, directly
+// or through other states (core/sensitivity/structural_influence.h), has the exact sensitivity 0;
+// its difference would be the runs' integration noise over δ (Lang's kPhFoxE = 5e-16 and
+// _Cyt__CCND ~1e11: 3.5e16), so it is reported as 0.
+//
 // Where p is the threshold of a piecewise switch the difference includes the jump that the
 // analytic sensitivities omit (Brannmark's insulin_time_1); no step choice removes that.
 #pragma once
@@ -87,6 +92,9 @@ struct FiniteDifferenceStep {
   // served some quantities but left others in the noise (second pass in finiteDifferences).
   long widerValues = 0;
   double widerDelta = 0;
+  // States and outputs the parameter does not reach (structural_influence.h), whose values are
+  // exactly 0 rather than differences of the runs' noise.
+  long unreached = 0;
   bool operator==(const FiniteDifferenceStep&) const = default;
 };
 

@@ -3,7 +3,8 @@
 // forms where the parameter's own size is the wrong step scale (issue 16): a tiny initial value
 // whose sensitivities reach a large output, a tiny rate, Richardson extrapolation on a nonlinear
 // response, and Brannmark's dIRS/dIRp(t = 5) (−1.519 by odeSD and CVODES; the former relative
-// step gave +9.73) against odeSD at tight tolerance. The step used is reported per parameter.
+// step gave +9.73) against odeSD at tight tolerance, and a large quantity that a tiny parameter
+// does not reach (exactly 0, not the noise over the step). The step is reported per parameter.
 #include <QtTest/QtTest>
 
 #include <cmath>
@@ -55,6 +56,7 @@ class TestFiniteDifferences : public QObject {
   void extrapolationOnANonlinearResponse();
   void brannmarkTinyInitialValue();
   void zeroInputNonlinearHereNoisyThere();
+  void quantityNotReachedIsZero();
 };
 
 // An input switched off (p = 0, Raia's il13_level) that one state answers steeply and
@@ -194,6 +196,36 @@ void TestFiniteDifferences::brannmarkTinyInitialValue() {
   QVERIFY2(sd.termination == tasks::Termination::Success, sd.message.c_str());
   SENSODE_EXPECT_CLOSE(sd.at(1, 0, 0), -1.519, 0, 1e-3, "odeSD dIRS/dIRp(5)", 0);
   SENSODE_EXPECT_CLOSE(fd.at(1, 0, 0), sd.at(1, 0, 0), 0, 1e-5, "FD dIRS/dIRp(5)", 0);
+}
+
+// A large quantity that a tiny parameter does not reach (Lang's kPhFoxE = 5e-16 and
+// _Cyt__CCND ~1e11):
+//   ẋ = a·x, x(0) = 1e11:             ∂x/∂p = 0,  ∂x/∂a = t·x
+//   ẏ = −c·p·y, y(0) = 1, c = 1e12:   ∂y/∂p = −c·t·y
+// p ± δ (δ ~ 1e-4·p = 5e-17) changes y's steps and with them x's integration error, ~1e-12·x,
+// which over δ read as ∂x/∂p = −5.5e12, more than x's real sensitivity to a. x's equation does
+// not mention p, nor any state that does: its sensitivity is exactly 0, and reported so.
+void TestFiniteDifferences::quantityNotReachedIsZero() {
+  const double a = 0.3, p = 5e-13, c = 1e12;
+  SystemBuilder b;
+  auto& e = b.e();
+  const Expr pa = b.param("a", a), pp = b.param("p", p);
+  const Expr x = b.state("x", 1e11), y = b.state("y", 1.0);
+  b.rhs(x, e.mul(pa, x));
+  b.rhs(y, e.neg(e.mul(e.mul(e.constant(c), pp), y)));
+  const auto model = b.compile();
+  const std::vector<double> times{0.5, 2.0, 10.0};
+  const tasks::SensitivityResult r =
+      run(model, SensitivityMethod::FiniteDifferences, times, {"p", "a"}, {"x", "y"});
+  QVERIFY2(r.termination == tasks::Termination::Success, r.message.c_str());
+  for (std::size_t it = 0; it < times.size(); ++it) {
+    const double t = times[it];
+    SENSODE_EXPECT_CLOSE(r.at(it, 0, 1), t * 1e11 * std::exp(a * t), 0, 1e-7, "dx/da", it);
+    QCOMPARE(r.at(it, 0, 0), 0.0);  // dx/dp, exactly
+    SENSODE_EXPECT_CLOSE(r.at(it, 1, 0), -c * t * std::exp(-c * p * t), 0, 1e-4, "dy/dp", it);
+  }
+  QCOMPARE(r.stats.fdSteps.at(0).unreached, 2L);  // the state x and the output x
+  QCOMPARE(r.stats.fdSteps.at(1).unreached, 2L);  // y, twice
 }
 
 QTEST_APPLESS_MAIN(TestFiniteDifferences)
