@@ -201,12 +201,6 @@ void writeCsv(const fs::path& file, const tasks::SensitivityResult& r) {
   if (!out) throw Error(file.string() + ": write failed");
 }
 
-// "central, extrapolated", "one-sided", ...
-std::string fdSchemeText(const sensitivity::FiniteDifferenceStep& step) {
-  return std::string(sensitivity::toString(step.scheme)) +
-         (step.extrapolated ? ", extrapolated" : "");
-}
-
 JsonObject statsObject(const symbolic::CompiledModel& compiled, const Settings& s,
                        const tasks::SensitivityResult& r, double loadSeconds) {
   const tasks::SensitivityOptions& o = s.options;
@@ -235,7 +229,7 @@ JsonObject statsObject(const symbolic::CompiledModel& compiled, const Settings& 
     for (const auto& step : r.stats.fdSteps) {
       deltas.push_back(step.delta);
       scales.push_back(step.scale);
-      schemes.push_back(fdSchemeText(step));
+      schemes.push_back(sensitivity::describe(step));
     }
     json.add("fd_steps", deltas).add("fd_step_scales", scales).add("fd_schemes", schemes);
     json.add("sensitivity_fallbacks", r.stats.fallbacks);
@@ -293,7 +287,7 @@ void printSummary(const std::string& modelId, const symbolic::CompiledModel& com
       }
       const auto& step = r.stats.fdSteps[j];
       o << (j ? "; " : "") << r.parameterIds[j] << " " << shortNumber(step.delta) << " "
-        << fdSchemeText(step);
+        << sensitivity::describe(step);
     }
     o << "\n";
   }

@@ -21,6 +21,14 @@ const char* toString(FiniteDifferenceScheme s) {
   return "unknown";
 }
 
+std::string describe(const FiniteDifferenceStep& step) {
+  std::string text = toString(step.scheme);
+  if (step.extrapolated) text += ", extrapolated";
+  if (step.unreached > 0)
+    text += ", " + std::to_string(step.unreached) + " quantities not reached (0)";
+  return text;
+}
+
 namespace {
 
 std::string number(double v) {

@@ -98,6 +98,9 @@ struct FiniteDifferenceStep {
   bool operator==(const FiniteDifferenceStep&) const = default;
 };
 
+// "central, extrapolated", "adapted from 0, 3 quantities not reached (0)", ... for statistics.
+std::string describe(const FiniteDifferenceStep& step);
+
 struct FiniteDifferenceResult {
   std::vector<double> states;                // x, nt × nx (unperturbed run)
   std::vector<double> outputs;               // y, nt × ny

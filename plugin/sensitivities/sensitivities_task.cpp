@@ -466,6 +466,17 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
             .arg(std::min(settings.options.integrator.rtol, settings.options.fdRtol))
             .arg(std::min(settings.options.integrator.atol, settings.options.fdAtol)));
   }
+  if (fd) {
+    // The step each parameter's differences were taken with (the method chooses it per parameter).
+    QJsonArray steps;
+    for (std::size_t j = 0; j < core->stats.fdSteps.size() && j < core->parameterIds.size(); ++j) {
+      const sensitivity::FiniteDifferenceStep& step = core->stats.fdSteps[j];
+      steps.append(QJsonObject{{QStringLiteral("parameter"), q(core->parameterIds[j])},
+                               {QStringLiteral("step"), step.delta},
+                               {QStringLiteral("scheme"), q(sensitivity::describe(step))}});
+    }
+    provenance.insert(QStringLiteral("fd_steps"), steps);
+  }
   provenance.insert(QStringLiteral("scaled"), settings.options.scaled);
   QJsonArray parameters;
   for (const std::string& id : core->parameterIds) parameters.append(q(id));
@@ -550,6 +561,15 @@ api::TaskDescription description() {
           if (c.scaled) {
             rows << E{QStringLiteral("guarded"), QStringLiteral("Guarded (|y| <= atol)"),
                       qlonglong(c.guardedCount), QStringLiteral("scaled values reported as 0")};
+          }
+          // Finite differences: the step taken for each parameter, and how.
+          for (std::size_t j = 0; j < c.stats.fdSteps.size() && j < c.parameterIds.size(); ++j) {
+            const sensitivity::FiniteDifferenceStep& step = c.stats.fdSteps[j];
+            rows << E{QStringLiteral("fd_step_") + q(c.parameterIds[j]),
+                      QStringLiteral("FD step, ") + q(c.parameterIds[j]),
+                      QStringLiteral("%1 (%2)")
+                          .arg(QString::number(step.delta, 'g', 4), q(sensitivity::describe(step))),
+                      {}};
           }
           // The task's fallbacks first (another method, another step), then the integrator's.
           rows << fallbackEntries(c.stats.fallbacks, QStringLiteral("task_fallback"));

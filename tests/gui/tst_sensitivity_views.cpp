@@ -36,6 +36,7 @@
 #include "plugin/sensitivities/sensitivities_task.h"
 #include "plugin/sensitivities/sensitivity_views.h"
 #include "plugin/views/heat_map_widget.h"
+#include "plugin/views/key_value_view.h"
 #include "plugin/views/time_series_chart_view.h"
 
 using namespace sensode;
@@ -199,6 +200,37 @@ class TestSensitivityViews : public QObject {
   }
 
   // Cancel while a compared method runs: within 0.2 s, and the previous results stay.
+  // Finite differences in the window: the Statistics table gives each parameter's step, the one
+  // the core took, and how it was taken.
+  void finiteDifferenceStepsInTheStatistics() {
+    MainWindow w(testing::testWindowOptions());
+    w.show();
+    QVERIFY(w.openModel(kRepressilator));
+    TaskPanel* panel = w.openTask(QStringLiteral("sensitivities"));
+    QJsonObject fd = settings({});
+    fd.insert(QStringLiteral("method"), QStringLiteral("fd"));
+    panel->setupWidget()->setSettings(fd);
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
+    const tasks::SensitivityResult ref = coreRun(tasks::SensitivityMethod::FiniteDifferences);
+    auto* stats = dynamic_cast<plugin::KeyValueView*>(panel->resultView(QStringLiteral("Statistics")));
+    QVERIFY(stats);
+    QCOMPARE(ref.stats.fdSteps.size(), std::size_t(3));
+    for (std::size_t j = 0; j < ref.parameterIds.size(); ++j) {
+      const QString id = QString::fromStdString(ref.parameterIds[j]);
+      const sensitivity::FiniteDifferenceStep& step = ref.stats.fdSteps[j];
+      const QString expected = QStringLiteral("%1 (%2)").arg(
+          QString::number(step.delta, 'g', 4), QString::fromStdString(sensitivity::describe(step)));
+      QString shown;  // the text in the row labelled with the parameter
+      for (int row = 0; row < stats->model()->rowCount(); ++row) {
+        if (stats->model()->data(stats->model()->index(row, 0)).toString() ==
+            QStringLiteral("FD step, ") + id)
+          shown = stats->model()->data(stats->model()->index(row, 1)).toString();
+      }
+      QCOMPARE(shown, expected);
+    }
+    screenshot(w, stats, QStringLiteral("sensitivities-fd-statistics.png"));
+  }
+
   void cancelDuringTheComparison() {
     MainWindow w(testing::testWindowOptions());
     w.show();

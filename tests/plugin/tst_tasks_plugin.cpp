@@ -384,6 +384,12 @@ class TestTasksPlugin : public QObject {
                                 {"parameters", QJsonArray{"beta"}}});
     QVERIFY2(fd->status() == api::TaskStatus::Succeeded, qPrintable(fd->message()));
     QVERIFY(fd->provenance().value("derivative_source").toString().contains(QStringLiteral("finite differences")));
+    // ... and give the step taken for each parameter.
+    const QJsonArray fdSteps = fd->provenance().value("fd_steps").toArray();
+    QCOMPARE(fdSteps.size(), 1);
+    QCOMPARE(fdSteps[0].toObject().value("parameter").toString(), QStringLiteral("beta"));
+    QVERIFY(fdSteps[0].toObject().value("step").toDouble() > 0);
+    QVERIFY(fdSteps[0].toObject().value("scheme").toString().startsWith(QStringLiteral("central")));
 
     // Unknown parameter ids come back as the core's message.
     const auto bad = runAndWait(*runner, {kRepressilator, QStringLiteral("sbml"), {}},
