@@ -41,10 +41,14 @@ std::optional<std::vector<std::vector<char>>> structuralInfluence(
       readers[static_cast<std::size_t>(j)].push_back(static_cast<int>(i));
     for (const int k : m.params) direct[static_cast<std::size_t>(k)].push_back(static_cast<int>(i));
   }
+  // The rows of CompiledModel::outputs(): every output's value, then every amount, then every
+  // concentration.
+  const std::size_t ny = system.outputs.size();
   std::vector<Mentions> outputMentions;
   for (const std::size_t r : outputRows) {
-    const symbolic::OutputVar& o = system.outputs[r];
-    outputMentions.push_back(mentions({o.value, o.amount, o.concentration}));
+    const symbolic::OutputVar& o = system.outputs[r % ny];
+    outputMentions.push_back(
+        mentions({r < ny ? o.value : r < 2 * ny ? o.amount : o.concentration}));
   }
 
   std::vector<std::vector<char>> reached;

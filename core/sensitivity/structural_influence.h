@@ -22,7 +22,8 @@
 namespace sensode::sensitivity {
 
 // Per entry of `params`: nx + outputRows.size() flags, states first, then the outputs in
-// `outputRows` order (1 = reached). nullopt for models whose coupling is not all in rhs/initial.
+// `outputRows` order (1 = reached); `outputRows` index CompiledModel::outputs()' rows (values,
+// amounts, concentrations). nullopt for models whose coupling is not all in rhs/initial.
 std::optional<std::vector<std::vector<char>>> structuralInfluence(
     const symbolic::OdeSystem& system, const std::vector<int>& params,
     const std::vector<std::size_t>& outputRows);

@@ -45,9 +45,11 @@ void TestStructuralInfluence::chainsConditionsAndInitialValues() {
   Chain chain;
   const auto model = chain.b.compile();
   const symbolic::OdeSystem& system = model->system();
-  // Outputs: v and z (the builder makes one per state, in state order).
+  // Outputs: v's value and z's amount (the builder makes one output per state; the rows are
+  // CompiledModel::outputs()': values, then amounts, then concentrations).
+  const std::size_t ny = system.outputs.size();
   const std::vector<std::size_t> outputRows{static_cast<std::size_t>(system.findOutput("v")),
-                                            static_cast<std::size_t>(system.findOutput("z"))};
+                                            static_cast<std::size_t>(system.findOutput("z")) + ny};
   const std::vector<int> params{system.findParam("k"), system.findParam("tau"),
                                 system.findParam("z0")};
   const auto reached = sensitivity::structuralInfluence(system, params, outputRows);
