@@ -109,9 +109,9 @@ struct OdeSdIntegrator::Impl {
   double t = 0, tPrev = 0;
   std::vector<double> x, f, a;         // at t
   std::vector<double> xm1, fm1, am1;   // at tPrev = t − hm1
-  std::vector<double> xm2;             // at tPrev − hm2
-  double hm1 = 0, hm2 = 0;
-  int history = 0;       // accepted steps so far, capped at 2 (how many of xm1, xm2 are valid)
+  std::vector<double> xm2, xm3, xm4;   // the x-only predictor's older points (stiffPredictorDegree)
+  double hm1 = 0, hm2 = 0, hm3 = 0, hm4 = 0;  // hmK: the step that ended at xm(K−1)
+  int history = 0;       // accepted steps so far, capped at 4 (how many of xm1 … xm4 are valid)
   double zLast = 0;      // z = h‖J‖₁ of the last accepted step
   double hNext = 0;      // the controller's proposal for the next step (0 = not chosen yet)
   bool failedRecently = false;  // a rejection or Newton failure since the last acceptance

@@ -92,6 +92,14 @@ struct OdeSdOptions {
   int handoverAfter = 3;         // hand over to CVODES BDF when the cap cuts the controller's step
                                  // on this many consecutive attempts (0 = never: cap only)
   double predictorSwitch = 10;   // quintic Hermite predictor when the previous step's z < this
+  // Above predictorSwitch the predictor extrapolates x alone (f and ẍ carry the stiff
+  // components' deviations amplified by z and z²), through the last stiffPredictorDegree + 1
+  // points (2–4; 2 is the former quadratic). On stiff steps the first Newton correction was
+  // 10³–10⁴ tolerances (Perelson: median 8.5e3 quadratic, 2.4e3 cubic, 6.7e2 quartic) and set
+  // the 3–4 Newton iterations per step; the cubic saved 5–10 % of them at equal errors
+  // (docs/benchmarks/integrators-inprocess-2026-11-26c.md), the quartic as much with more
+  // scatter (Bachmann +8 % steps, Zheng's error ×1.7).
+  int stiffPredictorDegree = 3;
   double denseSwitch = 1;        // quintic Hermite dense output when the step's z < this
   int maxNewtonFailures = 10;    // consecutive Newton failures in one step before giving up
   int maxErrorTestFailures = 10; // consecutive error test failures in one step before giving up

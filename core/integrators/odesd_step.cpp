@@ -41,8 +41,17 @@ void OdeSdIntegrator::Impl::predict(double hs) {
               h2 * (k.am * am1[i] + k.a * a[i]);
     }
   } else if (history >= 2) {
-    const auto k = odesd::quadraticPredictor(hs, hm1, hm2);
-    for (int i = 0; i < n; ++i) xp[i] = k.xm2 * xm2[i] + k.xm1 * xm1[i] + k.x * x[i];
+    // x alone through as many accepted points as there are, up to stiffPredictorDegree + 1.
+    const int deg = std::min(history, sd.stiffPredictorDegree);
+    const double past[4] = {hm1, hm2, hm3, hm4};
+    const double* pts[5] = {x.data(), xm1.data(), xm2.data(), xm3.data(), xm4.data()};
+    double k[5];
+    odesd::extrapolationWeights(hs, past, deg, k);
+    for (int i = 0; i < n; ++i) {
+      double v = k[0] * pts[0][i];
+      for (int j = 1; j <= deg; ++j) v += k[j] * pts[j][i];
+      xp[i] = v;
+    }
   } else {
     const double r = hs / hm1;
     for (int i = 0; i < n; ++i) xp[i] = x[i] + r * (x[i] - xm1[i]);
@@ -284,6 +293,8 @@ double OdeSdIntegrator::Impl::errorEstimate(double hs, int& q) {
 
 void OdeSdIntegrator::Impl::accept(double tStep, double hs, bool landing, int q, double err,
                                    double errStates, const NewtonResult& nr) {
+  std::swap(xm4, xm3);
+  std::swap(xm3, xm2);
   std::swap(xm2, xm1);
   std::swap(xm1, x);
   std::swap(fm1, f);
@@ -291,12 +302,14 @@ void OdeSdIntegrator::Impl::accept(double tStep, double hs, bool landing, int q,
   std::swap(x, y);
   std::swap(f, f1);
   std::swap(a, a1);
+  hm4 = hm3;
+  hm3 = hm2;
   hm2 = hm1;
   hm1 = hs;
   tPrev = t;
   t = tStep;
   const bool first = history == 0;
-  history = std::min(history + 1, 2);
+  history = std::min(history + 1, 4);
   zLast = hs * normJ1;
   ++own.steps;
   ++jacAge;
