@@ -123,6 +123,7 @@ struct OdeSdIntegrator::Impl {
 
   // ---- work (allocated in initialize) ----
   std::vector<double> xPred, y, fy, ay, g, c, w, dvec, f1, a1;
+  std::vector<double> gFiltered;  // dense output: W(stepLuSize)⁻¹ G of the Hermite value
   std::vector<double> jv, jjv;  // J, J_J values (model CSC order) of the current attempt
   double normJ1 = 0;
   std::vector<double> powerV, powerU;  // spectralRadiusEstimate's iterates
@@ -137,6 +138,7 @@ struct OdeSdIntegrator::Impl {
   bool jacKept = false;       // jv, jjv hold a (J, J_J) pair that later attempts may reuse
   int jacAge = 0;             // accepted steps since that pair was evaluated
   double luStepSize = 0;      // lu holds W(luStepSize) built from jv, jjv (0: it does not)
+  double stepLuSize = 0;      // the last accepted step solved with lu = W(stepLuSize)
   bool staleAttempt = false;  // the current attempt's W came from a kept pair
   bool freshNext = false;     // a kept W failed: the next attempt evaluates J, J_J
 

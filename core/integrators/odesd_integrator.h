@@ -101,6 +101,12 @@ struct OdeSdOptions {
   // scatter (Bachmann +8 % steps, Zheng's error ×1.7).
   int stiffPredictorDegree = 3;
   double denseSwitch = 1;        // quintic Hermite dense output when the step's z < this
+  // Above denseSwitch the Hermite value at θ is kept when one Newton correction of the sub-step
+  // rule from it, filtered through the step's own W(h) instead of a fresh W(θh), is within
+  // denseTolerance·min(1, θh/h_W)² (weighted RMS; 1 = the error test's tolerance, the bound each
+  // step's own error obeys). For dissipative modes W(θh) ≥ θ²W(h), so the estimate bounds the
+  // Hermite value's distance to the sub-step's solution without an LU of W(θh).
+  double denseTolerance = 1;
   int maxNewtonFailures = 10;    // consecutive Newton failures in one step before giving up
   int maxErrorTestFailures = 10; // consecutive error test failures in one step before giving up
   // Bridges over points odeSD cannot step from (non-finite ẍ or J_J where f and J are finite,

@@ -311,6 +311,8 @@ void OdeSdIntegrator::Impl::accept(double tStep, double hs, bool landing, int q,
   const bool first = history == 0;
   history = std::min(history + 1, 4);
   zLast = hs * normJ1;
+  // lu is W(luStepSize) when kept across steps, else the W(hs) this step was solved with.
+  stepLuSize = luStepSize > 0 ? luStepSize : hs;
   ++own.steps;
   ++jacAge;
   if (sens) acceptSensitivities();
