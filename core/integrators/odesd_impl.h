@@ -229,6 +229,10 @@ struct OdeSdIntegrator::Impl {
     return len == 0 ? 0.0 : std::sqrt(s / len);
   }
 
+  double newtonTolerance() const {
+    return sens ? sd.sensitivityNewtonTolerance : sd.newtonTolerance;
+  }
+
   int firstNonFinite(const double* v, int len) const {
     for (int i = 0; i < len; ++i) {
       if (!std::isfinite(v[i])) return i;

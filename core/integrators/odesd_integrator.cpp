@@ -55,13 +55,13 @@ void OdeSdIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel> 
     return;
   }
   if (auto problem = options.validate()) throw InvalidOptions(*problem);
-  if (!(sd.newtonTolerance > 0) || !(sd.maxNewtonIterations >= 1) || !(sd.zMax > 0) ||
+  if (!(sd.newtonTolerance > 0) || !(sd.sensitivityNewtonTolerance > 0) || !(sd.maxNewtonIterations >= 1) || !(sd.zMax > 0) ||
       sd.handoverAfter < 0 || !(sd.maxNewtonFailures >= 1) || !(sd.maxErrorTestFailures >= 1) ||
       sd.maxBridges < 0 || !(sd.bridgeMinSteps >= 1) || !(sd.jacobianReuseSteps >= 1) ||
       !(sd.luReuseRatio >= 0) || !(sd.denseTolerance >= 0) || sd.stiffPredictorDegree < 2 || sd.stiffPredictorDegree > 4 ||
       !(sd.fixedStepSize >= 0) || !std::isfinite(sd.fixedStepSize)) {
     throw InvalidOptions(
-        "OdeSdOptions: newtonTolerance > 0, maxNewtonIterations >= 1, zMax > 0, handoverAfter >= "
+        "OdeSdOptions: newtonTolerance > 0, sensitivityNewtonTolerance > 0, maxNewtonIterations >= 1, zMax > 0, handoverAfter >= "
         "0, maxNewtonFailures >= 1, maxErrorTestFailures >= 1, maxBridges >= 0, "
         "bridgeMinSteps >= 1, jacobianReuseSteps >= 1, luReuseRatio >= 0, denseTolerance >= 0, "
         "stiffPredictorDegree in "

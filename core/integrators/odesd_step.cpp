@@ -267,7 +267,7 @@ NewtonResult OdeSdIntegrator::Impl::solveStep(double tStep, double hs) {
   for (int i = 0; i < n; ++i) c[i] = x[i] + c1 * f[i] + c2 * a[i];
   std::copy(xPred.begin(), xPred.end(), y.begin());
   NewtonResult nr =
-      newton(tStep, hs, y.data(), sd.newtonTolerance, sd.maxNewtonIterations, lu);
+      newton(tStep, hs, y.data(), newtonTolerance(), sd.maxNewtonIterations, lu);
   if (nr.converged && !evalFA(tStep, y.data(), f1.data(), a1.data())) nr.converged = false;
   return nr;
 }

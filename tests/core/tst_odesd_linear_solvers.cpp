@@ -19,11 +19,14 @@ class TestOdeSdLinearSolvers : public QObject {
       OdeSdOptions eigen;
       eigen.sparseBackend = OdeSdOptions::SparseBackend::EigenSparseLu;
       const Run slu = runOdeSd(model, tolerances(1e-8, 1e-12, LinearSolverKind::Sparse), times, eigen);
+      // Runs that differ only in rounding may end Newton at different iterates: each within
+      // κ_N·(rtol|x| + atol) per step, so the comparison's absolute floor is the runs' atol
+      // (with κ_N = 0.33 Robertson's y2 ≈ 5.8e-8 differed by 2e-14 between KLU and dense).
       for (std::size_t i = 0; i < times.size(); ++i) {
         for (std::size_t j = 0; j < dense.x[i].size(); ++j) {
-          SENSODE_EXPECT_CLOSE(klu.x[i][j], dense.x[i][j], 1e-14, 1e-7, "KLU vs dense",
+          SENSODE_EXPECT_CLOSE(klu.x[i][j], dense.x[i][j], 1e-12, 1e-7, "KLU vs dense",
                                static_cast<long>(i * 10 + j));
-          SENSODE_EXPECT_CLOSE(slu.x[i][j], dense.x[i][j], 1e-14, 1e-7, "SparseLU vs dense",
+          SENSODE_EXPECT_CLOSE(slu.x[i][j], dense.x[i][j], 1e-12, 1e-7, "SparseLU vs dense",
                                static_cast<long>(i * 10 + j));
         }
       }
