@@ -49,6 +49,7 @@ struct NewtonResult {
   bool converged = false;
   int iterations = 0;
   double rate = 1;
+  bool evaluatedAtSolution = false;  // fy, ay hold f and ẍ at the returned iterate
 };
 
 }  // namespace odesd
@@ -124,6 +125,7 @@ struct OdeSdIntegrator::Impl {
   // ---- work (allocated in initialize) ----
   std::vector<double> xPred, y, fy, ay, g, c, w, dvec, f1, a1;
   std::vector<double> gFiltered;  // dense output: W(stepLuSize)⁻¹ G of the Hermite value
+  std::vector<double> wIterate;   // Newton: error weights at the current iterate
   std::vector<double> jv, jjv;  // J, J_J values (model CSC order) of the current attempt
   double normJ1 = 0;
   std::vector<double> powerV, powerU;  // spectralRadiusEstimate's iterates
@@ -438,8 +440,10 @@ struct OdeSdIntegrator::Impl {
   // under-converged x_{n+1} through (measured: Perelson's error 5e-5 → 1.6e-4, repressilator at
   // rtol 1e-8 over its reference bound).
   // haveFA: fy, ay already hold f and ẍ at yy (the first iteration skips that evaluation).
+  // iterateTolerance > 0 (OdeSdOptions::iterateTolerance): the iterate whose next correction is
+  // within it is returned as it is, with its f and ẍ (evaluatedAtSolution).
   NewtonResult newton(double tNew, double hs, double* yy, double kappa, int maxIter,
-                      detail::SparseLu& wlu, bool haveFA = false);
+                      detail::SparseLu& wlu, bool haveFA = false, double iterateTolerance = 0);
 
   // =====================================================================================
   // one accepted step (with as many attempts as it takes), or a hand-over. Phases, each a

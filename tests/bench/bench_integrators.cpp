@@ -23,8 +23,10 @@
 //                     [--samples N] [--points N] [--only SUBSTRING] [--newton-iterations N]
 //                     [--stiffness norm1|spectral]   (the z cap's stiffness estimate)
 //                     [--newton-tolerance K] [--stiff-predictor-degree D] [--dense-tolerance T]
+//                     [--iterate-tolerance I]
 //                                    (OdeSdOptions::newtonTolerance, stiffPredictorDegree,
-//                                     denseTolerance; 0.1, 2, 0 is the scheme before 2026-11-26c)
+//                                     denseTolerance, iterateTolerance; 0.1, 2, 0, 0 is the
+//                                     scheme before 2026-11-26c)
 //                     [--jacobian-reuse N] [--lu-ratio R]  (odeSD's Newton matrix kept across
 //                                     steps: OdeSdOptions::jacobianReuseSteps, luReuseRatio;
 //                                     --jacobian-reuse 1 is the fresh-every-attempt scheme)
@@ -80,6 +82,7 @@ Run integrate(const BenchModel& m, const Config& c, bool keep) {
     if (c.newtonTolerance >= 0) so.newtonTolerance = c.newtonTolerance;
     if (c.stiffPredictorDegree > 0) so.stiffPredictorDegree = c.stiffPredictorDegree;
     if (c.denseTolerance >= 0) so.denseTolerance = c.denseTolerance;
+    if (c.iterateTolerance >= 0) so.iterateTolerance = c.iterateTolerance;
     sd->setOdeSdOptions(so);
     integrator = std::move(sd);
   } else {
@@ -212,6 +215,7 @@ int run(int argc, char** argv) {
     else if (arg == "--newton-tolerance") s.newtonTolerance = std::stod(value());
     else if (arg == "--stiff-predictor-degree") s.stiffPredictorDegree = std::stoi(value());
     else if (arg == "--dense-tolerance") s.denseTolerance = std::stod(value());
+    else if (arg == "--iterate-tolerance") s.iterateTolerance = std::stod(value());
     else if (arg == "--profile-runs") s.profileRuns = std::stoi(value());
     else if (arg == "--rtols") {
       s.rtols.clear();
@@ -240,6 +244,7 @@ int run(int argc, char** argv) {
     c.newtonTolerance = s.newtonTolerance;
     c.stiffPredictorDegree = s.stiffPredictorDegree;
     c.denseTolerance = s.denseTolerance;
+    c.iterateTolerance = s.iterateTolerance;
     for (const BenchModel& m : models) {
       for (int r = 0; r < s.profileRuns; ++r) integrate(m, c, false);
       std::cout << m.name << ": " << integrate(m, c, false).stats.steps << " steps\n";
@@ -288,6 +293,7 @@ int run(int argc, char** argv) {
         c.newtonTolerance = s.newtonTolerance;
         c.stiffPredictorDegree = s.stiffPredictorDegree;
         c.denseTolerance = s.denseTolerance;
+        c.iterateTolerance = s.iterateTolerance;
     c.spectralCap = s.spectralCap;
         Result r;
         r.run = integrate(m, c, true);
@@ -382,6 +388,7 @@ int run(int argc, char** argv) {
     c.newtonTolerance = s.newtonTolerance;
     c.stiffPredictorDegree = s.stiffPredictorDegree;
     c.denseTolerance = s.denseTolerance;
+    c.iterateTolerance = s.iterateTolerance;
     std::cout << "| " << m.name << " | " << m.model->nx();
     for (int k = 0; k < 3; ++k) {
       c.linear = k == 0 ? LinearSolverKind::Dense : LinearSolverKind::Sparse;

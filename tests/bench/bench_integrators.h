@@ -44,6 +44,7 @@ struct Settings {
   double newtonTolerance = -1;   // >= 0: OdeSdOptions::newtonTolerance
   int stiffPredictorDegree = 0;   // > 0: OdeSdOptions::stiffPredictorDegree
   double denseTolerance = -1;    // >= 0: OdeSdOptions::denseTolerance
+  double iterateTolerance = -1;  // >= 0: OdeSdOptions::iterateTolerance
   std::string profile;  // "odesd" or "cvodes": only run that method (for callgrind)
   int profileRuns = 50;
 };
@@ -83,6 +84,7 @@ struct Config {
   double newtonTolerance = -1;   // < 0 = odeSD's default
   int stiffPredictorDegree = 0;   // 0 = odeSD's default
   double denseTolerance = -1;    // < 0 = odeSD's default
+  double iterateTolerance = -1;  // < 0 = odeSD's default
 };
 
 // One full integration: initialize + advanceTo every output time (the state at each kept when
