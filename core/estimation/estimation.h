@@ -29,7 +29,8 @@
 //
 // Multistart: start 0 at the start values (when useStartValues), the others a Latin hypercube
 // in the bounds on the parameter scale from `seed` (the same seed gives the same starts and,
-// for deterministic integrations, the same fits whatever the thread count).
+// for deterministic integrations, the same fits whatever the thread count), or with `screen`
+// the best of a larger Latin hypercube by objective value.
 #pragma once
 
 #include <cstdint>
@@ -82,6 +83,13 @@ struct EstimationOptions {
   std::uint64_t seed = 1;  // of the Latin hypercube
   // Start 0 at the parameters' start values; false: every start from the Latin hypercube.
   bool useStartValues = true;
+  // Start selection by a global screen (start_screen.h): 0 samples the Latin-hypercube starts
+  // directly; K > 0 evaluates the objective alone at K × (Latin-hypercube starts) candidate
+  // points (their own Latin hypercube from `seed`) and starts from the best of them.
+  int screen = 0;
+  // The best `polish` starts (with objectives at least 1e-3 apart: one per optimum) are
+  // continued at tighter tolerances (polish.h); 0: none.
+  int polish = 0;
   // Gradient of the QuasiNewton objective (the LeastSquares Jacobian always comes from forward
   // sensitivities). With Forward, a failing evaluation falls back as evaluateWithFallback does.
   petab::GradientMethod gradient = petab::GradientMethod::Forward;
@@ -207,6 +215,8 @@ struct EstimationResult {
   // are the ones with estimate = true, in this order).
   std::vector<EstimatedParameter> parameters;
   std::vector<StartResult> starts;  // sorted by objective, failed starts last
+  int screenedPoints = 0;           // candidates evaluated by the start screen (0: none)
+  double screenSeconds = 0;         // wall time of the screen
   std::vector<double> best;         // best point on the scales (empty without success)
   double bestObjective = std::numeric_limits<double>::infinity();
   // The objective at the PEtab nominal values (NaN when it could not be evaluated): what a
