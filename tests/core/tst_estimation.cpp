@@ -414,6 +414,7 @@ class TestEstimation : public QObject {
     o.starts = 3;
     o.threads = 2;
     o.useStartValues = false;
+    o.polish = 0;
     const est::EstimationResult plain = est::runEstimation({yaml}, o);
     o.polish = 2;
     const est::EstimationResult polished = est::runEstimation({yaml}, o);
@@ -512,6 +513,8 @@ class TestEstimation : public QObject {
     o.useStartValues = false;
     o.optimizer = est::Optimizer::LeastSquares;
     o.seed = 1;
+    o.screen = 0;  // the starts are the hypercube below
+    o.polish = 0;
     const auto hypercube = est::detail::latinHypercube({0, 0.1}, {2, 10}, 6, o.seed);
     int below = 0;
     for (const auto& q : hypercube) below += q[0] < 0.5 ? 1 : 0;
