@@ -51,8 +51,8 @@ const std::vector<OptionSpec>& estimateOptions() {
       {"--seed", "S", "seed of the Latin hypercube of starts (default 1)"},
       {"--screen", "K", "start from the best N of K x N Latin-hypercube points ranked by their "
                         "objective (N: the sampled starts; default 50; 0: no screen)"},
-      {"--polish", "K", "continue the best K distinct starts with rtol, atol, ftol and xtol "
-                        "divided by 100 (default 2; 0: none)"},
+      {"--polish", "K", "continue the best K distinct starts by L-BFGS, then LM, with rtol and "
+                        "atol divided by 100, ftol and xtol by 1e4 (default 2; 0: none)"},
       {"--method", "auto|ls|qn", "optimiser: least squares (bounded Levenberg-Marquardt), "
                                  "quasi-Newton (NLopt L-BFGS), or auto (default: ls when the "
                                  "objective is a sum of squares)"},

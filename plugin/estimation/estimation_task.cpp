@@ -87,9 +87,10 @@ const QList<FieldSpec>& fields() {
                       "are the best of them (cheap: one simulation per point)."),
        {}, K::Integer, defaults.screen, 0, 10000, false, false, {}, {}},
       {QStringLiteral("polish"), QStringLiteral("Polished starts"),
-       QStringLiteral("The best K starts (one per optimum) are continued with the integration "
-                      "tolerances and the function and step tolerances divided by 100, so that "
-                      "the best objective is not limited by integration noise. 0: none."),
+       QStringLiteral("The best K starts (one per optimum) are continued by L-BFGS, then "
+                      "least squares, with the integration tolerances divided by 100 and the "
+                      "function and step tolerances by 10000, so that the best objective is not "
+                      "limited by integration noise. 0: none."),
        {}, K::Integer, defaults.polish, 0, 100000, false, false, {}, {}},
       {QStringLiteral("gradient"), QStringLiteral("Gradient"),
        QStringLiteral("Gradient of the quasi-Newton objective: forward sensitivities, the "
