@@ -2,11 +2,12 @@
 // sensode estimate PROBLEM.yaml [--starts N] [--seed S] [--method auto|ls|qn]
 //                  [--gradient forward|adjoint|ssasa|fd] [--profile ID,...] [--threads T]
 //                  [--max-iterations K] [--ftol F] [--gtol G] [--xtol X] [--rtol R] [--atol A]
-//                  [--no-start-values] [--out DIR]
+//                  [--no-start-values] [--screen K] [--polish K] [--out DIR]
 //
 // Fits the estimated parameters of a PEtab problem (core/estimation/estimation.h): a multistart
 // of local optimisations from a seeded Latin hypercube in the bounds (plus the table's nominal
-// values as start 0 unless --no-start-values), the statistics at the best fit and the profile
+// values as start 0 unless --no-start-values; with --screen, the best of K times as many points
+// by objective; with --polish, the best K continued at tighter tolerances), the statistics at the best fit and the profile
 // likelihoods of --profile parameters. Prints the parameter table; with --out DIR writes
 //   parameters.csv   per parameter: value, SE, Wald CI (on the scale and linear), bounds,
 //                    profile interval
@@ -48,6 +49,10 @@ const std::vector<OptionSpec>& estimateOptions() {
   static const std::vector<OptionSpec> specs = {
       {"--starts", "N", "local optimisations (default 20)"},
       {"--seed", "S", "seed of the Latin hypercube of starts (default 1)"},
+      {"--screen", "K", "start from the best N of K x N Latin-hypercube points ranked by their "
+                        "objective (N: the sampled starts; default 50; 0: no screen)"},
+      {"--polish", "K", "continue the best K distinct starts by L-BFGS, then LM, with rtol and "
+                        "atol divided by 100, ftol and xtol by 1e4 (default 2; 0: none)"},
       {"--method", "auto|ls|qn", "optimiser: least squares (bounded Levenberg-Marquardt), "
                                  "quasi-Newton (NLopt L-BFGS), or auto (default: ls when the "
                                  "objective is a sum of squares)"},
@@ -184,6 +189,9 @@ void writeSummary(const fs::path& file, const std::string& yaml,
       .add("gradient", petab::toString(o.gradient))
       .add("starts", static_cast<long>(r.starts.size()))
       .add("seed", static_cast<long>(o.seed))
+      .add("screened_points", r.screenedPoints)
+      .add("screen_seconds", r.screenSeconds)
+      .add("polished_starts", o.polish)
       .add("best_objective", r.bestObjective)
       .add("nominal_objective", r.nominalObjective)
       .add("best_minus_nominal", r.bestObjective - r.nominalObjective)
@@ -220,6 +228,8 @@ int runEstimate(std::span<const std::string> args) {
   o.threads = static_cast<int>(a.integer("--threads", 0, 0, 1024));
   o.maxIterations = static_cast<int>(a.integer("--max-iterations", o.maxIterations, 1, 1000000));
   o.useStartValues = !a.has("--no-start-values");
+  o.screen = static_cast<int>(a.integer("--screen", o.screen, 0, 10000));
+  o.polish = static_cast<int>(a.integer("--polish", o.polish, 0, 100000));
   o.functionTolerance = a.number("--ftol", o.functionTolerance);
   o.gradientTolerance = a.number("--gtol", o.gradientTolerance);
   o.parameterTolerance = a.number("--xtol", o.parameterTolerance);

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -15,7 +16,9 @@
 #include "core/estimation/fit_statistics.h"
 #include "core/estimation/latin_hypercube.h"
 #include "core/estimation/local_optimizers.h"
+#include "core/estimation/polish.h"
 #include "core/estimation/profile_likelihood.h"
+#include "core/estimation/start_screen.h"
 #include "core/estimation/worker_pool.h"
 #include "core/petab/gradient_check.h"
 
@@ -150,6 +153,29 @@ class StartRedraws {
   std::vector<std::vector<double>> redraws_;
 };
 
+// Finite objectives first, ascending; stable, so equal objectives keep start order.
+void sortByObjective(std::vector<StartResult>& starts) {
+  std::stable_sort(starts.begin(), starts.end(), [](const StartResult& a, const StartResult& b) {
+    const bool fa = std::isfinite(a.objective), fb = std::isfinite(b.objective);
+    if (fa != fb) return fa;
+    return fa && a.objective < b.objective;
+  });
+}
+
+// Positions (in sorted `starts`) of the best `count` starts whose objectives differ by more
+// than 1e-3 from every one chosen before: starts that ended at the same optimum need one polish.
+std::vector<int> polishCandidates(const std::vector<StartResult>& starts, int count) {
+  std::vector<int> out;
+  double last = -std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < starts.size() && static_cast<int>(out.size()) < count; ++i) {
+    if (!std::isfinite(starts[i].objective)) break;
+    if (starts[i].objective - last <= 1e-3) continue;
+    out.push_back(static_cast<int>(i));
+    last = starts[i].objective;
+  }
+  return out;
+}
+
 }  // namespace
 
 EstimationResult runEstimation(const EstimationProblem& problemSpec,
@@ -280,23 +306,35 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
   }
   const bool leastSquares = result.optimizer == Optimizer::LeastSquares;
 
+  const int threads = options.threads > 0
+                          ? options.threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const double units = static_cast<double>(options.starts) +
+                       2.0 * options.profileMaxPoints * static_cast<double>(profiled.size());
+  SharedProgress progress(monitor, units);
+
   // Start points.
   std::vector<std::vector<double>> starts;
   if (options.useStartValues) starts.push_back(setup.point);
-  for (const auto& x : detail::latinHypercube(setup.lower, setup.upper,
-                                               options.starts - (options.useStartValues ? 1 : 0),
-                                               options.seed)) {
+  const int sampled = options.starts - (options.useStartValues ? 1 : 0);
+  std::vector<std::vector<double>> free;
+  if (options.screen > 0) {
+    const auto t0 = Clock::now();
+    detail::ScreenedStarts screened =
+        detail::screenStarts(problemSpec.yamlFile, problem, setup, sampled, options.screen,
+                             options.seed, threads, progress.monitor());
+    result.screenedPoints = screened.screened;
+    result.screenSeconds = seconds(t0);
+    free = std::move(screened.starts);
+  } else {
+    free = detail::latinHypercube(setup.lower, setup.upper, sampled, options.seed);
+  }
+  for (const auto& x : free) {
     std::vector<double> q = setup.point;
     for (std::size_t i = 0; i < setup.free.size(); ++i)
       q[static_cast<std::size_t>(setup.free[i])] = x[i];
     starts.push_back(q);
   }
-  const int threads = options.threads > 0
-                          ? options.threads
-                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const double units = static_cast<double>(starts.size()) +
-                       2.0 * options.profileMaxPoints * static_cast<double>(profiled.size());
-  SharedProgress progress(monitor, units);
   const detail::LocalSettings settings{options.maxIterations, options.functionTolerance,
                                        options.parameterTolerance, options.gradientTolerance};
   result.starts.resize(starts.size());
@@ -348,12 +386,18 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
                        onStartFinished(s);
                      }
                    });
-  std::stable_sort(result.starts.begin(), result.starts.end(),
-                   [](const StartResult& a, const StartResult& b) {
-                     const bool fa = std::isfinite(a.objective), fb = std::isfinite(b.objective);
-                     if (fa != fb) return fa;
-                     return fa && a.objective < b.objective;
-                   });
+  sortByObjective(result.starts);
+  if (options.polish > 0 && !progress.stopped()) {
+    const std::vector<int> chosen = polishCandidates(result.starts, options.polish);
+    detail::runTasks(static_cast<int>(chosen.size()), threads, problemSpec.yamlFile, problem,
+                     [&](int k, const petab::Problem& own) {
+                       if (progress.stopped()) return;
+                       detail::polishStart(own, setup, leastSquares, settings, progress.monitor(),
+                                           result.starts[static_cast<std::size_t>(
+                                               chosen[static_cast<std::size_t>(k)])]);
+                     });
+    sortByObjective(result.starts);
+  }
   const bool cancelled = progress.stopped();
   if (result.starts.empty() || !std::isfinite(result.starts.front().objective)) {
     if (cancelled) return fail(EstimationResult::Status::UserAbort, "cancelled before any start finished");

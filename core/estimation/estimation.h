@@ -29,7 +29,8 @@
 //
 // Multistart: start 0 at the start values (when useStartValues), the others a Latin hypercube
 // in the bounds on the parameter scale from `seed` (the same seed gives the same starts and,
-// for deterministic integrations, the same fits whatever the thread count).
+// for deterministic integrations, the same fits whatever the thread count), or with `screen`
+// the best of a larger Latin hypercube by objective value.
 #pragma once
 
 #include <cstdint>
@@ -82,6 +83,16 @@ struct EstimationOptions {
   std::uint64_t seed = 1;  // of the Latin hypercube
   // Start 0 at the parameters' start values; false: every start from the Latin hypercube.
   bool useStartValues = true;
+  // Start selection by a global screen (start_screen.h): 0 samples the Latin-hypercube starts
+  // directly; K > 0 evaluates the objective alone at K × (Latin-hypercube starts) candidate
+  // points (their own Latin hypercube from `seed`) and starts from the best of them. 50 by
+  // default: on the benchmark (docs/benchmarks/estimation.md, 2026-11-26 third run) it lowered
+  // the best objective or the cost on six of seven problems for 1–5 s of screening.
+  int screen = 50;
+  // The best `polish` starts (with objectives more than 1e-3 apart: one per optimum) are
+  // continued at tighter tolerances (polish.h); 0: none. 2 by default (the same run: Zheng's
+  // best −288.02 → −292.03, Crauste's 190.9733 → 190.9691).
+  int polish = 2;
   // Gradient of the QuasiNewton objective (the LeastSquares Jacobian always comes from forward
   // sensitivities). With Forward, a failing evaluation falls back as evaluateWithFallback does.
   petab::GradientMethod gradient = petab::GradientMethod::Forward;
@@ -207,6 +218,8 @@ struct EstimationResult {
   // are the ones with estimate = true, in this order).
   std::vector<EstimatedParameter> parameters;
   std::vector<StartResult> starts;  // sorted by objective, failed starts last
+  int screenedPoints = 0;           // candidates evaluated by the start screen (0: none)
+  double screenSeconds = 0;         // wall time of the screen
   std::vector<double> best;         // best point on the scales (empty without success)
   double bestObjective = std::numeric_limits<double>::infinity();
   // The objective at the PEtab nominal values (NaN when it could not be evaluated): what a

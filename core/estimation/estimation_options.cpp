@@ -88,6 +88,8 @@ std::optional<std::string> EstimationOptions::validate() const {
     return "EstimationOptions::" + field + " = " + value + ". Violated constraint: " + constraint;
   };
   if (starts < 1) return violated("starts", std::to_string(starts), "starts >= 1");
+  if (screen < 0) return violated("screen", std::to_string(screen), "screen >= 0");
+  if (polish < 0) return violated("polish", std::to_string(polish), "polish >= 0");
   if (threads < 0) return violated("threads", std::to_string(threads), "threads >= 0");
   if (maxIterations < 1)
     return violated("maxIterations", std::to_string(maxIterations), "maxIterations >= 1");

@@ -81,6 +81,17 @@ const QList<FieldSpec>& fields() {
        QStringLiteral("Start 1 from the Start column of the table (the PEtab nominal values by "
                       "default); unchecked, every start is sampled."),
        {}, K::Flag, defaults.useStartValues, -inf, inf, false, false, {}, {}},
+      {QStringLiteral("screen"), QStringLiteral("Screened points per start"),
+       QStringLiteral("0: the sampled starts are a Latin hypercube. K > 0: the objective alone "
+                      "is evaluated at K times as many Latin-hypercube points and the starts "
+                      "are the best of them (cheap: one simulation per point)."),
+       {}, K::Integer, defaults.screen, 0, 10000, false, false, {}, {}},
+      {QStringLiteral("polish"), QStringLiteral("Polished starts"),
+       QStringLiteral("The best K starts (one per optimum) are continued by L-BFGS, then "
+                      "least squares, with the integration tolerances divided by 100 and the "
+                      "function and step tolerances by 10000, so that the best objective is not "
+                      "limited by integration noise. 0: none."),
+       {}, K::Integer, defaults.polish, 0, 100000, false, false, {}, {}},
       {QStringLiteral("gradient"), QStringLiteral("Gradient"),
        QStringLiteral("Gradient of the quasi-Newton objective: forward sensitivities, the "
                       "standard adjoint, the steady-state adjoint (ssASA) or finite differences. "
@@ -125,6 +136,8 @@ Settings parseSettings(const QJsonObject& json) {
       in.whole("seed", static_cast<long>(s.options.seed), 0, 1e15));
   s.options.useStartValues =
       json.value(QStringLiteral("use_start_values")).toBool(s.options.useStartValues);
+  s.options.screen = static_cast<int>(in.whole("screen", s.options.screen, 0, 10000));
+  s.options.polish = static_cast<int>(in.whole("polish", s.options.polish, 0, 100000));
   s.options.maxIterations =
       static_cast<int>(in.whole("max_iterations", s.options.maxIterations, 1, 1e7));
   s.options.threads = static_cast<int>(in.whole("threads", s.options.threads, 0, 1024));
@@ -256,6 +269,9 @@ QJsonObject provenanceOf(const QString& path, const petab::Problem& problem,
                        {QStringLiteral("starts"), settings.options.starts},
                        {QStringLiteral("seed"), static_cast<double>(settings.options.seed)},
                        {QStringLiteral("use_start_values"), settings.options.useStartValues},
+                       {QStringLiteral("screen"), settings.options.screen},
+                       {QStringLiteral("screened_points"), r.screenedPoints},
+                       {QStringLiteral("polish"), settings.options.polish},
                        {QStringLiteral("max_iterations"), settings.options.maxIterations}});
   p.insert(QStringLiteral("tolerances"),
            QJsonObject{{QStringLiteral("rtol"), settings.options.objective.integrator.rtol},

@@ -14,14 +14,19 @@
 //   laplace       Laplace noise and priors: least squares falls back to L-BFGS and says so.
 //   starts        the Latin hypercube: one point per stratum per coordinate, reproducible from
 //                 the seed; bad options and a cancelled run end with a clear status.
+//   screen        the start screen keeps the best candidates by objective (checked against
+//                 every candidate evaluated here), the same for a seed whatever the threads.
+//   polish        the best start is continued at tighter tolerances, once per optimum.
 //   redraw        a start where the objective evaluates but its Jacobian does not is redrawn.
 //   cli           `sensode estimate` writes the tables and summary with the optimum above, and
 //                 refuses a bad --method with exit status 2.
 #include <QtCore/QTemporaryDir>
 #include <QtTest/QtTest>
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
@@ -32,6 +37,7 @@
 #include "core/estimation/estimation.h"
 #include "core/estimation/fit_statistics.h"
 #include "core/estimation/latin_hypercube.h"
+#include "core/estimation/start_screen.h"
 #include "support/cli_process.h"
 #include "support/numeric_compare.h"
 
@@ -331,6 +337,99 @@ class TestEstimation : public QObject {
     for (int i = 0; i < 5; ++i) QVERIFY(byIndex(one, i) == byIndex(two, i));
   }
 
+  void bestCandidates() {
+    const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+    const std::vector<double> v{3, nan, 1, inf, 1, 2};
+    QVERIFY((est::detail::bestCandidates(v, 3) == std::vector<int>{2, 4, 5}));
+    // Fewer finite than asked: the non-finite ones follow in position order.
+    QVERIFY((est::detail::bestCandidates(v, 6) == std::vector<int>{2, 4, 5, 0, 1, 3}));
+    QVERIFY((est::detail::bestCandidates(v, 9).size() == 6));
+    QVERIFY(est::detail::bestCandidates(v, 0).empty());
+  }
+
+  // The screen returns the `count` best of its candidates (every candidate evaluated here
+  // independently), reproducibly for a seed and whatever the thread count; runEstimation starts
+  // from them and reports how many points it screened.
+  void screenKeepsBest() {
+    QTemporaryDir tmp;
+    const fs::path yaml = writeProblem(tmp.path().toStdString(), false,
+                                       "a\tlin\t-10\t10\t0\t1\nb\tlin\t-10\t10\t0\t1\n", "a",
+                                       "0.3", kLinearData);
+    const sensode::petab::Problem problem = sensode::petab::loadProblem(yaml);
+    est::detail::FitSetup setup;
+    setup.point = {0, 0};
+    setup.free = {0, 1};
+    setup.lower = {-10, -10};
+    setup.upper = {10, 10};
+    setup.objective = est::EstimationOptions::defaultObjectiveOptions();
+    const int count = 4, factor = 5;
+    const auto one = est::detail::screenStarts(yaml, problem, setup, count, factor, 3, 1, {});
+    const auto two = est::detail::screenStarts(yaml, problem, setup, count, factor, 3, 2, {});
+    QCOMPARE(one.screened, count * factor);
+    QCOMPARE(one.starts.size(), std::size_t(count));
+    QVERIFY(one.starts == two.starts);
+    QVERIFY(one.objectives == two.objectives);
+    QVERIFY(est::detail::screenStarts(yaml, problem, setup, count, factor, 4, 1, {}).starts !=
+            one.starts);
+
+    const auto candidates = est::detail::screenCandidates(setup, count, factor, 3);
+    QCOMPARE(candidates.size(), std::size_t(count * factor));
+    est::detail::FitObjective f(problem, setup, {});
+    std::vector<double> values;
+    for (const auto& x : candidates) values.push_back(f.value(x.data(), nullptr));
+    std::vector<double> sorted = values;
+    std::sort(sorted.begin(), sorted.end());
+    for (int k = 0; k < count; ++k) {
+      SENSODE_EXPECT_CLOSE(one.objectives[static_cast<std::size_t>(k)],
+                           sorted[static_cast<std::size_t>(k)], 1e-12, 0, "screened objective", k);
+      const auto it = std::find(candidates.begin(), candidates.end(),
+                                one.starts[static_cast<std::size_t>(k)]);
+      QVERIFY(it != candidates.end());
+      QCOMPARE(values[static_cast<std::size_t>(it - candidates.begin())],
+               one.objectives[static_cast<std::size_t>(k)]);
+    }
+
+    est::EstimationOptions o = quickOptions(count);
+    o.useStartValues = false;
+    o.seed = 3;
+    o.screen = factor;
+    const est::EstimationResult r = est::runEstimation({yaml}, o);
+    QVERIFY2(r.status == est::EstimationResult::Status::Success, r.message.c_str());
+    QCOMPARE(r.screenedPoints, count * factor);
+    for (const est::StartResult& s : r.starts) {
+      QVERIFY(s.index >= 0 && s.index < count);
+      QVERIFY(s.start == one.starts[static_cast<std::size_t>(s.index)]);
+    }
+    o.screen = -1;
+    QVERIFY(o.validate().has_value());
+  }
+
+  // The polish continues one start per optimum at tighter tolerances and never worsens it.
+  void polishBest() {
+    QTemporaryDir tmp;
+    const fs::path yaml = writeProblem(tmp.path().toStdString(), false,
+                                       "a\tlin\t-10\t10\t0\t1\nb\tlin\t-10\t10\t0\t1\n", "a",
+                                       "0.3", kLinearData);
+    est::EstimationOptions o = est::EstimationOptions{};
+    o.starts = 3;
+    o.threads = 2;
+    o.useStartValues = false;
+    o.polish = 0;
+    const est::EstimationResult plain = est::runEstimation({yaml}, o);
+    o.polish = 2;
+    const est::EstimationResult polished = est::runEstimation({yaml}, o);
+    QVERIFY2(polished.status == est::EstimationResult::Status::Success, polished.message.c_str());
+    QVERIFY(polished.bestObjective <= plain.bestObjective + 1e-9);
+    // Every start ends at the one optimum: only the first is polished.
+    int count = 0;
+    for (const est::StartResult& s : polished.starts)
+      if (s.message.find("polished at rtol 1e-10") != std::string::npos) ++count;
+    QCOMPARE(count, 1);
+    QVERIFY(polished.starts.front().message.find("polished") != std::string::npos);
+    o.polish = -1;
+    QVERIFY(o.validate().has_value());
+  }
+
   void cli() {
     QTemporaryDir tmp;
     const fs::path dir = tmp.path().toStdString();
@@ -414,12 +513,14 @@ class TestEstimation : public QObject {
     o.useStartValues = false;
     o.optimizer = est::Optimizer::LeastSquares;
     o.seed = 1;
+    o.screen = 0;  // the starts are the hypercube below
+    o.polish = 0;
     const auto hypercube = est::detail::latinHypercube({0, 0.1}, {2, 10}, 6, o.seed);
     int below = 0;
     for (const auto& q : hypercube) below += q[0] < 0.5 ? 1 : 0;
     QVERIFY2(below > 0, "no start of this seed lies where the Jacobian fails: pick another seed");
     const est::EstimationResult r = est::runEstimation({dir / "problem.yaml"}, o);
-    QCOMPARE(r.status, est::EstimationResult::Status::Success);
+    QVERIFY2(r.status == est::EstimationResult::Status::Success, r.message.c_str());
     QCOMPARE(r.optimizer, est::Optimizer::LeastSquares);
     int redrawn = 0;
     for (const auto& s : r.starts) {

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+#include "core/estimation/start_screen.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "core/estimation/latin_hypercube.h"
+#include "core/estimation/worker_pool.h"
+
+namespace sensode::estimation::detail {
+
+std::vector<int> bestCandidates(const std::vector<double>& values, int count) {
+  std::vector<int> order(values.size());
+  std::iota(order.begin(), order.end(), 0);
+  // stable: equal values (and all non-finite ones) keep position order.
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    const double va = values[static_cast<std::size_t>(a)], vb = values[static_cast<std::size_t>(b)];
+    const bool fa = std::isfinite(va), fb = std::isfinite(vb);
+    if (fa != fb) return fa;
+    return fa && va < vb;
+  });
+  order.resize(std::min(order.size(), static_cast<std::size_t>(std::max(0, count))));
+  return order;
+}
+
+std::vector<std::vector<double>> screenCandidates(const FitSetup& setup, int count, int factor,
+                                                  std::uint64_t seed) {
+  return latinHypercube(setup.lower, setup.upper, std::max(0, count) * std::max(1, factor),
+                        seed ^ 0x5c4ee7ed5eedULL);
+}
+
+ScreenedStarts screenStarts(const std::filesystem::path& yaml, const petab::Problem& problem,
+                            const FitSetup& setup, int count, int factor, std::uint64_t seed,
+                            int threads, const ProgressMonitor& monitor) {
+  ScreenedStarts out;
+  if (count < 1) return out;
+  const std::vector<std::vector<double>> candidates = screenCandidates(setup, count, factor, seed);
+  std::vector<double> values(candidates.size(), std::numeric_limits<double>::infinity());
+  runTasks(static_cast<int>(candidates.size()), threads, yaml, problem,
+           [&](int i, const petab::Problem& own) {
+             if (monitor.token.cancelled()) return;
+             FitObjective f(own, setup, monitor);
+             try {
+               values[static_cast<std::size_t>(i)] =
+                   f.value(candidates[static_cast<std::size_t>(i)].data(), nullptr);
+             } catch (const Cancelled&) {
+             } catch (const Error&) {
+               // Where the model cannot be simulated is no start: left at infinity.
+             }
+           });
+  out.screened = static_cast<int>(candidates.size());
+  for (int k : bestCandidates(values, count)) {
+    out.starts.push_back(candidates[static_cast<std::size_t>(k)]);
+    out.objectives.push_back(values[static_cast<std::size_t>(k)]);
+  }
+  return out;
+}
+
+}  // namespace sensode::estimation::detail

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+// Start selection by a global screen (internal to core/estimation): sample `screen` × N Latin
+// hypercube points in the bounds, evaluate only the objective at each (one simulation, no
+// sensitivities: a few per cent of a local optimisation's cost per point), and start the N
+// local optimisations from the N best. A uniform multistart spends most of its starts in
+// basins far above the best fit (docs/benchmarks/estimation.md: Elowitz and Crauste reach the
+// published optimum's basin from about 1 start in 60–120); ranking candidates by their
+// objective is the screening step of e.g. Raue et al. 2013 and of scatter search's initial
+// diversification (Villaverde et al. 2019).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+#include "core/common/progress.h"
+#include "core/estimation/fit_objective.h"
+#include "core/petab/petab_problem.h"
+
+namespace sensode::estimation::detail {
+
+// Positions of the `count` smallest finite values, ascending (ties: the lower position first,
+// so the choice does not depend on how threads finished). When fewer than `count` are finite,
+// the rest are the non-finite positions in order (their starts are redrawn like any start
+// where the objective fails). count > values.size() returns every position.
+std::vector<int> bestCandidates(const std::vector<double>& values, int count);
+
+// The candidates screenStarts evaluates: count × factor Latin hypercube points in setup's
+// bounds, from a seed derived from `seed` (so they are not the unscreened run's starts plus
+// more).
+std::vector<std::vector<double>> screenCandidates(const FitSetup& setup, int count, int factor,
+                                                  std::uint64_t seed);
+
+struct ScreenedStarts {
+  std::vector<std::vector<double>> starts;  // `count` points of free parameters, best first
+  std::vector<double> objectives;           // the screened objective at each (inf: failed)
+  int screened = 0;                         // candidates evaluated
+};
+
+// Evaluates the objective at screenCandidates(setup, count, factor, seed) on `threads` threads
+// (each with its own copy of the problem, as the multistart does) and returns the best `count`. The same seed gives the same candidates and,
+// for deterministic integrations, the same choice whatever the thread count. A Cancelled from
+// `monitor` ends the screen early: the unevaluated candidates count as failed.
+ScreenedStarts screenStarts(const std::filesystem::path& yaml, const petab::Problem& problem,
+                            const FitSetup& setup, int count, int factor, std::uint64_t seed,
+                            int threads, const ProgressMonitor& monitor);
+
+}  // namespace sensode::estimation::detail
