@@ -69,7 +69,7 @@ const std::vector<OptionSpec>& estimateOptions() {
       {"--atol", "A", "absolute tolerance of the time courses (default 1e-10)"},
       {"--no-start-values", "", "every start from the Latin hypercube (no start at the nominal "
                                 "values)"},
-      {"--out", "DIR", "write parameters.csv, multistart.csv, profile_<id>.csv, summary.json"},
+      {"--out", "DIR", "write parameters.csv, multistart.csv, profile_<id>.csv, summary.json (DIR is created if missing)"},
       {"--help", "", "show this help"},
   };
   return specs;
@@ -252,8 +252,13 @@ int runEstimate(std::span<const std::string> args) {
   if (const auto p = a.string("--profile")) o.profileParameters = splitList(*p);
   const auto outDir = a.string("--out");
   if (!fs::is_regular_file(yaml)) throw Error(yaml + ": no such file");
-  if (outDir && !fs::is_directory(*outDir))
-    throw Error(*outDir + ": cannot write: no such folder");
+  if (outDir && !fs::is_directory(*outDir)) {
+    // A new folder for the results, as mkdir -p would make it (before the run, not after it).
+    std::error_code ec;
+    fs::create_directories(*outDir, ec);
+    if (ec || !fs::is_directory(*outDir))
+      throw Error(*outDir + ": cannot create the folder for the results (" + ec.message() + ")");
+  }
 
   interrupted = 0;
   const auto previous = std::signal(SIGINT, onInterrupt);

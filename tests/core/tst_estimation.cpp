@@ -435,8 +435,7 @@ class TestEstimation : public QObject {
     const fs::path dir = tmp.path().toStdString();
     const fs::path yaml = writeProblem(dir, false, "a\tlin\t-10\t10\t0\t1\nb\tlin\t-10\t10\t0\t1\n",
                                        "a", "0.3", kLinearData);
-    fs::create_directory(dir / "out");
-    const QString cliPath = SENSODE_CLI_PATH;
+    const QString cliPath = SENSODE_CLI_PATH;  // --out makes the folder it is given
     const auto run = sensode::test::runProcess(
         cliPath, {"estimate", QString::fromStdString(yaml.string()), "--starts", "3", "--threads", "1",
                   "--profile", "b", "--out", QString::fromStdString((dir / "out").string())},
