@@ -7,8 +7,9 @@
 // Fits the estimated parameters of a PEtab problem (core/estimation/estimation.h): a multistart
 // of local optimisations from a seeded Latin hypercube in the bounds (plus the table's nominal
 // values as start 0 unless --no-start-values; with --screen, the best of K times as many points
-// by objective; with --polish, the best K continued at tighter tolerances), the statistics at the best fit and the profile
-// likelihoods of --profile parameters. Prints the parameter table; with --out DIR writes
+// by objective; with --polish, the best K continued at tighter tolerances), the statistics at
+// the best fit and the profile likelihoods of --profile parameters. Prints the parameter table;
+// with --out DIR writes
 //   parameters.csv   per parameter: value, SE, Wald CI (on the scale and linear), bounds,
 //                    profile interval
 //   multistart.csv   per start (sorted by objective): status, objective, iterations,
@@ -69,7 +70,8 @@ const std::vector<OptionSpec>& estimateOptions() {
       {"--atol", "A", "absolute tolerance of the time courses (default 1e-10)"},
       {"--no-start-values", "", "every start from the Latin hypercube (no start at the nominal "
                                 "values)"},
-      {"--out", "DIR", "write parameters.csv, multistart.csv, profile_<id>.csv, summary.json (DIR is created if missing)"},
+      {"--out", "DIR", "write parameters.csv, multistart.csv, profile_<id>.csv, summary.json "
+                       "(DIR is created if missing)"},
       {"--help", "", "show this help"},
   };
   return specs;

@@ -23,8 +23,8 @@ constexpr double kPolishStopFactor = 1e-4;
 
 // Continues `start` (a finished start with a finite objective) from its final point, at the
 // tighter tolerances; when that ends lower, the start takes the polished point, objective and
-// status (an L-BFGS that ends lower but on NLopt's failure counts as stalled). Iterations, evaluations and wall time add to the start's; the message says what the
-// polish did. Never throws (a failed polish leaves the start as it was).
+// status (an L-BFGS that ends lower but on NLopt's failure counts as stalled). Iterations,
+// evaluations and wall time add to the start's; the message says what the polish did. Never throws (a failed polish leaves the start as it was).
 void polishStart(const petab::Problem& problem, const FitSetup& setup, bool leastSquares,
                  const LocalSettings& settings, const ProgressMonitor& monitor, StartResult& start);
 

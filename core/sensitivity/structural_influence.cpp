@@ -32,12 +32,13 @@ std::optional<std::vector<std::vector<char>>> structuralInfluence(
     }
     return m;
   };
-  // readers[j]: the states whose right-hand side mentions x_j; direct[k]: the states whose
-  // right-hand side or initial value mentions p_k.
+  // readers[j]: the states whose right-hand side or initial value mentions x_j (an initial value
+  // written in terms of another state's counts too); direct[k]: the states whose right-hand side
+  // or initial value mentions p_k.
   std::vector<std::vector<int>> readers(nx), direct(system.params.size());
   for (std::size_t i = 0; i < nx; ++i) {
     const Mentions m = mentions({system.rhs[i], system.initial[i]});
-    for (const int j : mentions({system.rhs[i]}).states)
+    for (const int j : m.states)
       readers[static_cast<std::size_t>(j)].push_back(static_cast<int>(i));
     for (const int k : m.params) direct[static_cast<std::size_t>(k)].push_back(static_cast<int>(i));
   }
