@@ -318,7 +318,21 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
     throw InvalidOptions("estimation: no PEtab problem (the open file " +
                          session.filePath.toStdString() +
                          " is SBML; open a PEtab yaml or choose one in the task)");
-  context.setPhase(QStringLiteral("Reading the PEtab problem..."));
+  // One phase line for what comes before the first start reports: QFuture passes on at most 25
+  // progress texts a second, so a second phase right after the first was never shown, and the
+  // screen's points report no progress of their own (the bar counts starts) — a long screen
+  // (500 starts × 1000 points) would otherwise sit under "Reading the PEtab problem...".
+  const int screened = settings.options.screen > 0 ? settings.options.screen *
+                                                         settings.options.starts
+                                                   : 0;
+  context.setPhase(
+      screened > 0
+          ? QStringLiteral("Reading the PEtab problem, screening %1 points, then fitting from %2 "
+                           "start(s)...")
+                .arg(screened)
+                .arg(settings.options.starts)
+          : QStringLiteral("Reading the PEtab problem, then fitting from %1 start(s)...")
+                .arg(settings.options.starts));
   QElapsedTimer loadTimer;
   loadTimer.start();
   const std::filesystem::path yaml = QFile::encodeName(path).toStdString();
@@ -328,7 +342,6 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
   if (context.cancelled())
     return std::make_shared<MessageResult>(api::TaskStatus::Cancelled,
                                            QStringLiteral("cancelled while reading the problem"));
-  context.setPhase(QStringLiteral("Fitting from %1 start(s)...").arg(settings.options.starts));
   context.setProgressText([](const ProgressInfo& info) {
     return QStringLiteral("%1 of %2 starts and profile points done, %3 objective evaluations")
         .arg(info.t, 0, 'f', 0)

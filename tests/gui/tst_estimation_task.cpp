@@ -331,10 +331,11 @@ class TestEstimationTask : public QObject {
     QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
     const auto before = panel->shownResult();
 
-    // Boehm from many starts with a finite-difference gradient: far longer than the cancel.
+    // Boehm from many starts with a finite-difference gradient: far longer than the cancel. No
+    // screen: its 25000 points took 30–40 s before the first start reported progress.
     panel->setupWidget()->setSettings({{"problem", kBoehm}, {"starts", 500}, {"optimizer", "qn"},
-                                       {"gradient", "fd"}, {"threads", 1}, {"parameters", QJsonObject{}},
-                                       {"profile", QJsonArray{}}});
+                                       {"gradient", "fd"}, {"threads", 1}, {"screen", 0},
+                                       {"parameters", QJsonObject{}}, {"profile", QJsonArray{}}});
     QVERIFY2(panel->setupWidget()->validate().isEmpty(), qPrintable(panel->setupWidget()->validate()));
     QSignalSpy finished(panel, &TaskPanel::runFinished);
     QTest::mouseClick(panel->runButton(), Qt::LeftButton);
@@ -354,6 +355,34 @@ class TestEstimationTask : public QObject {
     QVERIFY2(seconds < 0.5, qPrintable(QStringLiteral("cancel took %1 s").arg(seconds)));
     QCOMPARE(int(finished.first().at(0).value<api::TaskStatus>()), int(api::TaskStatus::Cancelled));
     QCOMPARE(panel->shownResult(), before);
+  }
+
+  // The start screen says it is screening, and Cancel stops it as fast as it stops the starts.
+  void cancelDuringTheScreen() {
+    MainWindow w(testing::testWindowOptions());
+    w.show();
+    QVERIFY(w.openModel(kDecay));
+    TaskPanel* panel = w.openTask(QStringLiteral("estimation"));
+    panel->setupWidget()->setSettings({{"problem", kBoehm}, {"starts", 500}, {"screen", 1000},
+                                       {"threads", 1}, {"parameters", QJsonObject{}},
+                                       {"profile", QJsonArray{}}});
+    QVERIFY2(panel->setupWidget()->validate().isEmpty(), qPrintable(panel->setupWidget()->validate()));
+    QSignalSpy finished(panel, &TaskPanel::runFinished);
+    QTest::mouseClick(panel->runButton(), Qt::LeftButton);
+    auto* progressText = panel->findChild<QLabel*>(QStringLiteral("progressText"));
+    QVERIFY(progressText);
+    QTRY_VERIFY2_WITH_TIMEOUT(
+        progressText->text().contains(QStringLiteral("screening 500000 points")),
+        qPrintable(progressText->text()), 10000);
+    QTest::qWait(500);  // inside the screen (500000 Boehm simulations: minutes)
+    QVERIFY2(panel->isRunning(), "the run ended before it could be cancelled");
+    const auto clicked = std::chrono::steady_clock::now();
+    QTest::mouseClick(panel->cancelButton(), Qt::LeftButton);
+    QVERIFY(finished.wait(5000));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - clicked).count();
+    qInfo("Cancel to finished during the screen: %.3f s", seconds);
+    QVERIFY2(seconds < 0.5, qPrintable(QStringLiteral("cancel took %1 s").arg(seconds)));
+    QCOMPARE(int(finished.first().at(0).value<api::TaskStatus>()), int(api::TaskStatus::Cancelled));
   }
 
   // Bad settings reach the runner too (restored from QSettings, written by a script): the run
