@@ -38,6 +38,7 @@ void OdeSdIntegrator::Impl::restartAt(double tt, const std::vector<double>& xx,
   luAtFrontier = false;
   jacKept = false;
   luStepSize = 0;
+  stepLuSize = 0;
   freshNext = false;
   started = false;
   cause = {};
