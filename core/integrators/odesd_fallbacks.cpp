@@ -34,6 +34,7 @@ void OdeSdIntegrator::Impl::restartAt(double tt, const std::vector<double>& xx,
   hNext = 0;
   failedRecently = false;
   cappedInARow = 0;
+  failureLoad = 0;
   jacobiansAtFrontier = false;
   luAtFrontier = false;
   jacKept = false;

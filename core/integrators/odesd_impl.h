@@ -117,6 +117,7 @@ struct OdeSdIntegrator::Impl {
   double hNext = 0;      // the controller's proposal for the next step (0 = not chosen yet)
   bool failedRecently = false;  // a rejection or Newton failure since the last acceptance
   int cappedInARow = 0;  // consecutive attempts whose h the z cap cut
+  double failureLoad = 0;  // Newton failures, decayed per accepted step (failureHandoverLoad)
 
   // ---- output ----
   double tOut = 0;

@@ -144,6 +144,18 @@ OdeSdIntegrator::Impl::StepResult OdeSdIntegrator::Impl::step() {
       failedRecently = true;
       jacobiansAtFrontier = false;
       if (fixed) fail(plain(cause), t, hs, technical(cause) + " (fixed step size)");
+      failureLoad += 1;
+      if (sd.failureHandoverLoad > 0 && failureLoad >= sd.failureHandoverLoad &&
+          newtonFails < sd.maxNewtonFailures) {
+        // Newton fails on step after step: hand the rest over to CVODES BDF (a run that stays
+        // here costs two attempts per step at h the failures keep small).
+        own.fallbacks.push_back("odeSD handed the rest of the run from t = " + num(t) +
+                                " to CVODES BDF: Newton failed on step after step (" +
+                                std::to_string(own.newtonFailures) + " failures in " +
+                                std::to_string(own.steps) + " steps; last: " + technical(cause) +
+                                ")");
+        return StepResult::Handover;
+      }
       if (newtonFails >= sd.maxNewtonFailures) {
         const std::string attempts = std::to_string(newtonFails) + " attempts in a row";
         fail(cause.nonFinite() ? plain(cause)
@@ -332,6 +344,7 @@ void OdeSdIntegrator::Impl::accept(double tStep, double hs, bool landing, int q,
   stepLuSize = luStepSize > 0 ? luStepSize : hs;
   ++own.steps;
   ++jacAge;
+  failureLoad *= sd.failureLoadDecay;
   if (sens) acceptSensitivities();
 
   // Growth caps as CVODE's η_max: 1e4 after the first step, whose h0 (§2.6) is deliberately
