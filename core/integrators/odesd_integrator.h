@@ -109,12 +109,12 @@ struct OdeSdOptions {
   StiffnessEstimate stiffnessEstimate = StiffnessEstimate::Norm1;
   int handoverAfter = 3;         // hand over to CVODES BDF when the cap cuts the controller's step
                                  // on this many consecutive attempts (0 = never: cap only)
-  // Hand over to CVODES BDF when Newton keeps failing across accepted steps: every Newton
-  // failure adds 1 to a load that decays by failureLoadDecay per accepted step, and the load
-  // reaching failureHandoverLoad hands the rest of the run over (0 = never). The steady load of
-  // one failure per k accepted steps is 1/(1 − decay^k): 12.8 at k = 2, 8.7 at k = 3, so 12
-  // hands over a run that fails every second step for ~70 steps, and never one whose failures
-  // come in a burst (a burst of 10 ends in maxNewtonFailures first). Measured on
+  // Hand over to CVODES BDF when Newton keeps failing across accepted steps: every step whose
+  // Newton fails to converge (once per step, however many attempts; not for non-finite values)
+  // adds 1 to a load that decays by failureLoadDecay per accepted step, and the load reaching
+  // failureHandoverLoad hands the rest of the run over (0 = never). The steady load of one such
+  // step in k is 1/(1 − decay^k): 12.8 at k = 2, 8.7 at k = 3, so 12 hands over a run that fails
+  // every second step for ~70 steps and never one that fails every third. Measured on
   // BIOMD0000000009 at atol 1e-12 (amounts of 1e-17–5e-12 mol: the tolerance does not control
   // the solution, which leaves the physical region near t = 15.7): 450960 steps with 225481
   // Newton failures, a failure after every growth of h from 2e-4 to 8e-4, without the guard.

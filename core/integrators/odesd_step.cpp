@@ -144,9 +144,11 @@ OdeSdIntegrator::Impl::StepResult OdeSdIntegrator::Impl::step() {
       failedRecently = true;
       jacobiansAtFrontier = false;
       if (fixed) fail(plain(cause), t, hs, technical(cause) + " (fixed step size)");
-      failureLoad += 1;
+      // The load counts steps whose Newton failed to converge, once per step (a streak within
+      // one step is maxNewtonFailures's; non-finite values are the bridges').
+      if (newtonFails == 1 && !cause.nonFinite()) failureLoad += 1;
       if (sd.failureHandoverLoad > 0 && failureLoad >= sd.failureHandoverLoad &&
-          newtonFails < sd.maxNewtonFailures) {
+          newtonFails == 1 && !cause.nonFinite()) {
         // Newton fails on step after step: hand the rest over to CVODES BDF (a run that stays
         // here costs two attempts per step at h the failures keep small).
         own.fallbacks.push_back("odeSD handed the rest of the run from t = " + num(t) +
