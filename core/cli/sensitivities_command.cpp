@@ -51,7 +51,7 @@ const std::vector<OptionSpec>& sensitivitiesOptions() {
       {"--points", "N", "number of output times including t = 0 (default 101)"},
       {"--times", "t1,t2,...", "explicit ascending output times (instead of --t-end/--points)"},
       {"--rtol", "R", "relative tolerance (default 1e-6)"},
-      {"--atol", "A", "absolute tolerance (default 1e-12)"},
+      {"--atol", "A", "absolute tolerance in the units of the output (a species in concentration: of its concentration; default 1e-12)"},
       {"--set", "ID=VALUE",
        "override a parameter, species initial value or compartment size; repeatable", true},
       {"--trajectory", "odesd|cvodes",
