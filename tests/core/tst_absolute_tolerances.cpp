@@ -3,7 +3,8 @@
 // concentration gets atol × its compartment's size, so a model whose cell is 1e-15 L is
 // integrated to the accuracy of one whose cell has size 1. Checked on the factors themselves and
 // on the decay A → ∅ in a compartment of 1e-15 against its closed form, for odeSD and CVODES,
-// with and without forward sensitivities, at the default tolerances (rtol 1e-6, atol 1e-12).
+// with and without forward sensitivities, at the default tolerances (rtol 1e-6, atol 1e-12), and
+// on the steady state of a turnover in the same cell (Newton and simulation).
 // Before, atol 1e-12 on amounts of ~1e-15 let both integrators cross the whole span in a few
 // unchecked steps (BIOMD0000000016, Goldbeter's clock: 5 steps over 100 h, states below zero).
 #include <QtTest/QtTest>
@@ -15,6 +16,7 @@
 
 #include "core/integrators/absolute_tolerances.h"
 #include "core/integrators/integrator.h"
+#include "core/steadystate/steady_state_solver.h"
 #include "core/symbolic/compiled_model.h"
 #include "support/event_models.h"
 #include "support/numeric_compare.h"
@@ -84,6 +86,32 @@ std::string decayInACell() {
         <listOfReactants><speciesReference species="A" stoichiometry="1" constant="true"/>
         </listOfReactants>
         <kineticLaw>)" + math("<apply><times/><ci>cell</ci><ci>k</ci><ci>A</ci></apply>") + R"(</kineticLaw>
+      </reaction>
+    </listOfReactions>)");
+}
+
+// ∅ → A at k1 (per volume), A → ∅ at k2 in the 1e-15 cell, from [A] = 0: [A]* = k1 / k2 = 4.
+std::string turnoverInACell() {
+  return sbmlDocument(R"(
+    <listOfCompartments><compartment id="cell" size="1e-15" constant="true"/></listOfCompartments>
+    <listOfSpecies>
+      <species id="A" compartment="cell" initialConcentration="0" hasOnlySubstanceUnits="false"
+        boundaryCondition="false" constant="false"/>
+    </listOfSpecies>
+    <listOfParameters>
+      <parameter id="k1" value="2" constant="true"/>
+      <parameter id="k2" value="0.5" constant="true"/>
+    </listOfParameters>
+    <listOfReactions>
+      <reaction id="make" reversible="false">
+        <listOfProducts><speciesReference species="A" stoichiometry="1" constant="true"/>
+        </listOfProducts>
+        <kineticLaw>)" + math("<apply><times/><ci>cell</ci><ci>k1</ci></apply>") + R"(</kineticLaw>
+      </reaction>
+      <reaction id="decay" reversible="false">
+        <listOfReactants><speciesReference species="A" stoichiometry="1" constant="true"/>
+        </listOfReactants>
+        <kineticLaw>)" + math("<apply><times/><ci>cell</ci><ci>k2</ci><ci>A</ci></apply>") + R"(</kineticLaw>
       </reaction>
     </listOfReactions>)");
 }
@@ -170,6 +198,27 @@ class TestAbsoluteTolerances : public QObject {
           integrator->stats().steps);
     QVERIFY2(worst <= 1e-4, qPrintable(QString("[A] off the closed form by %1").arg(worst)));
     QVERIFY2(worstS <= 1e-4, qPrintable(QString("d[A]/dk off the closed form by %1").arg(worstS)));
+  }
+
+  // The steady-state criteria hold for concentrations too: with atol 1e-12 on the amount, the
+  // rate at [A] = 0 (2e-15 per unit time) already met |f| < atol and [A] = 0 was returned.
+  void steadyStateInATinyCell_data() {
+    QTest::addColumn<QString>("method");
+    QTest::newRow("newton") << "newton";
+    QTest::newRow("simulation") << "simulation";
+  }
+
+  void steadyStateInATinyCell() {
+    QFETCH(QString, method);
+    const auto model = compileSbml(turnoverInACell());
+    const steadystate::ConservedModel cm(model);
+    steadystate::SteadyStateOptions o;
+    if (method == "newton") o.method = steadystate::SteadyStateMethod::Newton;
+    if (method == "simulation") o.method = steadystate::SteadyStateMethod::Simulation;
+    const steadystate::SteadyStateSolution s = steadystate::solveSteadyState(cm, model->nominalParameters(), o);
+    QVERIFY2(s.found, s.reason.c_str());
+    const int a = stateIndex(*model, "A");
+    SENSODE_EXPECT_CLOSE(s.state[static_cast<std::size_t>(a)] / kCell, 4.0, 0, 1e-5, "[A]*", a);
   }
 };
 
