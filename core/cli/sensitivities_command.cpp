@@ -254,7 +254,11 @@ JsonObject statsObject(const symbolic::CompiledModel& compiled, const Settings& 
       .add("error_control", o.errorControl)
       .add("error_test_budget", o.errorTestBudget)
       .add("rtol", o.integrator.rtol)
-      .add("atol", o.integrator.atol)
+      .add("atol", o.integrator.atol);
+  // What the reported run used when the error-test budget tightened it (fallbacks say why).
+  if (r.stats.rtolUsed > 0)
+    json.add("rtol_used", r.stats.rtolUsed).add("error_control_used", r.stats.errorControlUsed);
+  json
       .add("load_seconds", loadSeconds)
       .add("model", s.modelPath)
       .add("termination", tasks::toString(r.termination))
