@@ -51,7 +51,7 @@ const std::vector<OptionSpec>& sensitivitiesOptions() {
       {"--points", "N", "number of output times including t = 0 (default 101)"},
       {"--times", "t1,t2,...", "explicit ascending output times (instead of --t-end/--points)"},
       {"--rtol", "R", "relative tolerance (default 1e-6)"},
-      {"--atol", "A", "absolute tolerance (default 1e-12)"},
+      {"--atol", "A", "absolute tolerance in the units of the output (a species in concentration: of its concentration; default 1e-12)"},
       {"--set", "ID=VALUE",
        "override a parameter, species initial value or compartment size; repeatable", true},
       {"--trajectory", "odesd|cvodes",
@@ -254,7 +254,11 @@ JsonObject statsObject(const symbolic::CompiledModel& compiled, const Settings& 
       .add("error_control", o.errorControl)
       .add("error_test_budget", o.errorTestBudget)
       .add("rtol", o.integrator.rtol)
-      .add("atol", o.integrator.atol)
+      .add("atol", o.integrator.atol);
+  // What the reported run used when the error-test budget tightened it (fallbacks say why).
+  if (r.stats.rtolUsed > 0)
+    json.add("rtol_used", r.stats.rtolUsed).add("error_control_used", r.stats.errorControlUsed);
+  json
       .add("load_seconds", loadSeconds)
       .add("model", s.modelPath)
       .add("termination", tasks::toString(r.termination))

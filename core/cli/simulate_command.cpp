@@ -38,7 +38,7 @@ const std::vector<OptionSpec>& simulateOptions() {
       {"--times", "t1,t2,...", "explicit ascending output times (instead of --t-end/--points)"},
       {"--method", "odesd|cvodes", "integrator (default odesd)"},
       {"--rtol", "R", "relative tolerance (default 1e-6)"},
-      {"--atol", "A", "absolute tolerance (default 1e-12)"},
+      {"--atol", "A", "absolute tolerance in the units of the output (a species in concentration: of its concentration; default 1e-12)"},
       {"--set", "ID=VALUE",
        "override a parameter, species initial value or compartment size;"
        " repeatable",

@@ -44,7 +44,7 @@ const std::vector<OptionSpec>& steadyStateOptions() {
       {"--set", "ID=VALUE",
        "override a parameter, species initial value or compartment size; repeatable", true},
       {"--rtol", "R", "relative tolerance of the convergence criterion (default 1e-8)"},
-      {"--atol", "A", "absolute tolerance of the convergence criterion (default 1e-12)"},
+      {"--atol", "A", "absolute tolerance of the convergence criterion, in the units of the output (a species in concentration: of its concentration; default 1e-12)"},
       {"--accept-negative", "", "accept a steady state with negative species"},
       {"--accept-unstable", "", "accept an unstable steady state"},
       {"--out", "FILE.csv", "write id,value rows (outputs, then d(state)/d(parameter))"},

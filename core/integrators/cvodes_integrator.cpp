@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "core/integrators/cvodes_integrator.h"
+#include "core/integrators/absolute_tolerances.h"
 #include "core/integrators/cvodes_integrator_impl.h"
 
 namespace sensode::integrators {
@@ -48,7 +49,11 @@ void CvodesIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel>
 
   d.createCvode(&Impl::rhs);
   void* mem = d.mem.get();
-  sundials::checkCvode(CVodeSStolerances(mem, options.rtol, options.atol), "CVodeSStolerances");
+  // atol per state (absolute_tolerances.h): a species read in concentration gets atol × size.
+  d.atol = absoluteTolerances(*d.model, options.atol, t0, x0, p);
+  d.atolVector.reset(sundials::checkCreated(N_VNew_Serial(n, ctx), "N_VNew_Serial"));
+  std::copy(d.atol.begin(), d.atol.end(), N_VGetArrayPointer(d.atolVector.get()));
+  sundials::checkCvode(CVodeSVtolerances(mem, options.rtol, d.atolVector.get()), "CVodeSVtolerances");
 
   d.sparse = options.linearSolver == LinearSolverKind::Sparse ||
              (options.linearSolver == LinearSolverKind::Auto && nx > IntegratorOptions::kDenseLimit);

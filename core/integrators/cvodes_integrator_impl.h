@@ -125,6 +125,7 @@ struct CvodesIntegrator::Impl {
   symbolic::SparsePattern blockPattern;  // the merged pattern, for blockLu
   std::vector<sunindextype> diagonal;    // diagonal positions in the merged pattern
   detail::SparseLu blockLu;              // outlives the linear solver that uses it
+  std::vector<double> atol;              // per state (absolute_tolerances.h)
   std::vector<double> augmentedAtol;     // per component (+∞: not in the error test)
 
   StepCallback stepCallback;  // setStepCallback
@@ -163,6 +164,7 @@ struct CvodesIntegrator::Impl {
 
   // Declaration order = construction order; destroyed in reverse (see sundials_handles.h).
   sundials::ContextPtr ctx;
+  sundials::VectorPtr atolVector;  // `atol` for CVodeSVtolerances (CVODES keeps its own copy)
   sundials::VectorPtr y, yOut;
   std::vector<sundials::VectorPtr> ySOwned, ySOutOwned;  // sensitivity vectors (ns each)
   std::vector<N_Vector> yS, ySOut;                      // the same, as CVODES wants them
@@ -666,11 +668,12 @@ struct CvodesIntegrator::Impl {
 
     createCvode(&Impl::augmentedRhs);
     void* m = mem.get();
-    augmentedAtol.assign(n * (1 + ns), options.atol);
+    augmentedAtol.assign(n * (1 + ns), 0.0);
+    std::copy(atol.begin(), atol.end(), augmentedAtol.begin());
     for (std::size_t j = 0; j < ns; ++j) {
-      std::fill(augmentedAtol.begin() + static_cast<std::ptrdiff_t>(n * (j + 1)),
-                augmentedAtol.begin() + static_cast<std::ptrdiff_t>(n * (j + 2)),
-                errorControl ? options.atol / pbar[j] : std::numeric_limits<double>::infinity());
+      for (std::size_t i = 0; i < n; ++i)
+        augmentedAtol[n * (j + 1) + i] =
+            errorControl ? atol[i] / pbar[j] : std::numeric_limits<double>::infinity();
     }
     sundials::checkCvode(CVodeWFtolerances(m, &Impl::augmentedWeights), "CVodeWFtolerances");
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include "core/integrators/absolute_tolerances.h"
 #include "core/integrators/idas_integrator.h"
 
 #include <idas/idas.h>
@@ -144,6 +145,7 @@ struct IdasIntegrator::Impl {
   // Declaration order = construction order (sundials_handles.h).
   sundials::ContextPtr ctx;
   sundials::VectorPtr yy, yp, yOut, id;
+  sundials::VectorPtr atol;  // per state (absolute_tolerances.h), for IDASVtolerances
   std::vector<sundials::VectorPtr> ySOwned, ypSOwned, ySOutOwned;
   std::vector<N_Vector> yS, ypS, ySOut;
   sundials::MatrixPtr A;
@@ -462,7 +464,13 @@ void IdasIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel> m
   checkIda(IDASetErrHandlerFn(mem, &Impl::errorHandler, &d), "IDASetErrHandlerFn");
   checkIda(IDAInit(mem, &Impl::residual, t0, d.yy.get(), d.yp.get()), "IDAInit");
   checkIda(IDASetUserData(mem, &d), "IDASetUserData");
-  checkIda(IDASStolerances(mem, options.rtol, options.atol), "IDASStolerances");
+  // atol per state (absolute_tolerances.h): a species read in concentration gets atol × size.
+  {
+    const std::vector<double> perState = absoluteTolerances(*d.model, options.atol, t0, d.xLast, d.p);
+    d.atol.reset(sundials::checkCreated(N_VNew_Serial(n, ctx), "N_VNew_Serial"));
+    std::copy(perState.begin(), perState.end(), N_VGetArrayPointer(d.atol.get()));
+  }
+  checkIda(IDASVtolerances(mem, options.rtol, d.atol.get()), "IDASVtolerances");
   checkIda(IDASetId(mem, d.id.get()), "IDASetId");
   checkIda(IDASetMaxNumSteps(mem, options.maxSteps), "IDASetMaxNumSteps");
   if (std::isfinite(options.maxStepSize)) checkIda(IDASetMaxStep(mem, options.maxStepSize), "IDASetMaxStep");

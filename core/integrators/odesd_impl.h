@@ -66,6 +66,7 @@ struct OdeSdIntegrator::Impl {
   // ---- problem ----
   std::shared_ptr<const symbolic::CompiledModel> model;
   IntegratorOptions options;
+  std::vector<double> atol;  // per state (absolute_tolerances.h): atol × size for concentrations
   OdeSdOptions sd;
   std::vector<double> p;
   int n = 0;
@@ -215,10 +216,10 @@ struct OdeSdIntegrator::Impl {
         details);
   }
 
-  // w_i = rtol·max(|u_i|, |v_i|) + atol
+  // w_i = rtol·max(|u_i|, |v_i|) + atol_i
   void weights(const double* u, const double* v, double* out) const {
     for (int i = 0; i < n; ++i) {
-      out[i] = options.rtol * std::max(std::abs(u[i]), std::abs(v[i])) + options.atol;
+      out[i] = options.rtol * std::max(std::abs(u[i]), std::abs(v[i])) + atol[static_cast<size_t>(i)];
     }
   }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // odeSD's public API and advanceTo's loop; the phases are in the files odesd_impl.h lists.
+#include "core/integrators/absolute_tolerances.h"
 #include "core/integrators/odesd_integrator.h"
 
 #include "core/integrators/odesd_impl.h"
@@ -84,6 +85,7 @@ void OdeSdIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel> 
   d.t = d.tPrev = d.tOut = t0;
   d.x = x0;
   d.xOut = x0;
+  d.atol = absoluteTolerances(*d.model, options.atol, t0, x0, p);
   const auto n = static_cast<size_t>(nx);
   for (auto* v : {&d.f, &d.a, &d.xm1, &d.fm1, &d.am1, &d.xm2, &d.xm3, &d.xm4, &d.xPred, &d.y, &d.fy, &d.ay, &d.g,
                   &d.c, &d.w, &d.dvec, &d.f1, &d.a1, &d.gFiltered, &d.wIterate}) {

@@ -137,11 +137,11 @@ double OdeSdIntegrator::Impl::sensitivityStep(double tNew, double hs, int q) {
   for (int s = 0; s < ns; ++s) {
     const size_t off = static_cast<size_t>(s) * static_cast<size_t>(n);
     const double pk = std::abs(p[static_cast<size_t>(paramIdx[static_cast<size_t>(s)])]);
-    const double atolS = options.atol / (pk > 0 && std::isfinite(pk) ? pk : 1.0);
+    const double perP = 1.0 / (pk > 0 && std::isfinite(pk) ? pk : 1.0);
     double sum = 0;
     for (size_t i = off; i < off + static_cast<size_t>(n); ++i) {
       const double q2 = DS[i] / (options.rtol * std::max(std::abs(S[i]), std::abs(S1[i])) +
-                                 atolS);
+                                 atol[i - off] * perP);
       sum += q2 * q2;
     }
     err = std::max(err, sum);

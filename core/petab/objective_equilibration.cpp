@@ -9,6 +9,7 @@
 
 #include <Eigen/SparseLU>
 
+#include "core/integrators/absolute_tolerances.h"
 #include "core/petab/objective_evaluator.h"
 #include "core/steadystate/adjoint_time_course.h"
 
@@ -134,10 +135,14 @@ void Evaluator::equilibrationAdjoint(const std::vector<double>& xStart,
   // option's atol, and not below kAtolFloor·atol, which keeps states that are exactly 0 at the
   // steady state from asking for an absolute accuracy beyond double precision.
   {
+    // The option's atol per state as every integration has it (atol × size for a species read
+    // in concentration, absolute_tolerances.h).
+    const std::vector<double> atolMax =
+        integrators::absoluteTolerances(*pr_.model, o_.integrator.atol, 0.0, xStart, theta);
     std::vector<double> atol(target.state.size());
     for (std::size_t i = 0; i < atol.size(); ++i)
       atol[i] = std::clamp(o_.integrator.rtol * std::abs(target.state[i]),
-                           kAtolFloor * o_.integrator.atol, o_.integrator.atol);
+                           kAtolFloor * atolMax[i], atolMax[i]);
     adj.setStateAbsoluteTolerances(std::move(atol));
   }
   const std::vector<double> xEnd = adj.forward({horizon}).front();

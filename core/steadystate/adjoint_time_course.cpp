@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include "core/integrators/absolute_tolerances.h"
 #include "core/steadystate/adjoint_time_course.h"
 
 #include <cvodes/cvodes.h>
@@ -192,9 +193,11 @@ std::vector<std::vector<double>> AdjointTimeCourse::forward(const std::vector<do
   void* mem = d.mem.get();
   checkCvode(CVodeSetErrHandlerFn(mem, &Impl::silence, nullptr), "CVodeSetErrHandlerFn");
   checkCvode(CVodeInit(mem, &Impl::rhs, d.t0, d.y.get()), "CVodeInit");
-  if (d.stateAtol.empty()) {
-    checkCvode(CVodeSStolerances(mem, d.options.rtol, d.options.atol), "CVodeSStolerances");
-  } else {
+  // atol per state as every forward integration has it (absolute_tolerances.h), unless the
+  // caller set its own.
+  if (d.stateAtol.empty())
+    d.stateAtol = integrators::absoluteTolerances(*d.model, d.options.atol, d.t0, d.x0, d.theta);
+  {
     d.atolVector.reset(checkCreated(N_VNew_Serial(d.nx, d.ctx.get()), "N_VNew_Serial"));
     std::copy(d.stateAtol.begin(), d.stateAtol.end(), N_VGetArrayPointer(d.atolVector.get()));
     checkCvode(CVodeSVtolerances(mem, d.options.rtol, d.atolVector.get()), "CVodeSVtolerances");

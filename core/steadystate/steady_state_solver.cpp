@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include "core/integrators/absolute_tolerances.h"
 #include "core/steadystate/steady_state_solver.h"
 
 #include <algorithm>
@@ -29,11 +30,12 @@ bool allFinite(const std::vector<double>& v) {
 }
 
 // sqrt((1/n) Σ (v_i / (rtol|x_i| + atol))²), the criterion's weighted RMS norm.
-double weightedNorm(const double* v, const std::vector<double>& x, double rtol, double atol) {
+double weightedNorm(const double* v, const std::vector<double>& x, double rtol,
+                    const std::vector<double>& atol) {
   if (x.empty()) return 0;
   double s = 0;
   for (std::size_t i = 0; i < x.size(); ++i) {
-    const double q = v[i] / (rtol * std::abs(x[i]) + atol);
+    const double q = v[i] / (rtol * std::abs(x[i]) + atol[i]);
     s += q * q;
   }
   return std::sqrt(s / static_cast<double>(x.size()));
@@ -321,7 +323,7 @@ class Solver {
     return f;
   }
   double fNorm(const std::vector<double>& f, const std::vector<double>& x) const {
-    return weightedNorm(f.data(), x, o_.rtol, o_.atol);
+    return weightedNorm(f.data(), x, o_.rtol, atolI_);
   }
   NewtonOutcome newton(std::vector<double>& xI);
   // Checks a converged root: sign of the full state and stability. Empty = accepted.
@@ -352,6 +354,9 @@ class Solver {
   std::string lastNewtonFailure_;
   std::string unstableRoot_;  // description of an unstable root Newton found, if any
   std::vector<double> x0I_;
+  // atol per state (absolute_tolerances.h: atol × size for a species read in concentration), of
+  // the full and of the independent states: the criteria hold for concentrations, not amounts.
+  std::vector<double> atolFull_, atolI_;
 };
 
 NewtonOutcome Solver::newton(std::vector<double>& xI) {
@@ -383,7 +388,7 @@ NewtonOutcome Solver::newton(std::vector<double>& xI) {
       return out;
     }
     const double fn = fNorm(f, xI);
-    const double dn = weightedNorm(delta.data(), xI, o_.rtol, o_.atol);
+    const double dn = weightedNorm(delta.data(), xI, o_.rtol, atolI_);
     if (fn < 1 && dn < 1) {
       out.converged = true;
       return out;
@@ -397,7 +402,7 @@ NewtonOutcome Solver::newton(std::vector<double>& xI) {
         xTry[i] = xI[i] + lambda * delta(static_cast<Eigen::Index>(i));
       fTry = rhs(xTry);
       if (allFinite(fTry) && allFinite(xTry) &&
-          weightedNorm(fTry.data(), xI, o_.rtol, o_.atol) < fn) {
+          weightedNorm(fTry.data(), xI, o_.rtol, atolI_) < fn) {
         accepted = true;
         break;
       }
@@ -424,10 +429,9 @@ std::string Solver::acceptRoot(const std::vector<double>& xI) {
   const auto& states = m_.full().system().states;
   for (std::size_t i = 0; i < x.size(); ++i)
     if (isSpecies(states[i])) scale = std::max(scale, std::abs(x[i]));
-  const double floor = -(o_.atol + o_.rtol * scale);
   if (!o_.acceptNegative) {
     for (std::size_t i = 0; i < x.size(); ++i)
-      if (isSpecies(states[i]) && x[i] < floor)
+      if (isSpecies(states[i]) && x[i] < -(atolFull_[i] + o_.rtol * scale))
         return "non-physical root: species '" + states[i].id + "' = " + num(x[i]) +
                " < 0 (rejected; accept with acceptNegative)";
   }
@@ -498,7 +502,7 @@ bool Solver::simulate(bool newtonAtCheckpoints, std::vector<double>& xI) {
       if (factorize(lu, j) && conditionEstimate1(j) < kSingularCondition) {
         const Eigen::VectorXd d =
             lu.solve(Eigen::Map<const Eigen::VectorXd>(f.data(), static_cast<Eigen::Index>(f.size())));
-        if (d.allFinite() && weightedNorm(d.data(), x, o_.rtol, o_.atol) < 1 &&
+        if (d.allFinite() && weightedNorm(d.data(), x, o_.rtol, atolI_) < 1 &&
             acceptRoot(x).empty()) {
           xI = x;
           s_.path = "simulation to t = " + num(t);
@@ -571,7 +575,7 @@ std::string Solver::describeNoSteadyState() const {
         if (k > 0 && (window_[k - 1][i] - mean) * (v - mean) < 0) ++crossings;
       }
       const double amp1 = hi1 - lo1, amp2 = hi2 - lo2;
-      const double scale = o_.atol + o_.rtol * std::abs(mean);
+      const double scale = atolI_[i] + o_.rtol * std::abs(mean);
       if (crossings >= 10 && amp2 > 1e3 * scale && amp2 >= 0.5 * amp1) {
         std::string m = "oscillation: the state stays bounded but '" + stateId(static_cast<int>(i)) +
                         "' keeps oscillating (amplitude " + num(amp2) + " around " + num(mean) +
@@ -605,7 +609,7 @@ void Solver::finishFound(const std::vector<double>& xI) {
   for (std::size_t i = 0; i < x.size(); ++i)
     if (isSpecies(states[i])) scale = std::max(scale, std::abs(x[i]));
   for (std::size_t i = 0; i < x.size(); ++i)
-    if (isSpecies(states[i]) && x[i] < -(o_.atol + o_.rtol * scale)) s_.negative = true;
+    if (isSpecies(states[i]) && x[i] < -(atolFull_[i] + o_.rtol * scale)) s_.negative = true;
   if (xI.empty()) {
     s_.conditionEstimate = 1;
     s_.maxRealEigenvalue = kNaN;
@@ -618,7 +622,7 @@ void Solver::finishFound(const std::vector<double>& xI) {
     if (ok) {
       const Eigen::VectorXd d =
           lu.solve(Eigen::Map<const Eigen::VectorXd>(f.data(), static_cast<Eigen::Index>(f.size())));
-      s_.newtonStepNorm = weightedNorm(d.data(), xI, o_.rtol, o_.atol);
+      s_.newtonStepNorm = weightedNorm(d.data(), xI, o_.rtol, atolI_);
     }
     if (static_cast<int>(xI.size()) <= o_.maxEigenDimension) {
       Eigen::EigenSolver<Eigen::MatrixXd> es(Eigen::MatrixXd(j), false);
@@ -671,6 +675,9 @@ SteadyStateSolution Solver::run(const std::vector<double>* xStart) {
     full.initialState(0.0, theta_.data(), x0.data());
   }
   pr_ = m_.reducedParameters(theta_, x0);
+  atolFull_ = integrators::absoluteTolerances(full, o_.atol, 0.0, x0, theta_);
+  atolI_.clear();
+  for (int i : m_.independentStates()) atolI_.push_back(atolFull_[static_cast<std::size_t>(i)]);
   {
     const Eigen::VectorXd t = m_.totals(x0);
     for (int r = 0; r < m_.nc(); ++r)

@@ -124,6 +124,11 @@ struct SensitivityStats {
   // What the task did instead of failing (another method, another step, ...), one sentence
   // each; integrator.fallbacks holds the integrator's own. Empty when it ran as asked.
   std::vector<std::string> fallbacks;
+  // The states' rtol and the error control of the run whose results are reported: the options'
+  // own, unless the error-test budget (error_test_budget.h) repeated the run with the states
+  // alone in the test at a tighter rtol. 0 / true when no odesd/cvodes chain ran.
+  double rtolUsed = 0;
+  bool errorControlUsed = true;
   bool operator==(const SensitivityStats&) const = default;
 };
 

@@ -139,6 +139,8 @@ void runChain(const Setup& s, SensitivityResult& result) {
 void runWithFallbacks(const Setup& s, SensitivityResult& result) {
   try {
     runChain(s, result);
+    result.stats.rtolUsed = s.options->integrator.rtol;
+    result.stats.errorControlUsed = s.options->errorControl;
     return;
   } catch (const detail::ErrorTestOverBudget& e) {
     clearForRetry(result);
@@ -148,6 +150,8 @@ void runWithFallbacks(const Setup& s, SensitivityResult& result) {
     Setup retry = s;
     retry.options = &statesOnly;
     runChain(retry, result);
+    result.stats.rtolUsed = statesOnly.integrator.rtol;
+    result.stats.errorControlUsed = false;
     result.stats.fallbacks.insert(
         result.stats.fallbacks.begin(),
         std::string(e.what()) +

@@ -289,8 +289,9 @@ const QList<FieldSpec>& fields() {
        QStringLiteral("rtol of the integration (states and, with error control, S)."), {},
        K::Real, core.integrator.rtol, 0, 1, true, true, {}, {}},
       {QStringLiteral("atol"), QStringLiteral("Absolute tolerance"),
-       QStringLiteral("atol of the integration; also the guard of scaled values (|y| <= atol "
-                      "gives 0)."),
+       QStringLiteral("atol of the integration, in the units of the values shown (a species in "
+                      "concentration: atol x its compartment's size on its amount); also the "
+                      "guard of scaled values (|y| <= atol gives 0)."),
        {}, K::Real, core.integrator.atol, 0, inf, true, false, {}, {}},
       {QStringLiteral("scaled"), QStringLiteral("Scaled (p/y)·dy/dp"),
        QStringLiteral("Report COPASI's scaled sensitivities instead of dy/dp."), {}, K::Flag,

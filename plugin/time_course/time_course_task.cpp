@@ -102,7 +102,8 @@ const QList<FieldSpec>& fields() {
        QStringLiteral("rtol of the local error test: |e_i| <= rtol*|x_i| + atol (weighted RMS)."),
        {}, K::Real, core.integrator.rtol, 0, 1, true, true, {}, {}},
       {QStringLiteral("atol"), QStringLiteral("Absolute tolerance"),
-       QStringLiteral("atol of the local error test, the same for every state."),
+       QStringLiteral("atol of the local error test, in the units of the values shown: a species "
+                      "in concentration gets atol x its compartment's size on its amount."),
        {}, K::Real, core.integrator.atol, 0, inf, true, false, {}, {}},
       {QStringLiteral("max_steps"), QStringLiteral("Max steps"),
        QStringLiteral("Most steps between two output times before the run stops with 'too much "

@@ -157,12 +157,17 @@ class TestErrorTestBudget : public QObject {
                                              "integrator took ") == 0);
     QVERIFY(budgeted.stats.fallbacks[0].find("states alone in the error test at rtol 1e-09") !=
             std::string::npos);
+    // The statistics say what the reported run used (the CLI's rtol_used, error_control_used).
+    QCOMPARE(budgeted.stats.rtolUsed, 1e-9);
+    QCOMPARE(budgeted.stats.errorControlUsed, false);
 
     tasks::SensitivityOptions strict;
     strict.errorTestBudget = false;
     const tasks::SensitivityResult inTest = tasks::runSensitivities(problem, strict);
     QVERIFY2(inTest.termination == tasks::Termination::Success, inTest.message.c_str());
     QVERIFY2(inTest.stats.fallbacks.empty(), joined(inTest.stats.fallbacks).c_str());
+    QCOMPARE(inTest.stats.rtolUsed, 1e-6);
+    QCOMPARE(inTest.stats.errorControlUsed, true);
 
     tasks::SensitivityOptions tight;
     tight.errorControl = false;
