@@ -89,7 +89,7 @@ constexpr DenseCoefficients hermiteDense(double th) {
   };
 }
 
-// Lagrange weights of the x-only quadratic extrapolation (§2.3, used after stiff steps) through
+// Lagrange weights of the x-only quadratic extrapolation (§2.3, once used after stiff steps) through
 // (−h_{n−1} − h_{n−2}, x_{n−2}), (−h_{n−1}, x_{n−1}), (0, x_n), evaluated at h.
 struct QuadraticCoefficients {
   double xm2, xm1, x;
@@ -101,6 +101,22 @@ constexpr QuadraticCoefficients quadraticPredictor(double h, double hm1, double 
       -h * (h + hm1 + hm2) / (hm1 * hm2),
       (h + hm1) * (h + hm1 + hm2) / (hm1 * (hm1 + hm2)),
   };
+}
+
+// Lagrange weights of the x-only extrapolation of degree deg (1–4) through x_n, x_{n−1}, …,
+// x_{n−deg}: past[j] = h_{n−j}, the step that ended at x_{n−j} (past[0] = h_{n−1}), so the
+// nodes are 0, −past[0], −past[0] − past[1], …; weights[j] multiplies x_{n−j}, evaluated at h.
+// deg = 2 equals quadraticPredictor.
+constexpr void extrapolationWeights(double h, const double* past, int deg, double* weights) {
+  double tau[5] = {0, 0, 0, 0, 0};
+  for (int j = 1; j <= deg; ++j) tau[j] = tau[j - 1] - past[j - 1];
+  for (int j = 0; j <= deg; ++j) {
+    double l = 1;
+    for (int i = 0; i <= deg; ++i) {
+      if (i != j) l *= (h - tau[i]) / (tau[j] - tau[i]);
+    }
+    weights[j] = l;
+  }
 }
 
 }  // namespace sensode::integrators::odesd

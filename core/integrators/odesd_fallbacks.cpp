@@ -34,10 +34,12 @@ void OdeSdIntegrator::Impl::restartAt(double tt, const std::vector<double>& xx,
   hNext = 0;
   failedRecently = false;
   cappedInARow = 0;
+  failureLoad = 0;
   jacobiansAtFrontier = false;
   luAtFrontier = false;
   jacKept = false;
   luStepSize = 0;
+  stepLuSize = 0;
   freshNext = false;
   started = false;
   cause = {};

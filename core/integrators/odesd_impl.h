@@ -49,6 +49,7 @@ struct NewtonResult {
   bool converged = false;
   int iterations = 0;
   double rate = 1;
+  bool evaluatedAtSolution = false;  // fy, ay hold f and ẍ at the returned iterate
 };
 
 }  // namespace odesd
@@ -110,13 +111,14 @@ struct OdeSdIntegrator::Impl {
   double t = 0, tPrev = 0;
   std::vector<double> x, f, a;         // at t
   std::vector<double> xm1, fm1, am1;   // at tPrev = t − hm1
-  std::vector<double> xm2;             // at tPrev − hm2
-  double hm1 = 0, hm2 = 0;
-  int history = 0;       // accepted steps so far, capped at 2 (how many of xm1, xm2 are valid)
+  std::vector<double> xm2, xm3, xm4;   // the x-only predictor's older points (stiffPredictorDegree)
+  double hm1 = 0, hm2 = 0, hm3 = 0, hm4 = 0;  // hmK: the step that ended at xm(K−1)
+  int history = 0;       // accepted steps so far, capped at 4 (how many of xm1 … xm4 are valid)
   double zLast = 0;      // z = h‖J‖₁ of the last accepted step
   double hNext = 0;      // the controller's proposal for the next step (0 = not chosen yet)
   bool failedRecently = false;  // a rejection or Newton failure since the last acceptance
   int cappedInARow = 0;  // consecutive attempts whose h the z cap cut
+  double failureLoad = 0;  // Newton failures, decayed per accepted step (failureHandoverLoad)
 
   // ---- output ----
   double tOut = 0;
@@ -124,6 +126,8 @@ struct OdeSdIntegrator::Impl {
 
   // ---- work (allocated in initialize) ----
   std::vector<double> xPred, y, fy, ay, g, c, w, dvec, f1, a1;
+  std::vector<double> gFiltered;  // dense output: W(stepLuSize)⁻¹ G of the Hermite value
+  std::vector<double> wIterate;   // Newton: error weights at the current iterate
   std::vector<double> jv, jjv;  // J, J_J values (model CSC order) of the current attempt
   double normJ1 = 0;
   std::vector<double> powerV, powerU;  // spectralRadiusEstimate's iterates
@@ -138,6 +142,7 @@ struct OdeSdIntegrator::Impl {
   bool jacKept = false;       // jv, jjv hold a (J, J_J) pair that later attempts may reuse
   int jacAge = 0;             // accepted steps since that pair was evaluated
   double luStepSize = 0;      // lu holds W(luStepSize) built from jv, jjv (0: it does not)
+  double stepLuSize = 0;      // the last accepted step solved with lu = W(stepLuSize)
   bool staleAttempt = false;  // the current attempt's W came from a kept pair
   bool freshNext = false;     // a kept W failed: the next attempt evaluates J, J_J
 
@@ -226,6 +231,10 @@ struct OdeSdIntegrator::Impl {
       s += q * q;
     }
     return len == 0 ? 0.0 : std::sqrt(s / len);
+  }
+
+  double newtonTolerance() const {
+    return sens ? sd.sensitivityNewtonTolerance : sd.newtonTolerance;
   }
 
   int firstNonFinite(const double* v, int len) const {
@@ -433,8 +442,10 @@ struct OdeSdIntegrator::Impl {
   // under-converged x_{n+1} through (measured: Perelson's error 5e-5 → 1.6e-4, repressilator at
   // rtol 1e-8 over its reference bound).
   // haveFA: fy, ay already hold f and ẍ at yy (the first iteration skips that evaluation).
+  // iterateTolerance > 0 (OdeSdOptions::iterateTolerance): the iterate whose next correction is
+  // within it is returned as it is, with its f and ẍ (evaluatedAtSolution).
   NewtonResult newton(double tNew, double hs, double* yy, double kappa, int maxIter,
-                      detail::SparseLu& wlu, bool haveFA = false);
+                      detail::SparseLu& wlu, bool haveFA = false, double iterateTolerance = 0);
 
   // =====================================================================================
   // one accepted step (with as many attempts as it takes), or a hand-over. Phases, each a

@@ -78,7 +78,25 @@ namespace sensode::integrators {
 
 // odeSD-specific settings; the defaults are NUMERICS.md §5's measured configuration.
 struct OdeSdOptions {
-  double newtonTolerance = 0.1;  // κ_N: converged when ‖δ_m‖·min(1, ρ_m) ≤ κ_N (weighted RMS)
+  // κ_N: converged when ‖δ_m‖·min(1, ρ_m) ≤ κ_N (weighted RMS; 1 = the error test's tolerance).
+  // 0.33 rather than 0.1: 5–25 % fewer Newton iterations (Blasi 232 → 168, Okuonghae 115 → 69)
+  // and errors within the bench's scatter (2026-11-26c).
+  double newtonTolerance = 0.33;
+  // κ_N while sensitivities are integrated: S_{n+1} is solved with J, J_J at x_{n+1}, so the
+  // states' Newton error moves S too (Robertson at rtol 1e-8 with the LU reused: S error 9e-6
+  // at 0.33 against a test bound of 1e-6).
+  double sensitivityNewtonTolerance = 0.1;
+  // Newton's last iterate kept with its own f and ẍ (no evaluation at a corrected point) when
+  // its next correction, in error weights at the iterate itself, is within iterateTolerance of
+  // the error test's tolerance after an observed contraction (d_m ≤ 0.3 d_(m−1)); states only
+  // (not with sensitivities, not in dense-output sub-steps). 0 = off. Measured (2026-11-26c,
+  // rtol 1e-6): f evaluations −3 to −13 % (Blasi 293 → 268, Elowitz 1334 → 1236, Zheng 201 →
+  // 175, SalazarCavazos 508 → 461), errors unchanged but Boehm's hand-over run (9.9e-6 → 2.9e-5).
+  // The weights matter: with those of the predictor (Newton's own) Alkan's error went 1.2e-5 →
+  // 4.2e-3 (a component far below its predicted value gets a loose absolute allowance there);
+  // 0.1 saved a little more but put Robertson at rtol 1e-8 over its reference bound (1.3e-7),
+  // 0.33 cost Giordano's error ×3.6.
+  double iterateTolerance = 0.03;
   int maxNewtonIterations = 4;   // per attempt; more → fewer Newton failures on stiff problems
   double zMax = 1e5;             // cap on z = h·(stiffness estimate) (§4.3)
   // The stiffness the cap uses: ‖J‖₁ (an upper bound of the spectral radius, possibly far
@@ -91,8 +109,34 @@ struct OdeSdOptions {
   StiffnessEstimate stiffnessEstimate = StiffnessEstimate::Norm1;
   int handoverAfter = 3;         // hand over to CVODES BDF when the cap cuts the controller's step
                                  // on this many consecutive attempts (0 = never: cap only)
+  // Hand over to CVODES BDF when Newton keeps failing across accepted steps: every step whose
+  // Newton fails to converge (once per step, however many attempts; not for non-finite values)
+  // adds 1 to a load that decays by failureLoadDecay per accepted step, and the load reaching
+  // failureHandoverLoad hands the rest of the run over (0 = never). The steady load of one such
+  // step in k is 1/(1 − decay^k): 12.8 at k = 2, 8.7 at k = 3, so 12 hands over a run that fails
+  // every second step for ~70 steps and never one that fails every third. Measured on
+  // BIOMD0000000009 at atol 1e-12 (amounts of 1e-17–5e-12 mol: the tolerance does not control
+  // the solution, which leaves the physical region near t = 15.7): 450960 steps with 225481
+  // Newton failures, a failure after every growth of h from 2e-4 to 8e-4, without the guard.
+  double failureHandoverLoad = 12;
+  double failureLoadDecay = 0.96;
   double predictorSwitch = 10;   // quintic Hermite predictor when the previous step's z < this
+  // Above predictorSwitch the predictor extrapolates x alone (f and ẍ carry the stiff
+  // components' deviations amplified by z and z²), through the last stiffPredictorDegree + 1
+  // points (2–4; 2 is the former quadratic). On stiff steps the first Newton correction was
+  // 10³–10⁴ tolerances (Perelson: median 8.5e3 quadratic, 2.4e3 cubic, 6.7e2 quartic) and set
+  // the 3–4 Newton iterations per step; the cubic saved 5–10 % of them at equal errors
+  // (docs/benchmarks/integrators-inprocess-2026-11-26c.md), the quartic as much with more
+  // scatter (Bachmann +8 % steps, Zheng's error ×1.7).
+  int stiffPredictorDegree = 3;
   double denseSwitch = 1;        // quintic Hermite dense output when the step's z < this
+  // Above denseSwitch the Hermite value at θ is kept when one Newton correction of the sub-step
+  // rule from it, filtered through the step's own W(h) instead of a fresh W(θh), is within
+  // denseTolerance·min(1, θh/h_W)² (weighted RMS; 1 = the error test's tolerance, the bound each
+  // step's own error obeys). For dissipative modes W(θh) ≥ θ²W(h), so the estimate bounds the
+  // Hermite value's distance to the sub-step's solution without an LU of W(θh). 0 = off (the
+  // raw-residual test alone, as before).
+  double denseTolerance = 1;
   int maxNewtonFailures = 10;    // consecutive Newton failures in one step before giving up
   int maxErrorTestFailures = 10; // consecutive error test failures in one step before giving up
   // Bridges over points odeSD cannot step from (non-finite ẍ or J_J where f and J are finite,

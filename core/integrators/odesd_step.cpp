@@ -41,8 +41,17 @@ void OdeSdIntegrator::Impl::predict(double hs) {
               h2 * (k.am * am1[i] + k.a * a[i]);
     }
   } else if (history >= 2) {
-    const auto k = odesd::quadraticPredictor(hs, hm1, hm2);
-    for (int i = 0; i < n; ++i) xp[i] = k.xm2 * xm2[i] + k.xm1 * xm1[i] + k.x * x[i];
+    // x alone through as many accepted points as there are, up to stiffPredictorDegree + 1.
+    const int deg = std::min(history, sd.stiffPredictorDegree);
+    const double past[4] = {hm1, hm2, hm3, hm4};
+    const double* pts[5] = {x.data(), xm1.data(), xm2.data(), xm3.data(), xm4.data()};
+    double k[5];
+    odesd::extrapolationWeights(hs, past, deg, k);
+    for (int i = 0; i < n; ++i) {
+      double v = k[0] * pts[0][i];
+      for (int j = 1; j <= deg; ++j) v += k[j] * pts[j][i];
+      xp[i] = v;
+    }
   } else {
     const double r = hs / hm1;
     for (int i = 0; i < n; ++i) xp[i] = x[i] + r * (x[i] - xm1[i]);
@@ -51,7 +60,8 @@ void OdeSdIntegrator::Impl::predict(double hs) {
 }
 
 NewtonResult OdeSdIntegrator::Impl::newton(double tNew, double hs, double* yy, double kappa,
-                                           int maxIter, detail::SparseLu& wlu, bool haveFA) {
+                                           int maxIter, detail::SparseLu& wlu, bool haveFA,
+                                           double iterateTolerance) {
   NewtonResult r;
   double dOld = 0, rho = 1;
   const double c1 = hs / 2, c2 = hs * hs / 12;
@@ -62,7 +72,6 @@ NewtonResult OdeSdIntegrator::Impl::newton(double tNew, double hs, double* yy, d
     }
     for (int i = 0; i < n; ++i) g[i] = c[i] + c1 * fy[i] - c2 * ay[i] - yy[i];
     wlu.solve(g.data());
-    for (int i = 0; i < n; ++i) yy[i] += g[i];
     ++own.newtonIterations;
     const double d = wnorm(g.data(), w.data(), n);
     r.iterations = m + 1;
@@ -70,6 +79,18 @@ NewtonResult OdeSdIntegrator::Impl::newton(double tNew, double hs, double* yy, d
       cause = {Cause::Kind::Diverged, -1, -1, tNew};
       return r;
     }
+    // yy with its f and ẍ (just evaluated) instead of yy + g, which would need one more
+    // evaluation: when g, the error yy still has, is small in the error test's weights at yy.
+    if (iterateTolerance > 0 && m > 0 && d <= 0.3 * dOld) {
+      weights(x.data(), yy, wIterate.data());
+      if (wnorm(g.data(), wIterate.data(), n) <= iterateTolerance) {
+        r.converged = true;
+        r.evaluatedAtSolution = true;
+        r.rate = std::max(0.3 * rho, d / dOld);
+        return r;
+      }
+    }
+    for (int i = 0; i < n; ++i) yy[i] += g[i];
     if (m > 0) {
       rho = std::max(0.3 * rho, d / dOld);
       if (d > 2 * dOld) {
@@ -123,6 +144,20 @@ OdeSdIntegrator::Impl::StepResult OdeSdIntegrator::Impl::step() {
       failedRecently = true;
       jacobiansAtFrontier = false;
       if (fixed) fail(plain(cause), t, hs, technical(cause) + " (fixed step size)");
+      // The load counts steps whose Newton failed to converge, once per step (a streak within
+      // one step is maxNewtonFailures's; non-finite values are the bridges').
+      if (newtonFails == 1 && !cause.nonFinite()) failureLoad += 1;
+      if (sd.failureHandoverLoad > 0 && failureLoad >= sd.failureHandoverLoad &&
+          newtonFails == 1 && !cause.nonFinite()) {
+        // Newton fails on step after step: hand the rest over to CVODES BDF (a run that stays
+        // here costs two attempts per step at h the failures keep small).
+        own.fallbacks.push_back("odeSD handed the rest of the run from t = " + num(t) +
+                                " to CVODES BDF: Newton failed on step after step (" +
+                                std::to_string(own.newtonFailures) + " failures in " +
+                                std::to_string(own.steps) + " steps; last: " + technical(cause) +
+                                ")");
+        return StepResult::Handover;
+      }
       if (newtonFails >= sd.maxNewtonFailures) {
         const std::string attempts = std::to_string(newtonFails) + " attempts in a row";
         fail(cause.nonFinite() ? plain(cause)
@@ -257,9 +292,14 @@ NewtonResult OdeSdIntegrator::Impl::solveStep(double tStep, double hs) {
   const double c1 = hs / 2, c2 = hs * hs / 12;
   for (int i = 0; i < n; ++i) c[i] = x[i] + c1 * f[i] + c2 * a[i];
   std::copy(xPred.begin(), xPred.end(), y.begin());
-  NewtonResult nr =
-      newton(tStep, hs, y.data(), sd.newtonTolerance, sd.maxNewtonIterations, lu);
-  if (nr.converged && !evalFA(tStep, y.data(), f1.data(), a1.data())) nr.converged = false;
+  NewtonResult nr = newton(tStep, hs, y.data(), newtonTolerance(), sd.maxNewtonIterations, lu,
+                           false, sens ? 0.0 : sd.iterateTolerance);
+  if (nr.converged && nr.evaluatedAtSolution) {
+    std::swap(f1, fy);
+    std::swap(a1, ay);
+  } else if (nr.converged && !evalFA(tStep, y.data(), f1.data(), a1.data())) {
+    nr.converged = false;
+  }
   return nr;
 }
 
@@ -284,6 +324,8 @@ double OdeSdIntegrator::Impl::errorEstimate(double hs, int& q) {
 
 void OdeSdIntegrator::Impl::accept(double tStep, double hs, bool landing, int q, double err,
                                    double errStates, const NewtonResult& nr) {
+  std::swap(xm4, xm3);
+  std::swap(xm3, xm2);
   std::swap(xm2, xm1);
   std::swap(xm1, x);
   std::swap(fm1, f);
@@ -291,15 +333,20 @@ void OdeSdIntegrator::Impl::accept(double tStep, double hs, bool landing, int q,
   std::swap(x, y);
   std::swap(f, f1);
   std::swap(a, a1);
+  hm4 = hm3;
+  hm3 = hm2;
   hm2 = hm1;
   hm1 = hs;
   tPrev = t;
   t = tStep;
   const bool first = history == 0;
-  history = std::min(history + 1, 2);
+  history = std::min(history + 1, 4);
   zLast = hs * normJ1;
+  // lu is W(luStepSize) when kept across steps, else the W(hs) this step was solved with.
+  stepLuSize = luStepSize > 0 ? luStepSize : hs;
   ++own.steps;
   ++jacAge;
+  failureLoad *= sd.failureLoadDecay;
   if (sens) acceptSensitivities();
 
   // Growth caps as CVODE's η_max: 1e4 after the first step, whose h0 (§2.6) is deliberately

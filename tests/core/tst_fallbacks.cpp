@@ -472,6 +472,59 @@ class TestFallbacks : public QObject {
 
   // ---- the CLI: "fallback" lines in the summary, `fallbacks` in the --stats JSON ----
 
+  // BIOMD0000000009 (MAPK cascade, t = 0–100, issue 13). Its species are concentrations in a
+  // 4e-12 l compartment, integrated as amounts (1.6e-23 to 4.8e-12 mol). With the per-state
+  // atol (atol × compartment size) odeSD follows the solution by itself. With atol 0.25 (the
+  // amounts' 1e-12 that every state had before, ~20 % of the largest state) no method is held
+  // to the solution (CVODES alone: 0.43 of a column's range off); odeSD leaves the physical
+  // region near t = 15.7, where the odesd-newton pass's Newton failed after every growth of h
+  // (2e-4 → 8e-4): 450960 steps and 225481 failures before the failure-load hand-over
+  // (OdeSdOptions::failureHandoverLoad). Now odeSD hands over at t = 15.74 after 80 steps,
+  // CVODES blows up from there at t = 56.3 and the task computes the run again from t = 0 with
+  // CVODES (16 steps).
+  void biomd9TimeCourse() {
+    const auto file = kShared / "biomodels/BIOMD0000000009.xml";
+    if (!std::filesystem::exists(file)) QSKIP("shared BioModels data not found");
+    tasks::TimeCourseProblem problem;
+    problem.model = std::make_shared<const symbolic::CompiledModel>(
+        symbolic::buildOdeSystem(model::importSbmlFile(file)));
+    problem.times = linspace(0, 100, 101);
+
+    const tasks::TimeCourseResult r = tasks::runTimeCourse(problem, {});
+    QVERIFY2(r.termination == tasks::Termination::Success, r.message.c_str());
+    QVERIFY2(r.stats.fallbacks.empty(), joined(r.stats.fallbacks).c_str());
+    tasks::TimeCourseOptions reference;
+    reference.method = integrators::Method::Cvodes;
+    reference.integrator.rtol = 1e-12;
+    reference.integrator.atol = 1e-16;
+    const tasks::TimeCourseResult ref = tasks::runTimeCourse(problem, reference);
+    QVERIFY2(ref.termination == tasks::Termination::Success, ref.message.c_str());
+    // Max over columns of max_t |x − ref| / max_t |ref| (measured 1.6e-6 at rtol 1e-6).
+    const std::size_t ny = ref.columns.size();
+    double worst = 0;
+    for (std::size_t j = 0; j < ny; ++j) {
+      double range = 0, diff = 0;
+      for (std::size_t i = 0; i < ref.times.size(); ++i) {
+        range = std::max(range, std::abs(ref.at(i, j)));
+        diff = std::max(diff, std::abs(r.at(i, j) - ref.at(i, j)));
+      }
+      worst = std::max(worst, diff / std::max(range, 1e-300));
+    }
+    qInfo("defaults: %ld steps, scaled error %.3g against CVODES rtol 1e-12", r.stats.steps,
+          worst);
+    QVERIFY2(worst <= 1e-4, qPrintable(QString::number(worst)));
+    QVERIFY(r.stats.steps <= 1000);
+
+    tasks::TimeCourseOptions loose;
+    loose.integrator.atol = 0.25;  // × 4e-12 l: the amounts' former 1e-12
+    const tasks::TimeCourseResult s = tasks::runTimeCourse(problem, loose);
+    QVERIFY2(s.termination == tasks::Termination::Success, s.message.c_str());
+    qInfo("atol 0.25: %ld steps, %ld Newton failures; fallbacks:\n%s", s.stats.steps,
+          s.stats.newtonFailures, joined(s.stats.fallbacks).c_str());
+    QVERIFY(s.stats.steps <= 2000);
+    QVERIFY(s.stats.newtonFailures <= 200);
+  }
+
   void cliReportsFallbacks_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("expected");
