@@ -241,6 +241,15 @@ const char* toString(FoundBy f) {
   return "unknown";
 }
 
+const char* toString(SteadyStateSensitivityMethod m) {
+  switch (m) {
+    case SteadyStateSensitivityMethod::Auto: return "auto";
+    case SteadyStateSensitivityMethod::LinearSolve: return "linear solve";
+    case SteadyStateSensitivityMethod::Integration: return "integration";
+  }
+  return "unknown";
+}
+
 std::optional<std::string> SteadyStateOptions::validate() const {
   const auto bad = [](const char* field, double v, const char* constraint) {
     return std::string("SteadyStateOptions::") + field + " = " + num(v) +
@@ -328,6 +337,9 @@ class Solver {
   std::string acceptRoot(const std::vector<double>& xI);
   bool simulate(bool newtonAtCheckpoints, std::vector<double>& xI);
   void finishFound(const std::vector<double>& xI);
+  // dx*/dθ by forward sensitivities of the full model from (x₀, S₀) until ẋ and every column of
+  // Ṡ = J S + ∂f/∂θ meet the criterion; empty on success (s_.sensitivities set), else why not.
+  std::string integrateSensitivities();
   std::string describeNoSteadyState() const;
   std::string stateId(int reducedIndex) const {
     return m_.reduced().system().states[static_cast<std::size_t>(reducedIndex)].id;
@@ -352,6 +364,7 @@ class Solver {
   std::string lastNewtonFailure_;
   std::string unstableRoot_;  // description of an unstable root Newton found, if any
   std::vector<double> x0I_;
+  std::vector<double> x0Full_;  // the full start state (x₀(θ) or xStart)
 };
 
 NewtonOutcome Solver::newton(std::vector<double>& xI) {
@@ -636,10 +649,26 @@ void Solver::finishFound(const std::vector<double>& xI) {
     } else {
       s_.maxRealEigenvalue = kNaN;
     }
-    if (o_.sensitivities) {
-      if (!ok) {
-        s_.sensitivityMessage = "no steady-state sensitivities: J_r is singular at x* (condition "
-                                "estimate " + num(s_.conditionEstimate) + ")";
+    if (o_.sensitivities &&
+        (!ok || o_.sensitivityMethod == SteadyStateSensitivityMethod::Integration)) {
+      const std::string singular =
+          "J_r is singular at x* (condition estimate " + num(s_.conditionEstimate) + ")";
+      if (o_.sensitivityMethod == SteadyStateSensitivityMethod::LinearSolve) {
+        s_.sensitivityMessage = "no steady-state sensitivities: " + singular;
+      } else {
+        const std::string why = integrateSensitivities();
+        const std::string what = ok ? std::string("dx*/dθ by forward sensitivities (requested)")
+                                    : singular + ": dx*/dθ by forward sensitivities";
+        if (why.empty()) {
+          s_.sensitivityFallback =
+              what + " integrated to t = " + num(s_.sensitivityIntegrationTime) +
+              (!o_.sensitivityParameters
+                   ? std::string()
+                   : " (" + std::to_string(o_.sensitivityParameters->size()) + " of " +
+                         std::to_string(m_.np()) + " parameters)");
+          return;
+        }
+        s_.sensitivityMessage = "no steady-state sensitivities: " + what + " failed: " + why;
       }
     }
   }
@@ -657,6 +686,86 @@ void Solver::finishFound(const std::vector<double>& xI) {
   }
 }
 
+std::string Solver::integrateSensitivities() {
+  const symbolic::CompiledModel& full = m_.full();
+  const int nx = full.nx(), np = full.np();
+  const Eigen::MatrixXd s0 = dxStart_ ? *dxStart_ : m_.initialSensitivity(theta_);
+  std::vector<int> columns;
+  if (o_.sensitivityParameters)
+    columns = *o_.sensitivityParameters;
+  else
+    for (int k = 0; k < np; ++k) columns.push_back(k);
+  const int ns = static_cast<int>(columns.size());
+  std::vector<double> x = x0Full_, sv(static_cast<std::size_t>(nx) * columns.size());
+  for (int c = 0; c < ns; ++c)
+    for (int i = 0; i < nx; ++i)
+      sv[static_cast<std::size_t>(c) * static_cast<std::size_t>(nx) + static_cast<std::size_t>(i)] =
+          s0(i, columns[static_cast<std::size_t>(c)]);
+  auto integrator = integrators::makeIntegrator(integrators::Method::Cvodes);
+  integrator->initialize(m_.fullPtr(), o_.integrator, 0.0, x, theta_);
+  // S in the error test: on a curve of steady states, x* and dx*/dθ depend on the whole
+  // transient, not only on where it ends.
+  if (ns > 0) integrator->enableSensitivities(columns, sv, true);
+  const symbolic::SparsePattern& jp = full.jacobianPattern();
+  const symbolic::SparsePattern& fp = full.paramJacobianPattern();
+  std::vector<double> f(static_cast<std::size_t>(nx)), jv(static_cast<std::size_t>(jp.nnz())),
+      fv(static_cast<std::size_t>(fp.nnz())), sdot(static_cast<std::size_t>(nx)),
+      sk(static_cast<std::size_t>(nx));
+  double fn = kInf, worstS = kInf;
+  for (double t = 10; t <= o_.maxSimulationTime * (1 + 1e-12); t *= 10) {
+    try {
+      integrator->advanceTo(t, x, monitor_);
+    } catch (const IntegrationFailure& e) {
+      return std::string("the integration failed: ") + e.what();
+    }
+    if (ns > 0) integrator->sensitivities(sv);
+    full.rhs(t, x.data(), theta_.data(), f.data());
+    fn = weightedNorm(f.data(), x, o_.rtol, o_.atol);
+    if (!(fn < 1)) continue;
+    // Ṡ_k = J S_k + ∂f/∂θ_k with the criterion's weights relative to S_k.
+    full.jacobian(t, x.data(), theta_.data(), jv.data());
+    full.paramJacobian(t, x.data(), theta_.data(), fv.data());
+    worstS = 0;
+    for (int c = 0; c < ns; ++c) {
+      const int k = columns[static_cast<std::size_t>(c)];
+      std::fill(sdot.begin(), sdot.end(), 0.0);
+      const double* s = sv.data() + static_cast<std::size_t>(c) * static_cast<std::size_t>(nx);
+      for (int c = 0; c < jp.cols; ++c)
+        for (int e = jp.colPtr[static_cast<std::size_t>(c)];
+             e < jp.colPtr[static_cast<std::size_t>(c) + 1]; ++e)
+          sdot[static_cast<std::size_t>(jp.rowIdx[static_cast<std::size_t>(e)])] +=
+              jv[static_cast<std::size_t>(e)] * s[c];
+      for (int e = fp.colPtr[static_cast<std::size_t>(k)];
+           e < fp.colPtr[static_cast<std::size_t>(k) + 1]; ++e)
+        sdot[static_cast<std::size_t>(fp.rowIdx[static_cast<std::size_t>(e)])] +=
+            fv[static_cast<std::size_t>(e)];
+      sk.assign(s, s + nx);
+      worstS = std::max(worstS, weightedNorm(sdot.data(), sk, o_.rtol, o_.atol));
+    }
+    if (!(worstS < 1)) continue;
+    // It must be the steady state the solver found (not another one of a multistable system).
+    // On a curve of steady states the end point carries the trajectory's integration error, so
+    // the weights use the looser of the criterion's and the integrator's tolerances.
+    const double rtol = std::max(o_.rtol, o_.integrator.rtol);
+    const double atol = std::max(o_.atol, o_.integrator.atol);
+    double dist = 0;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      dist = std::max(dist, std::abs(x[i] - s_.state[i]) / (rtol * std::abs(s_.state[i]) + atol));
+    if (!(dist < 100))
+      return "the trajectory from the initial state ends at another steady state than x* "
+             "(weighted distance " + num(dist) + " at t = " + num(t) + ")";
+    s_.sensitivityIntegrationTime = t;
+    s_.sensitivities = Eigen::MatrixXd::Zero(nx, np);
+    for (int c = 0; c < ns; ++c)
+      for (int i = 0; i < nx; ++i)
+        s_.sensitivities(i, columns[static_cast<std::size_t>(c)]) =
+            sv[static_cast<std::size_t>(c) * static_cast<std::size_t>(nx) + static_cast<std::size_t>(i)];
+    return {};
+  }
+  return "no convergence by t = " + num(o_.maxSimulationTime) + " (weighted norm of ẋ " +
+         num(fn) + ", of Ṡ " + num(worstS) + "; criterion < 1)";
+}
+
 SteadyStateSolution Solver::run(const std::vector<double>* xStart) {
   const symbolic::CompiledModel& full = m_.full();
   if (static_cast<int>(theta_.size()) != full.np())
@@ -670,6 +779,7 @@ SteadyStateSolution Solver::run(const std::vector<double>* xStart) {
   } else {
     full.initialState(0.0, theta_.data(), x0.data());
   }
+  x0Full_ = x0;
   pr_ = m_.reducedParameters(theta_, x0);
   {
     const Eigen::VectorXd t = m_.totals(x0);
@@ -773,6 +883,10 @@ SteadyStateSolution solveSteadyState(const ConservedModel& model, const std::vec
                                      const Eigen::MatrixXd* dxStart) {
   if (dxStart && (dxStart->rows() != model.nx() || dxStart->cols() != model.np()))
     throw InvalidOptions("solveSteadyState: dxStart must be nx x np");
+  for (int k : options.sensitivityParameters.value_or(std::vector<int>{}))
+    if (k < 0 || k >= model.np())
+      throw InvalidOptions("solveSteadyState: sensitivityParameters holds " + std::to_string(k) +
+                           ", not a parameter index of the model");
   Solver solver(model, theta, options, monitor, dxStart);
   return solver.run(xStart);
 }

@@ -16,7 +16,13 @@
 // oscillation, a singular Jacobian, no convergence by the last simulated time.
 //
 // Steady-state sensitivities (§8.4): dx_I*/dθ = −J_r⁻¹ F_θ with F_θ = ∂f_r/∂θ + ∂f_r/∂T · dT/dθ,
-// dT/dθ = Γ ∂x₀/∂θ, and the dependent species from S_D = −Γ_I S_I + dT/dθ.
+// dT/dθ = Γ ∂x₀/∂θ, and the dependent species from S_D = −Γ_I S_I + dT/dθ. Where J_r is
+// singular at x* even after the conservation reduction (condition estimate ≥ 1e14: a steady
+// state on a curve of steady states, as when a first integral that is not a linear
+// conservation law fixes which one the trajectory reaches), the linear solve has no unique
+// answer; the sensitivities of the steady state the trajectory from x₀ reaches then come from
+// forward sensitivities integrated from (x₀, ∂x₀/∂θ) until the state and every sensitivity
+// column meet the criterion (AMICI's integrateIfNewtonFails; SteadyStateSensitivityMethod).
 #pragma once
 
 #include <memory>
@@ -102,6 +108,13 @@ std::optional<SteadyStateMethod> steadyStateMethodFromString(const std::string& 
 enum class FoundBy { None, Newton, Simulation, Fallback };
 const char* toString(FoundBy f);
 
+// How dx*/dθ is computed (AMICI's SteadyStateSensitivityMode): Auto = the linear solve, and
+// forward integration to the steady state where J_r is singular at x* (integrateIfNewtonFails);
+// LinearSolve = the solve only, no sensitivities where J_r is singular (newtonOnly);
+// Integration = always forward integration (integrationOnly).
+enum class SteadyStateSensitivityMethod { Auto, LinearSolve, Integration };
+const char* toString(SteadyStateSensitivityMethod m);
+
 struct SteadyStateOptions {
   SteadyStateMethod method = SteadyStateMethod::Auto;
   double rtol = 1e-8;   // criterion weights w_i = 1/(rtol·|x_i| + atol)
@@ -112,6 +125,12 @@ struct SteadyStateOptions {
   bool acceptNegative = false;      // accept roots with negative species
   bool acceptUnstable = false;      // accept roots where J_r has an eigenvalue with Re > 0
   bool sensitivities = true;        // compute dx*/dθ
+  SteadyStateSensitivityMethod sensitivityMethod = SteadyStateSensitivityMethod::Auto;
+  // The columns of dx*/dθ (model parameter indices) the caller needs, nullopt: all. Forward
+  // integration computes only these (the others stay 0): on a curve of steady states a
+  // parameter that moves x* off the curve (a stimulus that is 0 during pre-equilibration) has
+  // no dx*/dθ, and its sensitivity grows without end. The linear solve computes all.
+  std::optional<std::vector<int>> sensitivityParameters;
   int maxEigenDimension = 2000;     // dense eigenvalues up to this many reduced states
   integrators::IntegratorOptions integrator{1e-8, 1e-12, 1000000};  // simulation (CVODES)
 
@@ -144,6 +163,11 @@ struct SteadyStateSolution {
   // dx*/dθ (nx × np, column-major), empty when not computed; sensitivityMessage says why.
   Eigen::MatrixXd sensitivities;
   std::string sensitivityMessage;
+  // Set when dx*/dθ came from forward integration instead of −J_r⁻¹F_θ: why and how far, e.g.
+  // "J_r is singular at x* (condition estimate inf): dx*/dθ by forward sensitivities integrated
+  // to t = 1000". Empty for the linear solve.
+  std::string sensitivityFallback;
+  double sensitivityIntegrationTime = 0;  // t where the integrated sensitivities converged
 };
 
 // Solves for the steady state of the model with parameters θ, starting from x₀(θ) (or from
