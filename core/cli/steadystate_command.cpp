@@ -14,8 +14,10 @@
 //         steady_state_newton_iterations, newton_runs, simulated_time, residual_norm,
 //         newton_step_norm, condition_estimate, max_real_eigenvalue, stable, negative,
 //         conservation_laws (as one "; "-joined string), n_conservation_laws,
-//         sensitivity_message (why no dx*/dθ), sensitivity_fallback (how dx*/dθ was computed
-//         instead of the linear solve: forward integration where J_r is singular).
+//         scaled_condition_estimate (J_r scaled to the states' units, rows to max-abs 1:
+//         what decides "singular"), sensitivity_message (why no dx*/dθ),
+//         sensitivity_fallback (how dx*/dθ was computed instead of the linear solve: forward
+//         integration where J_r is singular).
 // Without a steady state the exit status is 1 and stderr names the model and the reason; the
 // stats file is still written.
 #include <cmath>
@@ -142,6 +144,7 @@ int runSteadyState(std::span<const std::string> args) {
         .add("conservation_laws", laws)
         .add("sensitivity_message", s.sensitivityMessage)
         .add("sensitivity_fallback", s.sensitivityFallback)
+        .add("scaled_condition_estimate", s.scaledConditionEstimate)
         .add("n_states", compiled->nx())
         .add("n_parameters", compiled->np())
         .add("model", modelPath)
@@ -158,7 +161,8 @@ int runSteadyState(std::span<const std::string> args) {
   o << "newton iterations " << s.newtonIterations << ", simulation steps " << s.simulationSteps
     << "\n";
   for (const auto& l : s.conservationLaws) o << "conservation law  " << l << "\n";
-  o << "cond(J_r) ~ " << formatNumber(s.conditionEstimate) << ", max Re(eigenvalue) "
+  o << "cond(J_r) ~ " << formatNumber(s.conditionEstimate) << " (scaled "
+    << formatNumber(s.scaledConditionEstimate) << "), max Re(eigenvalue) "
     << formatNumber(s.maxRealEigenvalue) << (s.stable ? " (stable)" : " (not stable)") << "\n";
   if (!s.sensitivityFallback.empty()) o << "fallback     " << s.sensitivityFallback << "\n";
   if (!s.sensitivityMessage.empty()) o << s.sensitivityMessage << "\n";

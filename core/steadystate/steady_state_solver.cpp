@@ -304,6 +304,48 @@ double conditionEstimate1(const Eigen::SparseMatrix<double>& a) {
   return normA * est;
 }
 
+ScaledLu::ScaledLu(const Eigen::SparseMatrix<double>& j, const Eigen::VectorXd* columnScale) {
+  const Eigen::Index n = j.rows();
+  r_ = Eigen::VectorXd::Ones(n);
+  c_ = Eigen::VectorXd::Ones(n);
+  if (n == 0) {
+    ok_ = true;
+    condition_ = 1;
+    return;
+  }
+  const auto pow2 = [](double m) {  // 2^−e with m = f·2^e, 0.5 ≤ f < 1: m·pow2 in [0.5, 1)
+    if (!(m > 0) || !std::isfinite(m)) return 1.0;
+    int e = 0;
+    std::frexp(m, &e);
+    return std::ldexp(1.0, -e);
+  };
+  if (columnScale)
+    for (Eigen::Index k = 0; k < n; ++k) c_(k) = 1 / pow2((*columnScale)(k));
+  Eigen::SparseMatrix<double> a = j * c_.asDiagonal();
+  Eigen::VectorXd rowMax = Eigen::VectorXd::Zero(n);
+  for (Eigen::Index k = 0; k < a.outerSize(); ++k)
+    for (Eigen::SparseMatrix<double>::InnerIterator it(a, k); it; ++it)
+      rowMax(it.row()) = std::max(rowMax(it.row()), std::abs(it.value()));
+  for (Eigen::Index i = 0; i < n; ++i) r_(i) = pow2(rowMax(i));
+  a = r_.asDiagonal() * a;
+  condition_ = conditionEstimate1(a);
+  ok_ = condition_ < kSingularCondition && factorize(lu_, a);
+}
+
+Eigen::MatrixXd ScaledLu::solve(const Eigen::MatrixXd& b) const {
+  if (r_.size() == 0) return b;
+  // J = D_r⁻¹ A D_c⁻¹, so J⁻¹b = D_c A⁻¹ D_r b.
+  const Eigen::MatrixXd y = lu_.solve(Eigen::MatrixXd(r_.asDiagonal() * b));
+  return c_.asDiagonal() * y;
+}
+
+Eigen::MatrixXd ScaledLu::solveTransposed(const Eigen::MatrixXd& b) const {
+  if (r_.size() == 0) return b;
+  // J⁻ᵀb = D_r A⁻ᵀ D_c b.
+  const Eigen::MatrixXd y = lu_.transpose().solve(Eigen::MatrixXd(c_.asDiagonal() * b));
+  return r_.asDiagonal() * y;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The solver
 
@@ -333,6 +375,14 @@ class Solver {
     return weightedNorm(f.data(), x, o_.rtol, o_.atol);
   }
   NewtonOutcome newton(std::vector<double>& xI);
+  // Column scale of J_r for ScaledLu: each state's magnitude, not below the criterion's atol
+  // (the units in which the criterion measures it).
+  Eigen::VectorXd stateScale(const std::vector<double>& xI) const {
+    Eigen::VectorXd c(static_cast<Eigen::Index>(xI.size()));
+    for (std::size_t i = 0; i < xI.size(); ++i)
+      c(static_cast<Eigen::Index>(i)) = std::max(std::abs(xI[i]), o_.atol);
+    return c;
+  }
   // Checks a converged root: sign of the full state and stability. Empty = accepted.
   std::string acceptRoot(const std::vector<double>& xI);
   bool simulate(bool newtonAtCheckpoints, std::vector<double>& xI);
@@ -506,11 +556,11 @@ bool Solver::simulate(bool newtonAtCheckpoints, std::vector<double>& xI) {
     tPrev = t;
     if (fn < 1) {
       // Newton-step check with J_r at hand.
-      SparseLu lu;
-      const Eigen::SparseMatrix<double> j = m_.jacobian(x, pr_);
-      if (factorize(lu, j) && conditionEstimate1(j) < kSingularCondition) {
-        const Eigen::VectorXd d =
-            lu.solve(Eigen::Map<const Eigen::VectorXd>(f.data(), static_cast<Eigen::Index>(f.size())));
+      const Eigen::VectorXd xs = stateScale(x);
+      const ScaledLu lu(m_.jacobian(x, pr_), &xs);
+      if (lu.ok()) {
+        const Eigen::VectorXd d = lu.solve(
+            Eigen::Map<const Eigen::VectorXd>(f.data(), static_cast<Eigen::Index>(f.size())));
         if (d.allFinite() && weightedNorm(d.data(), x, o_.rtol, o_.atol) < 1 &&
             acceptRoot(x).empty()) {
           xI = x;
@@ -626,11 +676,30 @@ void Solver::finishFound(const std::vector<double>& xI) {
   } else {
     const Eigen::SparseMatrix<double> j = m_.jacobian(xI, pr_);
     s_.conditionEstimate = conditionEstimate1(j);
-    SparseLu lu;
-    const bool ok = s_.conditionEstimate < kSingularCondition && factorize(lu, j);
+    const Eigen::VectorXd xs = stateScale(xI);
+    const ScaledLu lu(j, &xs);
+    s_.scaledConditionEstimate = lu.condition();
+    // States below the criterion's atol are 0 to it, so J_r must be regular there too: on a
+    // curve of steady states (an enzyme that decayed to 1e-15 keeps A → B going at rate 1e-15)
+    // J_r(x*) in the states' units can look regular while the linear solve's answer is noise.
+    bool ok = lu.ok();
+    {
+      std::vector<double> xz = xI;
+      bool clamped = false;
+      for (double& v : xz)
+        if (std::abs(v) < o_.atol && v != 0) {
+          v = 0;
+          clamped = true;
+        }
+      if (clamped) {
+        const ScaledLu atZero(m_.jacobian(xz, pr_), &xs);
+        s_.scaledConditionEstimate = std::max(s_.scaledConditionEstimate, atZero.condition());
+        ok = ok && atZero.ok();
+      }
+    }
     if (ok) {
-      const Eigen::VectorXd d =
-          lu.solve(Eigen::Map<const Eigen::VectorXd>(f.data(), static_cast<Eigen::Index>(f.size())));
+      const Eigen::VectorXd d = lu.solve(
+          Eigen::Map<const Eigen::VectorXd>(f.data(), static_cast<Eigen::Index>(f.size())));
       s_.newtonStepNorm = weightedNorm(d.data(), xI, o_.rtol, o_.atol);
     }
     if (static_cast<int>(xI.size()) <= o_.maxEigenDimension) {
@@ -651,8 +720,9 @@ void Solver::finishFound(const std::vector<double>& xI) {
     }
     if (o_.sensitivities &&
         (!ok || o_.sensitivityMethod == SteadyStateSensitivityMethod::Integration)) {
-      const std::string singular =
-          "J_r is singular at x* (condition estimate " + num(s_.conditionEstimate) + ")";
+      const std::string singular = "J_r is singular at x* (condition estimate " +
+                                   num(s_.scaledConditionEstimate) +
+                                   " with J_r scaled to the states' units)";
       if (o_.sensitivityMethod == SteadyStateSensitivityMethod::LinearSolve) {
         s_.sensitivityMessage = "no steady-state sensitivities: " + singular;
       } else {
@@ -677,8 +747,8 @@ void Solver::finishFound(const std::vector<double>& xI) {
     const Eigen::MatrixXd dT = m_.totalsSensitivity(s0);
     Eigen::MatrixXd sI = Eigen::MatrixXd::Zero(m_.nr(), m_.np());
     if (!xI.empty()) {
-      SparseLu lu;
-      factorize(lu, m_.jacobian(xI, pr_));
+      const Eigen::VectorXd xs = stateScale(xI);
+      const ScaledLu lu(m_.jacobian(xI, pr_), &xs);
       const Eigen::MatrixXd fTheta = m_.totalParamJacobian(xI, pr_, dT);
       sI = -lu.solve(fTheta);
     }
@@ -730,11 +800,11 @@ std::string Solver::integrateSensitivities() {
       const int k = columns[static_cast<std::size_t>(c)];
       std::fill(sdot.begin(), sdot.end(), 0.0);
       const double* s = sv.data() + static_cast<std::size_t>(c) * static_cast<std::size_t>(nx);
-      for (int c = 0; c < jp.cols; ++c)
-        for (int e = jp.colPtr[static_cast<std::size_t>(c)];
-             e < jp.colPtr[static_cast<std::size_t>(c) + 1]; ++e)
+      for (int col = 0; col < jp.cols; ++col)
+        for (int e = jp.colPtr[static_cast<std::size_t>(col)];
+             e < jp.colPtr[static_cast<std::size_t>(col) + 1]; ++e)
           sdot[static_cast<std::size_t>(jp.rowIdx[static_cast<std::size_t>(e)])] +=
-              jv[static_cast<std::size_t>(e)] * s[c];
+              jv[static_cast<std::size_t>(e)] * s[col];
       for (int e = fp.colPtr[static_cast<std::size_t>(k)];
            e < fp.colPtr[static_cast<std::size_t>(k) + 1]; ++e)
         sdot[static_cast<std::size_t>(fp.rowIdx[static_cast<std::size_t>(e)])] +=

@@ -17,12 +17,13 @@
 //
 // Steady-state sensitivities (§8.4): dx_I*/dθ = −J_r⁻¹ F_θ with F_θ = ∂f_r/∂θ + ∂f_r/∂T · dT/dθ,
 // dT/dθ = Γ ∂x₀/∂θ, and the dependent species from S_D = −Γ_I S_I + dT/dθ. Where J_r is
-// singular at x* even after the conservation reduction (condition estimate ≥ 1e14: a steady
-// state on a curve of steady states, as when a first integral that is not a linear
-// conservation law fixes which one the trajectory reaches), the linear solve has no unique
-// answer; the sensitivities of the steady state the trajectory from x₀ reaches then come from
-// forward sensitivities integrated from (x₀, ∂x₀/∂θ) until the state and every sensitivity
-// column meet the criterion (AMICI's integrateIfNewtonFails; SteadyStateSensitivityMethod).
+// singular at x* even after the conservation reduction (condition estimate ≥ 1e14 in the
+// states' units, ScaledLu: a steady state on a curve of steady states, as when a first
+// integral that is not a linear conservation law fixes which one the trajectory reaches), the
+// linear solve has no unique answer; the sensitivities of the steady state the trajectory
+// from x₀ reaches then come from forward sensitivities integrated from (x₀, ∂x₀/∂θ) until the
+// state and every sensitivity column meet the criterion (AMICI's integrateIfNewtonFails;
+// SteadyStateSensitivityMethod).
 #pragma once
 
 #include <memory>
@@ -32,6 +33,7 @@
 
 #include <Eigen/Dense>
 #include <Eigen/Sparse>
+#include <Eigen/SparseLU>
 
 #include "core/common/progress.h"
 #include "core/integrators/integrator.h"
@@ -156,6 +158,9 @@ struct SteadyStateSolution {
   integrators::IntegratorStats integratorStats;
   std::vector<std::string> conservationLaws;  // "E + C = 1.5" (descriptions with totals)
   double conditionEstimate = 0;  // 1-norm condition estimate of J_r(x*) (inf when singular)
+  // The same in the states' units (ScaledLu), the larger of J_r(x*) and J_r with the states
+  // below atol set to 0: what decides "singular" (≥ 1e14).
+  double scaledConditionEstimate = 0;
   std::vector<double> eigenReal, eigenImag;  // eigenvalues of J_r(x*) (empty when too large)
   double maxRealEigenvalue = 0;  // NaN when not computed
   bool stable = false;           // maxRealEigenvalue < 0
@@ -183,5 +188,29 @@ SteadyStateSolution solveSteadyState(const ConservedModel& model, const std::vec
 
 // 1-norm condition estimate of a sparse matrix (Hager/Higham with LU solves); inf when singular.
 double conditionEstimate1(const Eigen::SparseMatrix<double>& a);
+
+// Solves with J_r in the states' units: A = D_r·J·D_c with D_c the states' magnitudes
+// (columnScale: max(|x_i|, atol) from the solver; none: 1) and D_r making every row of A of
+// max-abs 1 (powers of 2, so the scaling is exact). Rate constants that span many decades
+// (Brannmark at its bounds: eigenvalues of J_r from −1e-6 to −1e8) put the unscaled condition
+// estimate above 1e14 where the scaled one is ~1e5 and the solve keeps its digits; "singular" is
+// decided on the scaled estimate. The columns are not equilibrated by their entries: a state
+// whose every rate derivative is ~0 (an enzyme decayed to 1e-87) would look regular.
+class ScaledLu {
+ public:
+  explicit ScaledLu(const Eigen::SparseMatrix<double>& j,
+                    const Eigen::VectorXd* columnScale = nullptr);
+  // Factorized and the scaled condition estimate below 1e14.
+  bool ok() const { return ok_; }
+  double condition() const { return condition_; }  // 1-norm estimate of cond(A)
+  Eigen::MatrixXd solve(const Eigen::MatrixXd& b) const;            // J⁻¹b
+  Eigen::MatrixXd solveTransposed(const Eigen::MatrixXd& b) const;  // J⁻ᵀb
+
+ private:
+  Eigen::VectorXd r_, c_;
+  mutable Eigen::SparseLU<Eigen::SparseMatrix<double>, Eigen::COLAMDOrdering<int>> lu_;  // transpose() is not const
+  bool ok_ = false;
+  double condition_ = 0;
+};
 
 }  // namespace sensode::steadystate

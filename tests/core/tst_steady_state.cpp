@@ -399,6 +399,64 @@ class TestSteadyState : public QObject {
              n.sensitivityMessage.c_str());
   }
 
+  // J_r whose entries span 15 decades is not singular: in the states' units (columns times
+  // the states' sizes, rows to max-abs 1; ScaledLu) its condition is small and the solves keep
+  // their digits. ∅ → A → B → ∅ at k0 = 1, k1 = 1e8, k2 = 1e-7: J = [[−k1, 0], [k1, −k2]],
+  // A* = k0/k1 = 1e-8, B* = k0/k2 = 1e7.
+  void scaledLuOnABadlyScaledMatrix() {
+    Eigen::SparseMatrix<double> j(2, 2);
+    j.insert(0, 0) = -1e8;
+    j.insert(1, 0) = 1e8;
+    j.insert(1, 1) = -1e-7;
+    j.makeCompressed();
+    QVERIFY(!(sensode::steadystate::conditionEstimate1(j) < 1e14));
+    // Rows alone do not help: [[−1, 0], [1, −1e-15]].
+    QVERIFY(!sensode::steadystate::ScaledLu(j).ok());
+    const Eigen::VectorXd xs = Eigen::Vector2d(1e-8, 1e7);
+    const sensode::steadystate::ScaledLu lu(j, &xs);
+    QVERIFY(lu.ok());
+    QVERIFY2(lu.condition() < 10, std::to_string(lu.condition()).c_str());
+    const Eigen::MatrixXd dense(j);
+    const Eigen::Vector2d b(1, 2);
+    const Eigen::Vector2d x = lu.solve(b), xt = lu.solveTransposed(b);
+    const Eigen::Vector2d exact = dense.inverse() * b, exactT = dense.transpose().inverse() * b;
+    for (int i = 0; i < 2; ++i) {
+      SENSODE_EXPECT_CLOSE(x(i), exact(i), 0, 1e-14, "J^-1 b", i);
+      SENSODE_EXPECT_CLOSE(xt(i), exactT(i), 0, 1e-14, "J^-T b", i);
+    }
+  }
+
+  // The same chain as a model (k2 = 1e-6: the SBML writer has 6 decimals): the unscaled condition estimate of J_r is above 1e14 (before
+  // ScaledLu the solver called it singular and gave no sensitivities, Brannmark's failing
+  // pre-equilibrations); dx*/dθ by the linear solve against dA*/dk0 = 1/k1, dA*/dk1 = −k0/k1²,
+  // dB*/dk0 = 1/k2, dB*/dk2 = −k0/k2².
+  void badlyScaledJacobianIsNotSingular() {
+    const auto model = compile(
+        sbml("chain", {{"A", 0}, {"B", 0}}, {{"k0", 1}, {"k1", 1e8}, {"k2", 1e-6}},
+             {{"R0", {}, {"A"}, ci("k0")},
+              {"R1", {"A"}, {"B"}, times({ci("k1"), ci("A")})},
+              {"R2", {"B"}, {}, times({ci("k2"), ci("B")})}}),
+        "chain");
+    const ConservedModel cm(model);
+    const SteadyStateSolution s = solveSteadyState(cm, model->nominalParameters(), {});
+    QVERIFY2(s.found, (s.reason + " / " + s.fallbackReason).c_str());
+    QVERIFY2(!(s.conditionEstimate < 1e14), std::to_string(s.conditionEstimate).c_str());
+    QVERIFY2(s.scaledConditionEstimate < 10, std::to_string(s.scaledConditionEstimate).c_str());
+    QVERIFY2(s.sensitivityMessage.empty(), s.sensitivityMessage.c_str());
+    QVERIFY2(s.sensitivityFallback.empty(), s.sensitivityFallback.c_str());
+    const double k0 = 1, k1 = 1e8, k2 = 1e-6;
+    const int a = stateIndex(*model, "A"), b = stateIndex(*model, "B");
+    SENSODE_EXPECT_CLOSE(s.state[a], k0 / k1, 0, 1e-8, "A*", 0);
+    SENSODE_EXPECT_CLOSE(s.state[b], k0 / k2, 0, 1e-8, "B*", 0);
+    const auto d = [&](int x, const char* p) { return s.sensitivities(x, paramIndex(*model, p)); };
+    SENSODE_EXPECT_CLOSE(d(a, "k0"), 1 / k1, 0, 1e-8, "dA*/dk0", 0);
+    SENSODE_EXPECT_CLOSE(d(a, "k1"), -k0 / (k1 * k1), 0, 1e-8, "dA*/dk1", 0);
+    SENSODE_EXPECT_CLOSE(d(a, "k2"), 0.0, 1e-30, 0, "dA*/dk2", 0);
+    SENSODE_EXPECT_CLOSE(d(b, "k0"), 1 / k2, 0, 1e-8, "dB*/dk0", 0);
+    SENSODE_EXPECT_CLOSE(d(b, "k1"), 0.0, 1e-6, 0, "dB*/dk1", 0);
+    SENSODE_EXPECT_CLOSE(d(b, "k2"), -k0 / (k2 * k2), 0, 1e-8, "dB*/dk2", 0);
+  }
+
   // Integration on request where the linear solve works: the same dx*/dθ (reversible MM).
   void integratedSensitivitiesMatchLinearSolve() {
     const auto model = compile(reversibleMm(), "revMM");
