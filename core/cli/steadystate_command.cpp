@@ -13,7 +13,11 @@
 //         simulation's) plus the diagnostics: found, found_by, path, fallback_reason, reason,
 //         steady_state_newton_iterations, newton_runs, simulated_time, residual_norm,
 //         newton_step_norm, condition_estimate, max_real_eigenvalue, stable, negative,
-//         conservation_laws (as one "; "-joined string), n_conservation_laws.
+//         conservation_laws (as one "; "-joined string), n_conservation_laws,
+//         scaled_condition_estimate (J_r scaled to the states' units, rows to max-abs 1:
+//         what decides "singular"), sensitivity_message (why no dx*/dθ),
+//         sensitivity_fallback (how dx*/dθ was computed instead of the linear solve: forward
+//         integration where J_r is singular).
 // Without a steady state the exit status is 1 and stderr names the model and the reason; the
 // stats file is still written.
 #include <cmath>
@@ -139,6 +143,8 @@ int runSteadyState(std::span<const std::string> args) {
         .add("n_conservation_laws", static_cast<long>(s.conservationLaws.size()))
         .add("conservation_laws", laws)
         .add("sensitivity_message", s.sensitivityMessage)
+        .add("sensitivity_fallback", s.sensitivityFallback)
+        .add("scaled_condition_estimate", s.scaledConditionEstimate)
         .add("n_states", compiled->nx())
         .add("n_parameters", compiled->np())
         .add("model", modelPath)
@@ -155,8 +161,11 @@ int runSteadyState(std::span<const std::string> args) {
   o << "newton iterations " << s.newtonIterations << ", simulation steps " << s.simulationSteps
     << "\n";
   for (const auto& l : s.conservationLaws) o << "conservation law  " << l << "\n";
-  o << "cond(J_r) ~ " << formatNumber(s.conditionEstimate) << ", max Re(eigenvalue) "
+  o << "cond(J_r) ~ " << formatNumber(s.conditionEstimate) << " (scaled "
+    << formatNumber(s.scaledConditionEstimate) << "), max Re(eigenvalue) "
     << formatNumber(s.maxRealEigenvalue) << (s.stable ? " (stable)" : " (not stable)") << "\n";
+  if (!s.sensitivityFallback.empty()) o << "fallback     " << s.sensitivityFallback << "\n";
+  if (!s.sensitivityMessage.empty()) o << s.sensitivityMessage << "\n";
   for (std::size_t k = 0; k < r.columns.size() && k < 10; ++k)
     o << "  " << r.columns[k] << " = " << formatNumber(r.values[k]) << "\n";
   if (r.columns.size() > 10) o << "  ... (" << r.columns.size() - 10 << " more)\n";

@@ -379,6 +379,11 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
                        s.message += " (start point redrawn " + std::to_string(resampled) +
                                     " times: the objective or its derivatives could not be "
                                     "evaluated at the earlier ones)";
+                     if (f.fallbackEvaluations() > 0)
+                       s.message += " (" + std::to_string(f.fallbackEvaluations()) + " of " +
+                                    std::to_string(s.gradientEvaluations) +
+                                    " derivative evaluations with a fallback, the last: " +
+                                    f.lastFallback() + ")";
                      s.wallSeconds = seconds(t0);
                      progress.unitDone(s.objectiveEvaluations);
                      if (onStartFinished) {

@@ -79,6 +79,7 @@ FitObjective::Residuals FitObjective::residuals(const double* x) {
   out.evaluation =
       petab::evaluateObjective(problem_, q, petab::GradientMethod::Forward, options, monitor_);
   const petab::ObjectiveResult& e = out.evaluation;
+  countFallbacks(e);
   out.objective = e.objective;
   const auto nm = static_cast<Eigen::Index>(problem_.measurements.size());
   const auto n = static_cast<Eigen::Index>(setup_.free.size());
@@ -140,6 +141,7 @@ double FitObjective::value(const double* x, double* gradient) {
   if (gradient) ++gradientEvaluations_;
   const petab::ObjectiveResult r =
       petab::evaluateObjective(problem_, q, method, setup_.objective, monitor_);
+  if (gradient) countFallbacks(r);
   if (gradient)
     for (std::size_t i = 0; i < setup_.free.size(); ++i)
       gradient[i] = r.gradient[static_cast<std::size_t>(setup_.free[i])];

@@ -71,14 +71,25 @@ class FitObjective {
   long objectiveEvaluations() const { return evaluations_; }
   long gradientEvaluations() const { return gradientEvaluations_; }
   const std::vector<std::string>& fallbacks() const { return fallbacks_; }
+  // Evaluations with derivatives whose objective reported a fallback (ObjectiveResult::
+  // fallbacks, e.g. steady-state sensitivities by integration where J_r is singular), and the
+  // last such sentence.
+  long fallbackEvaluations() const { return fallbackEvaluations_; }
+  const std::string& lastFallback() const { return lastFallback_; }
 
  private:
   const petab::Problem& problem_;
   FitSetup setup_;
   ProgressMonitor monitor_;
   std::vector<int> tableIndex_;  // PEtab parameter index of each position in `point`
-  long evaluations_ = 0, gradientEvaluations_ = 0;
+  long evaluations_ = 0, gradientEvaluations_ = 0, fallbackEvaluations_ = 0;
   std::vector<std::string> fallbacks_;
+  std::string lastFallback_;
+  void countFallbacks(const petab::ObjectiveResult& r) {
+    if (r.fallbacks.empty()) return;
+    ++fallbackEvaluations_;
+    lastFallback_ = r.fallbacks.back();
+  }
 };
 
 // Σ over measurements of the weighted residuals' summaries and the Fisher information of the

@@ -179,6 +179,8 @@ ObjectiveResult evaluateWithFallback(const Problem& problem, const std::vector<d
   for (std::size_t i = 0; i < order.size(); ++i) {
     try {
       ObjectiveResult r = evaluateObjective(problem, scaled, order[i], options, monitor);
+      // The method's own fallbacks (e.g. steady-state sensitivities by integration) follow.
+      fallbacks.insert(fallbacks.end(), r.fallbacks.begin(), r.fallbacks.end());
       r.fallbacks = std::move(fallbacks);
       return r;
     } catch (const Cancelled&) {

@@ -276,6 +276,14 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
   };
   steadystate::SteadyStateOptions ssOptions = o_.steadyState;
   ssOptions.sensitivities = forward();
+  // The model parameters whose dx*/dθ columns the estimated ones need (rows of dθ/dq that are
+  // not zero): forward integration of steady-state sensitivities computes only these.
+  const auto neededColumns = [](const Eigen::MatrixXd& d) {
+    std::vector<int> k;
+    for (Eigen::Index r = 0; r < d.rows(); ++r)
+      if (!d.row(r).isZero(0.0)) k.push_back(static_cast<int>(r));
+    return k;
+  };
   // Steady states do not run events (a trigger crossed on the way to x* would be missed).
   const bool needsSteadyState =
       pre >= 0 || std::any_of(ms.begin(), ms.end(),
@@ -287,6 +295,7 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
   if (pre >= 0) {
     const std::string preId = pr_.conditions[static_cast<std::size_t>(pre)].id;
     conditionParameters(pre, thetaP, dP);
+    ssOptions.sensitivityParameters = neededColumns(dP);
     preSolution = steadystate::solveSteadyState(cm_, thetaP, ssOptions, monitor_);
     const steadystate::SteadyStateSolution& sol = preSolution;
     ++result_.steadyStates;
@@ -308,6 +317,8 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
     if (forward()) {
       if (sol.sensitivities.size() == 0)
         throw Error("pre-equilibration condition '" + preId + "': " + sol.sensitivityMessage);
+      if (!sol.sensitivityFallback.empty())
+        fallback("pre-equilibration condition '" + preId + "': " + sol.sensitivityFallback);
       s0Model = sol.sensitivities;
       // One set of model-parameter sensitivities serves both phases only when every parameter
       // the dynamics depend on maps to the estimated parameters the same way in both conditions.
@@ -370,6 +381,7 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
 
   if (!steady.empty()) {
     ssOptions.sensitivities = forward();
+    ssOptions.sensitivityParameters = neededColumns(dFlow);
     // After pre-equilibration the totals come from x_e*, so dT/dθ = Γ·dx_e*/dθ.
     const auto sol = steadystate::solveSteadyState(cm_, thetaS, ssOptions, monitor_,
                                                    pre >= 0 ? &x0 : nullptr,
@@ -380,6 +392,8 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
       throw Error("condition '" + simId + "': no steady state: " + sol.reason);
     if (forward() && sol.sensitivities.size() == 0)
       throw Error("condition '" + simId + "': " + sol.sensitivityMessage);
+    if (forward() && !sol.sensitivityFallback.empty())
+      fallback("steady-state data of condition '" + simId + "': " + sol.sensitivityFallback);
     Eigen::MatrixXd dxdq;
     if (forward()) dxdq = sol.sensitivities * dFlow;
     Eigen::RowVectorXd g = Eigen::RowVectorXd::Zero(nx), explicitPart = Eigen::RowVectorXd::Zero(nq_);

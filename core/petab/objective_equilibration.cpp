@@ -43,16 +43,18 @@ Eigen::RowVectorXd Evaluator::steadyStateAdjoint(const Eigen::RowVectorXd& g,
   const Eigen::MatrixXd dT = cm_.totalsSensitivity(cm_.initialSensitivity(theta));
   Eigen::RowVectorXd cTheta = Eigen::RowVectorXd::Zero(model_.np());
   if (nr > 0) {
-    const Eigen::SparseMatrix<double> j = cm_.jacobian(sol.reducedState, sol.reducedParameters);
-    const double cond = steadystate::conditionEstimate1(j);
-    Eigen::SparseLU<Eigen::SparseMatrix<double>, Eigen::COLAMDOrdering<int>> lu;
-    lu.analyzePattern(j);
-    lu.factorize(j);
-    if (lu.info() != Eigen::Success || !(cond < 1e14))
+    Eigen::VectorXd xs(nr);
+    for (int a = 0; a < nr; ++a)
+      xs(a) = std::max(std::abs(sol.reducedState[static_cast<std::size_t>(a)]), o_.steadyState.atol);
+    const steadystate::ScaledLu lu(cm_.jacobian(sol.reducedState, sol.reducedParameters), &xs);
+    // The solver's verdict also tests J_r with the states below atol set to 0 (a curve of
+    // steady states), which this factorization alone would not see.
+    const double cond = std::max(lu.condition(), sol.scaledConditionEstimate);
+    if (!lu.ok() || !(cond < 1e14))
       throw SingularJacobian(what + ": ssASA is not applicable: J_r is singular at the steady "
                              "state even after conservation reduction (condition estimate " +
-                             num(cond) + ")");
-    const Eigen::VectorXd mu = lu.transpose().solve(Eigen::VectorXd(gE.transpose()));
+                             num(cond) + " with J_r scaled to the states' units)");
+    const Eigen::VectorXd mu = lu.solveTransposed(Eigen::MatrixXd(gE.transpose()));
     if (totalsWeight) {
       const Eigen::MatrixXd fp = cm_.fullParamJacobian(sol.reducedState, sol.reducedParameters);
       cTheta -= mu.transpose() * fp.leftCols(model_.np());

@@ -7,6 +7,7 @@
 // switching times (time_breakpoints.h).
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <numbers>
 #include <string>
@@ -182,6 +183,13 @@ class Evaluator {
   void note(const std::string& text) {
     if (result_.notes.find(text) == std::string::npos)
       result_.notes += (result_.notes.empty() ? "" : "; ") + text;
+  }
+  // What ran instead of the usual computation (ObjectiveResult::fallbacks), also in the notes.
+  void fallback(const std::string& text) {
+    note(text);
+    if (std::find(result_.fallbacks.begin(), result_.fallbacks.end(), text) ==
+        result_.fallbacks.end())
+      result_.fallbacks.push_back(text);
   }
 
   const Problem& pr_;

@@ -243,6 +243,15 @@ const char* toString(FoundBy f) {
   return "unknown";
 }
 
+const char* toString(SteadyStateSensitivityMethod m) {
+  switch (m) {
+    case SteadyStateSensitivityMethod::Auto: return "auto";
+    case SteadyStateSensitivityMethod::LinearSolve: return "linear solve";
+    case SteadyStateSensitivityMethod::Integration: return "integration";
+  }
+  return "unknown";
+}
+
 std::optional<std::string> SteadyStateOptions::validate() const {
   const auto bad = [](const char* field, double v, const char* constraint) {
     return std::string("SteadyStateOptions::") + field + " = " + num(v) +
@@ -297,6 +306,48 @@ double conditionEstimate1(const Eigen::SparseMatrix<double>& a) {
   return normA * est;
 }
 
+ScaledLu::ScaledLu(const Eigen::SparseMatrix<double>& j, const Eigen::VectorXd* columnScale) {
+  const Eigen::Index n = j.rows();
+  r_ = Eigen::VectorXd::Ones(n);
+  c_ = Eigen::VectorXd::Ones(n);
+  if (n == 0) {
+    ok_ = true;
+    condition_ = 1;
+    return;
+  }
+  const auto pow2 = [](double m) {  // 2^−e with m = f·2^e, 0.5 ≤ f < 1: m·pow2 in [0.5, 1)
+    if (!(m > 0) || !std::isfinite(m)) return 1.0;
+    int e = 0;
+    std::frexp(m, &e);
+    return std::ldexp(1.0, -e);
+  };
+  if (columnScale)
+    for (Eigen::Index k = 0; k < n; ++k) c_(k) = 1 / pow2((*columnScale)(k));
+  Eigen::SparseMatrix<double> a = j * c_.asDiagonal();
+  Eigen::VectorXd rowMax = Eigen::VectorXd::Zero(n);
+  for (Eigen::Index k = 0; k < a.outerSize(); ++k)
+    for (Eigen::SparseMatrix<double>::InnerIterator it(a, k); it; ++it)
+      rowMax(it.row()) = std::max(rowMax(it.row()), std::abs(it.value()));
+  for (Eigen::Index i = 0; i < n; ++i) r_(i) = pow2(rowMax(i));
+  a = r_.asDiagonal() * a;
+  condition_ = conditionEstimate1(a);
+  ok_ = condition_ < kSingularCondition && factorize(lu_, a);
+}
+
+Eigen::MatrixXd ScaledLu::solve(const Eigen::MatrixXd& b) const {
+  if (r_.size() == 0) return b;
+  // J = D_r⁻¹ A D_c⁻¹, so J⁻¹b = D_c A⁻¹ D_r b.
+  const Eigen::MatrixXd y = lu_.solve(Eigen::MatrixXd(r_.asDiagonal() * b));
+  return c_.asDiagonal() * y;
+}
+
+Eigen::MatrixXd ScaledLu::solveTransposed(const Eigen::MatrixXd& b) const {
+  if (r_.size() == 0) return b;
+  // J⁻ᵀb = D_r A⁻ᵀ D_c b.
+  const Eigen::MatrixXd y = lu_.transpose().solve(Eigen::MatrixXd(c_.asDiagonal() * b));
+  return r_.asDiagonal() * y;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The solver
 
@@ -326,10 +377,21 @@ class Solver {
     return weightedNorm(f.data(), x, o_.rtol, atolI_);
   }
   NewtonOutcome newton(std::vector<double>& xI);
+  // Column scale of J_r for ScaledLu: each state's magnitude, not below the criterion's atol
+  // (the units in which the criterion measures it).
+  Eigen::VectorXd stateScale(const std::vector<double>& xI) const {
+    Eigen::VectorXd c(static_cast<Eigen::Index>(xI.size()));
+    for (std::size_t i = 0; i < xI.size(); ++i)
+      c(static_cast<Eigen::Index>(i)) = std::max(std::abs(xI[i]), atolI_[i]);
+    return c;
+  }
   // Checks a converged root: sign of the full state and stability. Empty = accepted.
   std::string acceptRoot(const std::vector<double>& xI);
   bool simulate(bool newtonAtCheckpoints, std::vector<double>& xI);
   void finishFound(const std::vector<double>& xI);
+  // dx*/dθ by forward sensitivities of the full model from (x₀, S₀) until ẋ and every column of
+  // Ṡ = J S + ∂f/∂θ meet the criterion; empty on success (s_.sensitivities set), else why not.
+  std::string integrateSensitivities();
   std::string describeNoSteadyState() const;
   std::string stateId(int reducedIndex) const {
     return m_.reduced().system().states[static_cast<std::size_t>(reducedIndex)].id;
@@ -357,6 +419,7 @@ class Solver {
   // atol per state (absolute_tolerances.h: atol × size for a species read in concentration), of
   // the full and of the independent states: the criteria hold for concentrations, not amounts.
   std::vector<double> atolFull_, atolI_;
+  std::vector<double> x0Full_;  // the full start state (x₀(θ) or xStart)
 };
 
 NewtonOutcome Solver::newton(std::vector<double>& xI) {
@@ -497,11 +560,11 @@ bool Solver::simulate(bool newtonAtCheckpoints, std::vector<double>& xI) {
     tPrev = t;
     if (fn < 1) {
       // Newton-step check with J_r at hand.
-      SparseLu lu;
-      const Eigen::SparseMatrix<double> j = m_.jacobian(x, pr_);
-      if (factorize(lu, j) && conditionEstimate1(j) < kSingularCondition) {
-        const Eigen::VectorXd d =
-            lu.solve(Eigen::Map<const Eigen::VectorXd>(f.data(), static_cast<Eigen::Index>(f.size())));
+      const Eigen::VectorXd xs = stateScale(x);
+      const ScaledLu lu(m_.jacobian(x, pr_), &xs);
+      if (lu.ok()) {
+        const Eigen::VectorXd d = lu.solve(
+            Eigen::Map<const Eigen::VectorXd>(f.data(), static_cast<Eigen::Index>(f.size())));
         if (d.allFinite() && weightedNorm(d.data(), x, o_.rtol, atolI_) < 1 &&
             acceptRoot(x).empty()) {
           xI = x;
@@ -617,11 +680,30 @@ void Solver::finishFound(const std::vector<double>& xI) {
   } else {
     const Eigen::SparseMatrix<double> j = m_.jacobian(xI, pr_);
     s_.conditionEstimate = conditionEstimate1(j);
-    SparseLu lu;
-    const bool ok = s_.conditionEstimate < kSingularCondition && factorize(lu, j);
+    const Eigen::VectorXd xs = stateScale(xI);
+    const ScaledLu lu(j, &xs);
+    s_.scaledConditionEstimate = lu.condition();
+    // States below the criterion's atol are 0 to it, so J_r must be regular there too: on a
+    // curve of steady states (an enzyme that decayed to 1e-15 keeps A → B going at rate 1e-15)
+    // J_r(x*) in the states' units can look regular while the linear solve's answer is noise.
+    bool ok = lu.ok();
+    {
+      std::vector<double> xz = xI;
+      bool clamped = false;
+      for (std::size_t i = 0; i < xz.size(); ++i)
+        if (std::abs(xz[i]) < atolI_[i] && xz[i] != 0) {
+          xz[i] = 0;
+          clamped = true;
+        }
+      if (clamped) {
+        const ScaledLu atZero(m_.jacobian(xz, pr_), &xs);
+        s_.scaledConditionEstimate = std::max(s_.scaledConditionEstimate, atZero.condition());
+        ok = ok && atZero.ok();
+      }
+    }
     if (ok) {
-      const Eigen::VectorXd d =
-          lu.solve(Eigen::Map<const Eigen::VectorXd>(f.data(), static_cast<Eigen::Index>(f.size())));
+      const Eigen::VectorXd d = lu.solve(
+          Eigen::Map<const Eigen::VectorXd>(f.data(), static_cast<Eigen::Index>(f.size())));
       s_.newtonStepNorm = weightedNorm(d.data(), xI, o_.rtol, atolI_);
     }
     if (static_cast<int>(xI.size()) <= o_.maxEigenDimension) {
@@ -640,10 +722,27 @@ void Solver::finishFound(const std::vector<double>& xI) {
     } else {
       s_.maxRealEigenvalue = kNaN;
     }
-    if (o_.sensitivities) {
-      if (!ok) {
-        s_.sensitivityMessage = "no steady-state sensitivities: J_r is singular at x* (condition "
-                                "estimate " + num(s_.conditionEstimate) + ")";
+    if (o_.sensitivities &&
+        (!ok || o_.sensitivityMethod == SteadyStateSensitivityMethod::Integration)) {
+      const std::string singular = "J_r is singular at x* (condition estimate " +
+                                   num(s_.scaledConditionEstimate) +
+                                   " with J_r scaled to the states' units)";
+      if (o_.sensitivityMethod == SteadyStateSensitivityMethod::LinearSolve) {
+        s_.sensitivityMessage = "no steady-state sensitivities: " + singular;
+      } else {
+        const std::string why = integrateSensitivities();
+        const std::string what = ok ? std::string("dx*/dθ by forward sensitivities (requested)")
+                                    : singular + ": dx*/dθ by forward sensitivities";
+        if (why.empty()) {
+          s_.sensitivityFallback =
+              what + " integrated to t = " + num(s_.sensitivityIntegrationTime) +
+              (!o_.sensitivityParameters
+                   ? std::string()
+                   : " (" + std::to_string(o_.sensitivityParameters->size()) + " of " +
+                         std::to_string(m_.np()) + " parameters)");
+          return;
+        }
+        s_.sensitivityMessage = "no steady-state sensitivities: " + what + " failed: " + why;
       }
     }
   }
@@ -652,13 +751,94 @@ void Solver::finishFound(const std::vector<double>& xI) {
     const Eigen::MatrixXd dT = m_.totalsSensitivity(s0);
     Eigen::MatrixXd sI = Eigen::MatrixXd::Zero(m_.nr(), m_.np());
     if (!xI.empty()) {
-      SparseLu lu;
-      factorize(lu, m_.jacobian(xI, pr_));
+      const Eigen::VectorXd xs = stateScale(xI);
+      const ScaledLu lu(m_.jacobian(xI, pr_), &xs);
       const Eigen::MatrixXd fTheta = m_.totalParamJacobian(xI, pr_, dT);
       sI = -lu.solve(fTheta);
     }
     s_.sensitivities = m_.expandSensitivity(sI, dT);
   }
+}
+
+std::string Solver::integrateSensitivities() {
+  const symbolic::CompiledModel& full = m_.full();
+  const int nx = full.nx(), np = full.np();
+  const Eigen::MatrixXd s0 = dxStart_ ? *dxStart_ : m_.initialSensitivity(theta_);
+  std::vector<int> columns;
+  if (o_.sensitivityParameters)
+    columns = *o_.sensitivityParameters;
+  else
+    for (int k = 0; k < np; ++k) columns.push_back(k);
+  const int ns = static_cast<int>(columns.size());
+  std::vector<double> x = x0Full_, sv(static_cast<std::size_t>(nx) * columns.size());
+  for (int c = 0; c < ns; ++c)
+    for (int i = 0; i < nx; ++i)
+      sv[static_cast<std::size_t>(c) * static_cast<std::size_t>(nx) + static_cast<std::size_t>(i)] =
+          s0(i, columns[static_cast<std::size_t>(c)]);
+  auto integrator = integrators::makeIntegrator(integrators::Method::Cvodes);
+  integrator->initialize(m_.fullPtr(), o_.integrator, 0.0, x, theta_);
+  // S in the error test: on a curve of steady states, x* and dx*/dθ depend on the whole
+  // transient, not only on where it ends.
+  if (ns > 0) integrator->enableSensitivities(columns, sv, true);
+  const symbolic::SparsePattern& jp = full.jacobianPattern();
+  const symbolic::SparsePattern& fp = full.paramJacobianPattern();
+  std::vector<double> f(static_cast<std::size_t>(nx)), jv(static_cast<std::size_t>(jp.nnz())),
+      fv(static_cast<std::size_t>(fp.nnz())), sdot(static_cast<std::size_t>(nx)),
+      sk(static_cast<std::size_t>(nx));
+  double fn = kInf, worstS = kInf;
+  for (double t = 10; t <= o_.maxSimulationTime * (1 + 1e-12); t *= 10) {
+    try {
+      integrator->advanceTo(t, x, monitor_);
+    } catch (const IntegrationFailure& e) {
+      return std::string("the integration failed: ") + e.what();
+    }
+    if (ns > 0) integrator->sensitivities(sv);
+    full.rhs(t, x.data(), theta_.data(), f.data());
+    fn = weightedNorm(f.data(), x, o_.rtol, atolFull_);
+    if (!(fn < 1)) continue;
+    // Ṡ_k = J S_k + ∂f/∂θ_k with the criterion's weights relative to S_k.
+    full.jacobian(t, x.data(), theta_.data(), jv.data());
+    full.paramJacobian(t, x.data(), theta_.data(), fv.data());
+    worstS = 0;
+    for (int c = 0; c < ns; ++c) {
+      const int k = columns[static_cast<std::size_t>(c)];
+      std::fill(sdot.begin(), sdot.end(), 0.0);
+      const double* s = sv.data() + static_cast<std::size_t>(c) * static_cast<std::size_t>(nx);
+      for (int col = 0; col < jp.cols; ++col)
+        for (int e = jp.colPtr[static_cast<std::size_t>(col)];
+             e < jp.colPtr[static_cast<std::size_t>(col) + 1]; ++e)
+          sdot[static_cast<std::size_t>(jp.rowIdx[static_cast<std::size_t>(e)])] +=
+              jv[static_cast<std::size_t>(e)] * s[col];
+      for (int e = fp.colPtr[static_cast<std::size_t>(k)];
+           e < fp.colPtr[static_cast<std::size_t>(k) + 1]; ++e)
+        sdot[static_cast<std::size_t>(fp.rowIdx[static_cast<std::size_t>(e)])] +=
+            fv[static_cast<std::size_t>(e)];
+      sk.assign(s, s + nx);
+      worstS = std::max(worstS, weightedNorm(sdot.data(), sk, o_.rtol, atolFull_));
+    }
+    if (!(worstS < 1)) continue;
+    // It must be the steady state the solver found (not another one of a multistable system).
+    // On a curve of steady states the end point carries the trajectory's integration error, so
+    // the weights use the looser of the criterion's and the integrator's tolerances.
+    const double rtol = std::max(o_.rtol, o_.integrator.rtol);
+    const double atolFactor = std::max(1.0, o_.integrator.atol / o_.atol);
+    double dist = 0;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      dist = std::max(dist, std::abs(x[i] - s_.state[i]) /
+                                (rtol * std::abs(s_.state[i]) + atolFactor * atolFull_[i]));
+    if (!(dist < 100))
+      return "the trajectory from the initial state ends at another steady state than x* "
+             "(weighted distance " + num(dist) + " at t = " + num(t) + ")";
+    s_.sensitivityIntegrationTime = t;
+    s_.sensitivities = Eigen::MatrixXd::Zero(nx, np);
+    for (int c = 0; c < ns; ++c)
+      for (int i = 0; i < nx; ++i)
+        s_.sensitivities(i, columns[static_cast<std::size_t>(c)]) =
+            sv[static_cast<std::size_t>(c) * static_cast<std::size_t>(nx) + static_cast<std::size_t>(i)];
+    return {};
+  }
+  return "no convergence by t = " + num(o_.maxSimulationTime) + " (weighted norm of ẋ " +
+         num(fn) + ", of Ṡ " + num(worstS) + "; criterion < 1)";
 }
 
 SteadyStateSolution Solver::run(const std::vector<double>* xStart) {
@@ -674,6 +854,7 @@ SteadyStateSolution Solver::run(const std::vector<double>* xStart) {
   } else {
     full.initialState(0.0, theta_.data(), x0.data());
   }
+  x0Full_ = x0;
   pr_ = m_.reducedParameters(theta_, x0);
   atolFull_ = integrators::absoluteTolerances(full, o_.atol, 0.0, x0, theta_);
   atolI_.clear();
@@ -780,6 +961,10 @@ SteadyStateSolution solveSteadyState(const ConservedModel& model, const std::vec
                                      const Eigen::MatrixXd* dxStart) {
   if (dxStart && (dxStart->rows() != model.nx() || dxStart->cols() != model.np()))
     throw InvalidOptions("solveSteadyState: dxStart must be nx x np");
+  for (int k : options.sensitivityParameters.value_or(std::vector<int>{}))
+    if (k < 0 || k >= model.np())
+      throw InvalidOptions("solveSteadyState: sensitivityParameters holds " + std::to_string(k) +
+                           ", not a parameter index of the model");
   Solver solver(model, theta, options, monitor, dxStart);
   return solver.run(xStart);
 }

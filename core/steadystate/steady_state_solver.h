@@ -16,7 +16,14 @@
 // oscillation, a singular Jacobian, no convergence by the last simulated time.
 //
 // Steady-state sensitivities (§8.4): dx_I*/dθ = −J_r⁻¹ F_θ with F_θ = ∂f_r/∂θ + ∂f_r/∂T · dT/dθ,
-// dT/dθ = Γ ∂x₀/∂θ, and the dependent species from S_D = −Γ_I S_I + dT/dθ.
+// dT/dθ = Γ ∂x₀/∂θ, and the dependent species from S_D = −Γ_I S_I + dT/dθ. Where J_r is
+// singular at x* even after the conservation reduction (condition estimate ≥ 1e14 in the
+// states' units, ScaledLu: a steady state on a curve of steady states, as when a first
+// integral that is not a linear conservation law fixes which one the trajectory reaches), the
+// linear solve has no unique answer; the sensitivities of the steady state the trajectory
+// from x₀ reaches then come from forward sensitivities integrated from (x₀, ∂x₀/∂θ) until the
+// state and every sensitivity column meet the criterion (AMICI's integrateIfNewtonFails;
+// SteadyStateSensitivityMethod).
 #pragma once
 
 #include <memory>
@@ -26,6 +33,7 @@
 
 #include <Eigen/Dense>
 #include <Eigen/Sparse>
+#include <Eigen/SparseLU>
 
 #include "core/common/progress.h"
 #include "core/integrators/integrator.h"
@@ -102,6 +110,13 @@ std::optional<SteadyStateMethod> steadyStateMethodFromString(const std::string& 
 enum class FoundBy { None, Newton, Simulation, Fallback };
 const char* toString(FoundBy f);
 
+// How dx*/dθ is computed (AMICI's SteadyStateSensitivityMode): Auto = the linear solve, and
+// forward integration to the steady state where J_r is singular at x* (integrateIfNewtonFails);
+// LinearSolve = the solve only, no sensitivities where J_r is singular (newtonOnly);
+// Integration = always forward integration (integrationOnly).
+enum class SteadyStateSensitivityMethod { Auto, LinearSolve, Integration };
+const char* toString(SteadyStateSensitivityMethod m);
+
 struct SteadyStateOptions {
   SteadyStateMethod method = SteadyStateMethod::Auto;
   double rtol = 1e-8;   // criterion weights w_i = 1/(rtol·|x_i| + atol)
@@ -112,6 +127,12 @@ struct SteadyStateOptions {
   bool acceptNegative = false;      // accept roots with negative species
   bool acceptUnstable = false;      // accept roots where J_r has an eigenvalue with Re > 0
   bool sensitivities = true;        // compute dx*/dθ
+  SteadyStateSensitivityMethod sensitivityMethod = SteadyStateSensitivityMethod::Auto;
+  // The columns of dx*/dθ (model parameter indices) the caller needs, nullopt: all. Forward
+  // integration computes only these (the others stay 0): on a curve of steady states a
+  // parameter that moves x* off the curve (a stimulus that is 0 during pre-equilibration) has
+  // no dx*/dθ, and its sensitivity grows without end. The linear solve computes all.
+  std::optional<std::vector<int>> sensitivityParameters;
   int maxEigenDimension = 2000;     // dense eigenvalues up to this many reduced states
   integrators::IntegratorOptions integrator{1e-8, 1e-12, 1000000};  // simulation (CVODES)
 
@@ -137,6 +158,9 @@ struct SteadyStateSolution {
   integrators::IntegratorStats integratorStats;
   std::vector<std::string> conservationLaws;  // "E + C = 1.5" (descriptions with totals)
   double conditionEstimate = 0;  // 1-norm condition estimate of J_r(x*) (inf when singular)
+  // The same in the states' units (ScaledLu), the larger of J_r(x*) and J_r with the states
+  // below atol set to 0: what decides "singular" (≥ 1e14).
+  double scaledConditionEstimate = 0;
   std::vector<double> eigenReal, eigenImag;  // eigenvalues of J_r(x*) (empty when too large)
   double maxRealEigenvalue = 0;  // NaN when not computed
   bool stable = false;           // maxRealEigenvalue < 0
@@ -144,6 +168,11 @@ struct SteadyStateSolution {
   // dx*/dθ (nx × np, column-major), empty when not computed; sensitivityMessage says why.
   Eigen::MatrixXd sensitivities;
   std::string sensitivityMessage;
+  // Set when dx*/dθ came from forward integration instead of −J_r⁻¹F_θ: why and how far, e.g.
+  // "J_r is singular at x* (condition estimate inf): dx*/dθ by forward sensitivities integrated
+  // to t = 1000". Empty for the linear solve.
+  std::string sensitivityFallback;
+  double sensitivityIntegrationTime = 0;  // t where the integrated sensitivities converged
 };
 
 // Solves for the steady state of the model with parameters θ, starting from x₀(θ) (or from
@@ -159,5 +188,29 @@ SteadyStateSolution solveSteadyState(const ConservedModel& model, const std::vec
 
 // 1-norm condition estimate of a sparse matrix (Hager/Higham with LU solves); inf when singular.
 double conditionEstimate1(const Eigen::SparseMatrix<double>& a);
+
+// Solves with J_r in the states' units: A = D_r·J·D_c with D_c the states' magnitudes
+// (columnScale: max(|x_i|, atol) from the solver; none: 1) and D_r making every row of A of
+// max-abs 1 (powers of 2, so the scaling is exact). Rate constants that span many decades
+// (Brannmark at its bounds: eigenvalues of J_r from −1e-6 to −1e8) put the unscaled condition
+// estimate above 1e14 where the scaled one is ~1e5 and the solve keeps its digits; "singular" is
+// decided on the scaled estimate. The columns are not equilibrated by their entries: a state
+// whose every rate derivative is ~0 (an enzyme decayed to 1e-87) would look regular.
+class ScaledLu {
+ public:
+  explicit ScaledLu(const Eigen::SparseMatrix<double>& j,
+                    const Eigen::VectorXd* columnScale = nullptr);
+  // Factorized and the scaled condition estimate below 1e14.
+  bool ok() const { return ok_; }
+  double condition() const { return condition_; }  // 1-norm estimate of cond(A)
+  Eigen::MatrixXd solve(const Eigen::MatrixXd& b) const;            // J⁻¹b
+  Eigen::MatrixXd solveTransposed(const Eigen::MatrixXd& b) const;  // J⁻ᵀb
+
+ private:
+  Eigen::VectorXd r_, c_;
+  mutable Eigen::SparseLU<Eigen::SparseMatrix<double>, Eigen::COLAMDOrdering<int>> lu_;  // transpose() is not const
+  bool ok_ = false;
+  double condition_ = 0;
+};
 
 }  // namespace sensode::steadystate

@@ -187,6 +187,47 @@ class TestPetabGradients : public QObject {
     QVERIFY(evaluateWithFallback(p, q, GradientMethod::Adjoint).fallbacks.empty());
   }
 
+  // Pre-equilibration to a steady state where J_r is singular after the conservation
+  // reduction (tests/data/petab/preequilibration_singular: A → B at k·A·(E + u), E → ∅ at
+  // kd·E, u = 0 then 1): forward sensitivities integrated to the steady state give the closed
+  // form y(t) = exp(−k·e0/kd − k·t), and the result names the fallback.
+  void preequilibrationWithSingularJacobian() {
+    const Problem p = loadProblem(SENSODE_TEST_DATA_DIR
+                                  "/petab/preequilibration_singular/preequilibration_singular.yaml");
+    const std::vector<double> q = nominalScaledParameters(p);  // log10 of k, kd, e0
+    const double k = 1, kd = 2, e0 = 1, sigma = 0.02;
+    const double times[] = {0.5, 1, 2}, data[] = {0.35, 0.25, 0.08};
+    double objective = 0, grad[3] = {0, 0, 0};
+    for (int j = 0; j < 3; ++j) {
+      const double y = std::exp(-k * e0 / kd - k * times[j]);
+      const double r = (data[j] - y) / sigma;
+      objective += 0.5 * std::log(2 * std::numbers::pi * sigma * sigma) + 0.5 * r * r;
+      const double w = -r / sigma;
+      grad[0] += w * -y * (e0 / kd + times[j]) * k * std::log(10.0);
+      grad[1] += w * y * k * e0 / (kd * kd) * kd * std::log(10.0);
+      grad[2] += w * -y * k / kd * e0 * std::log(10.0);
+    }
+    ObjectiveOptions o;
+    const ObjectiveResult r = evaluateObjective(p, q, GradientMethod::Forward, o);
+    QVERIFY2(sensode::test::withinTolerance(r.objective, objective, 0, 1e-6),
+             sensode::test::closeMessage(r.objective, objective, 0, 1e-6, "objective", 0).c_str());
+    const double scale = std::max({std::abs(grad[0]), std::abs(grad[1]), std::abs(grad[2])});
+    for (int i = 0; i < 3; ++i)
+      QVERIFY2(sensode::test::withinTolerance(r.gradient[static_cast<std::size_t>(i)], grad[i],
+                                              1e-5 * scale, 0),
+               sensode::test::closeMessage(r.gradient[static_cast<std::size_t>(i)], grad[i],
+                                           1e-5 * scale, 0, "gradient (k, kd, e0)", i)
+                   .c_str());
+    QCOMPARE(r.fallbacks.size(), std::size_t{1});
+    QVERIFY2(r.fallbacks[0].find("pre-equilibration condition 'pre'") != std::string::npos &&
+                 r.fallbacks[0].find("J_r is singular") != std::string::npos &&
+                 r.fallbacks[0].find("forward sensitivities") != std::string::npos,
+             r.fallbacks[0].c_str());
+    QVERIFY2(r.notes.find("J_r is singular") != std::string::npos, r.notes.c_str());
+    // evaluateWithFallback keeps the method's own fallback.
+    QCOMPARE(evaluateWithFallback(p, q, GradientMethod::Forward).fallbacks.size(), std::size_t{1});
+  }
+
   void checkReportsAgreement() {
     const Problem p = load();
     const GradientCheck check = checkGradients(p, nominalScaledParameters(p));

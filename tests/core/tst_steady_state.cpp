@@ -26,6 +26,7 @@ using sensode::steadystate::ConservedModel;
 using sensode::steadystate::FoundBy;
 using sensode::steadystate::SteadyStateMethod;
 using sensode::steadystate::SteadyStateOptions;
+using SensitivityMethod = sensode::steadystate::SteadyStateSensitivityMethod;
 using sensode::steadystate::SteadyStateSolution;
 using sensode::symbolic::CompiledModel;
 
@@ -340,6 +341,141 @@ class TestSteadyState : public QObject {
     const SteadyStateSolution n = solveSteadyState(cm, model->nominalParameters(), o);
     QVERIFY(!n.found);
     QVERIFY2(n.reason.find("Jacobian J_r is singular") != std::string::npos, n.reason.c_str());
+  }
+
+  // A → B catalysed by a decaying enzyme (rate k·A·E, E → ∅ at kd·E), A + B conserved: every
+  // (A, B, 0) is a steady state, so J_r = [[−kE, −kA], [0, −kd]] is singular at x* even after
+  // the reduction. The trajectory from x₀ keeps the first integral log A − (k/kd)E, so
+  // A* = A₀·exp(−k·E₀/kd), B* = A₀ + B₀ − A*, E* = 0: dx*/dθ from forward integration against
+  // these derivatives (θ = k, kd and the initial values A₀ = 1, B₀ = 0.5, E₀ = 1).
+  void singularCurveSensitivitiesByIntegration() {
+    const auto model = compile(
+        sbml("curve", {{"A", 1}, {"B", 0.5}, {"E", 1}}, {{"k", 1}, {"kd", 2}},
+             {{"R", {"A", "E"}, {"B", "E"}, times({ci("k"), ci("A"), ci("E")})},
+              {"D", {"E"}, {}, times({ci("kd"), ci("E")})}}),
+        "curve");
+    const ConservedModel cm(model);
+    QCOMPARE(cm.nc(), 1);
+    SteadyStateOptions o;
+    o.rtol = 1e-10;
+    o.atol = 1e-14;
+    // Where on the curve the trajectory ends carries its integration error (1e-8 at rtol 1e-8).
+    o.integrator.rtol = 1e-11;
+    o.integrator.atol = 1e-14;
+    const SteadyStateSolution s = solveSteadyState(cm, model->nominalParameters(), o);
+    QVERIFY2(s.found, s.reason.c_str());
+    QVERIFY2(!(s.conditionEstimate < 1e14), std::to_string(s.conditionEstimate).c_str());
+    QVERIFY2(s.sensitivityFallback.find("J_r is singular") != std::string::npos &&
+                 s.sensitivityFallback.find("forward sensitivities integrated") != std::string::npos,
+             (s.sensitivityFallback + " / " + s.sensitivityMessage).c_str());
+    const double k = 1, kd = 2, a0 = 1, b0 = 0.5, e0 = 1;
+    const double aStar = a0 * std::exp(-k * e0 / kd);
+    const int a = stateIndex(*model, "A"), b = stateIndex(*model, "B"), e = stateIndex(*model, "E");
+    SENSODE_EXPECT_CLOSE(s.state[a], aStar, 1e-9, 0, "A*", 0);
+    SENSODE_EXPECT_CLOSE(s.state[b], a0 + b0 - aStar, 1e-9, 0, "B*", 0);
+    QCOMPARE(s.sensitivities.rows(), static_cast<Eigen::Index>(model->nx()));
+    // dA*/d(k, kd, A₀, B₀, E₀)
+    const double dA[5] = {-aStar * e0 / kd, aStar * k * e0 / (kd * kd), aStar / a0, 0,
+                          -aStar * k / kd};
+    const char* ids[5] = {"k", "kd", "A", "B", "E"};
+    double worst = 0;
+    for (int c = 0; c < 5; ++c) {
+      const int p = paramIndex(*model, ids[c]);
+      QVERIFY2(p >= 0, ids[c]);
+      const double dB = (c == 2 || c == 3 ? 1.0 : 0.0) - dA[c];
+      SENSODE_EXPECT_CLOSE(s.sensitivities(a, p), dA[c], 1e-7, 1e-6, "dA*/dtheta", c);
+      SENSODE_EXPECT_CLOSE(s.sensitivities(b, p), dB, 1e-7, 1e-6, "dB*/dtheta", c);
+      SENSODE_EXPECT_CLOSE(s.sensitivities(e, p), 0.0, 1e-7, 0, "dE*/dtheta", c);
+      keepWorst(worst, std::abs(s.sensitivities(a, p) - dA[c]));
+    }
+    qInfo("singular curve: %s; max |dA*/dtheta - exact| = %.3g", s.sensitivityFallback.c_str(),
+          worst);
+    // The linear solve alone (AMICI's newtonOnly) has no answer there and says so.
+    o.sensitivityMethod = SensitivityMethod::LinearSolve;
+    const SteadyStateSolution n = solveSteadyState(cm, model->nominalParameters(), o);
+    QVERIFY(n.found);
+    QCOMPARE(n.sensitivities.size(), Eigen::Index{0});
+    QVERIFY2(n.sensitivityMessage.find("J_r is singular") != std::string::npos,
+             n.sensitivityMessage.c_str());
+  }
+
+  // J_r whose entries span 15 decades is not singular: in the states' units (columns times
+  // the states' sizes, rows to max-abs 1; ScaledLu) its condition is small and the solves keep
+  // their digits. ∅ → A → B → ∅ at k0 = 1, k1 = 1e8, k2 = 1e-7: J = [[−k1, 0], [k1, −k2]],
+  // A* = k0/k1 = 1e-8, B* = k0/k2 = 1e7.
+  void scaledLuOnABadlyScaledMatrix() {
+    Eigen::SparseMatrix<double> j(2, 2);
+    j.insert(0, 0) = -1e8;
+    j.insert(1, 0) = 1e8;
+    j.insert(1, 1) = -1e-7;
+    j.makeCompressed();
+    QVERIFY(!(sensode::steadystate::conditionEstimate1(j) < 1e14));
+    // Rows alone do not help: [[−1, 0], [1, −1e-15]].
+    QVERIFY(!sensode::steadystate::ScaledLu(j).ok());
+    const Eigen::VectorXd xs = Eigen::Vector2d(1e-8, 1e7);
+    const sensode::steadystate::ScaledLu lu(j, &xs);
+    QVERIFY(lu.ok());
+    QVERIFY2(lu.condition() < 10, std::to_string(lu.condition()).c_str());
+    const Eigen::MatrixXd dense(j);
+    const Eigen::Vector2d b(1, 2);
+    const Eigen::Vector2d x = lu.solve(b), xt = lu.solveTransposed(b);
+    const Eigen::Vector2d exact = dense.inverse() * b, exactT = dense.transpose().inverse() * b;
+    for (int i = 0; i < 2; ++i) {
+      SENSODE_EXPECT_CLOSE(x(i), exact(i), 0, 1e-14, "J^-1 b", i);
+      SENSODE_EXPECT_CLOSE(xt(i), exactT(i), 0, 1e-14, "J^-T b", i);
+    }
+  }
+
+  // The same chain as a model (k2 = 1e-6: the SBML writer has 6 decimals): the unscaled condition estimate of J_r is above 1e14 (before
+  // ScaledLu the solver called it singular and gave no sensitivities, Brannmark's failing
+  // pre-equilibrations); dx*/dθ by the linear solve against dA*/dk0 = 1/k1, dA*/dk1 = −k0/k1²,
+  // dB*/dk0 = 1/k2, dB*/dk2 = −k0/k2².
+  void badlyScaledJacobianIsNotSingular() {
+    const auto model = compile(
+        sbml("chain", {{"A", 0}, {"B", 0}}, {{"k0", 1}, {"k1", 1e8}, {"k2", 1e-6}},
+             {{"R0", {}, {"A"}, ci("k0")},
+              {"R1", {"A"}, {"B"}, times({ci("k1"), ci("A")})},
+              {"R2", {"B"}, {}, times({ci("k2"), ci("B")})}}),
+        "chain");
+    const ConservedModel cm(model);
+    const SteadyStateSolution s = solveSteadyState(cm, model->nominalParameters(), {});
+    QVERIFY2(s.found, (s.reason + " / " + s.fallbackReason).c_str());
+    QVERIFY2(!(s.conditionEstimate < 1e14), std::to_string(s.conditionEstimate).c_str());
+    QVERIFY2(s.scaledConditionEstimate < 10, std::to_string(s.scaledConditionEstimate).c_str());
+    QVERIFY2(s.sensitivityMessage.empty(), s.sensitivityMessage.c_str());
+    QVERIFY2(s.sensitivityFallback.empty(), s.sensitivityFallback.c_str());
+    const double k0 = 1, k1 = 1e8, k2 = 1e-6;
+    const int a = stateIndex(*model, "A"), b = stateIndex(*model, "B");
+    SENSODE_EXPECT_CLOSE(s.state[a], k0 / k1, 0, 1e-8, "A*", 0);
+    SENSODE_EXPECT_CLOSE(s.state[b], k0 / k2, 0, 1e-8, "B*", 0);
+    const auto d = [&](int x, const char* p) { return s.sensitivities(x, paramIndex(*model, p)); };
+    SENSODE_EXPECT_CLOSE(d(a, "k0"), 1 / k1, 0, 1e-8, "dA*/dk0", 0);
+    SENSODE_EXPECT_CLOSE(d(a, "k1"), -k0 / (k1 * k1), 0, 1e-8, "dA*/dk1", 0);
+    SENSODE_EXPECT_CLOSE(d(a, "k2"), 0.0, 1e-30, 0, "dA*/dk2", 0);
+    SENSODE_EXPECT_CLOSE(d(b, "k0"), 1 / k2, 0, 1e-8, "dB*/dk0", 0);
+    SENSODE_EXPECT_CLOSE(d(b, "k1"), 0.0, 1e-6, 0, "dB*/dk1", 0);
+    SENSODE_EXPECT_CLOSE(d(b, "k2"), -k0 / (k2 * k2), 0, 1e-8, "dB*/dk2", 0);
+  }
+
+  // Integration on request where the linear solve works: the same dx*/dθ (reversible MM).
+  void integratedSensitivitiesMatchLinearSolve() {
+    const auto model = compile(reversibleMm(), "revMM");
+    const ConservedModel cm(model);
+    SteadyStateOptions o;
+    o.rtol = 1e-10;
+    o.atol = 1e-14;
+    const SteadyStateSolution lin = solveSteadyState(cm, model->nominalParameters(), o);
+    o.sensitivityMethod = SensitivityMethod::Integration;
+    const SteadyStateSolution in = solveSteadyState(cm, model->nominalParameters(), o);
+    QVERIFY(lin.found && in.found);
+    QVERIFY(lin.sensitivityFallback.empty());
+    QVERIFY2(in.sensitivityFallback.find("requested") != std::string::npos,
+             in.sensitivityFallback.c_str());
+    QCOMPARE(in.sensitivities.rows(), lin.sensitivities.rows());
+    QCOMPARE(in.sensitivities.cols(), lin.sensitivities.cols());
+    for (Eigen::Index k = 0; k < lin.sensitivities.size(); ++k)
+      SENSODE_EXPECT_CLOSE(in.sensitivities(k), lin.sensitivities(k), 1e-7, 1e-6,
+                           "integrated vs linear solve", static_cast<long>(k));
   }
 
   // The repressilator oscillates: bounded, no convergence, an unstable fixed point.
