@@ -118,6 +118,15 @@ std::string joined(const std::vector<std::string>& sentences) {
   return all;
 }
 
+// The time course of a model file on t = 0, 1, ..., 100.
+tasks::TimeCourseProblem timeCourseTo100(const std::filesystem::path& file) {
+  tasks::TimeCourseProblem problem;
+  problem.model = std::make_shared<const symbolic::CompiledModel>(
+      symbolic::buildOdeSystem(model::importSbmlFile(file)));
+  problem.times = linspace(0, 100, 101);
+  return problem;
+}
+
 }  // namespace
 
 class TestFallbacks : public QObject {
@@ -431,10 +440,7 @@ class TestFallbacks : public QObject {
   void crausteTimeCourseWithDefaults() {
     const auto file = kShared / "petab/Crauste_CellSystems2017/model_Crauste_CellSystems2017.xml";
     if (!std::filesystem::exists(file)) QSKIP("shared PEtab data not found");
-    tasks::TimeCourseProblem problem;
-    problem.model = std::make_shared<const symbolic::CompiledModel>(
-        symbolic::buildOdeSystem(model::importSbmlFile(file)));
-    problem.times = linspace(0, 100, 101);
+    const tasks::TimeCourseProblem problem = timeCourseTo100(file);
 
     const tasks::TimeCourseResult r = tasks::runTimeCourse(problem, {});
     QVERIFY2(r.termination == tasks::Termination::Success, r.message.c_str());
@@ -485,10 +491,7 @@ class TestFallbacks : public QObject {
   void biomd9TimeCourse() {
     const auto file = kShared / "biomodels/BIOMD0000000009.xml";
     if (!std::filesystem::exists(file)) QSKIP("shared BioModels data not found");
-    tasks::TimeCourseProblem problem;
-    problem.model = std::make_shared<const symbolic::CompiledModel>(
-        symbolic::buildOdeSystem(model::importSbmlFile(file)));
-    problem.times = linspace(0, 100, 101);
+    const tasks::TimeCourseProblem problem = timeCourseTo100(file);
 
     const tasks::TimeCourseResult r = tasks::runTimeCourse(problem, {});
     QVERIFY2(r.termination == tasks::Termination::Success, r.message.c_str());
