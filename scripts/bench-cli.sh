@@ -4,7 +4,11 @@
 # against a tight reference; time courses and sensitivities w.r.t. all parameters. Writes a
 # Markdown report (medians and ratios; docs/benchmarks/performance.md quotes it).
 #
-#   scripts/bench-cli.sh [--repeats N] [--only SUBSTRING] [--no-sensitivities] [--cli PATH]
+#   scripts/bench-cli.sh [--repeats N] [--only SUBSTRING] [--no-sensitivities] [--no-time-courses]
+#                        [--timeout S] [--cli PATH]
+#
+# --timeout S: a process still running after S seconds is killed and its model listed as not
+# measured (default: no limit; Lang's sensitivities w.r.t. its 445 parameters run for minutes).
 #
 # Per model: reference = CVODES at rtol 1e-11 / atol 1e-15 (sensitivities: CVODES forward at
 # rtol 1e-10); odeSD at rtol 1e-6; CVODES at rtol 1e-5 … 1e-8. Error = max over output times and
@@ -23,13 +27,16 @@ import csv, math, os, shutil, statistics, subprocess, sys, tempfile, time, glob,
 
 root = sys.argv[1]
 args = sys.argv[2:]
-repeats, only, sens, cli = 3, "", True, os.path.join(root, "build", "core", "sensode")
+repeats, only, sens, tcs, timeout = 3, "", True, True, None
+cli = os.path.join(root, "build", "core", "sensode")
 i = 0
 while i < len(args):
     a = args[i]
     if a == "--repeats": repeats = int(args[i + 1]); i += 1
     elif a == "--only": only = args[i + 1]; i += 1
     elif a == "--no-sensitivities": sens = False
+    elif a == "--no-time-courses": tcs = False
+    elif a == "--timeout": timeout = float(args[i + 1]); i += 1
     elif a == "--cli": cli = args[i + 1]; i += 1
     else: sys.exit("bench-cli.sh: unknown argument " + a)
     i += 1
@@ -47,7 +54,18 @@ def run(cmd, out):
     with open(os.path.join(work, "stderr"), "w+") as err:
         proc = subprocess.Popen(cmd + ["--out", out, "--stats", out + ".json"], env=env,
                                 stdout=subprocess.DEVNULL, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
+        # wait4 polled (not Popen.wait, which would reap the child and lose its rusage)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            pid, status, usage = os.wait4(proc.pid, 0 if deadline is None else os.WNOHANG)
+            if pid == proc.pid:
+                break
+            if time.monotonic() > deadline:
+                proc.kill()
+                os.wait4(proc.pid, 0)
+                shutil.rmtree(cache, ignore_errors=True)
+                raise RuntimeError("still running after %g s" % timeout)
+            time.sleep(0.005)
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         message = err.read().strip()
@@ -142,7 +160,7 @@ load = open("/proc/loadavg").read().split()[:3]
 print("# bench-cli (%s UTC, %d CPUs, load %s; repeats %d)\n" % (
     time.strftime("%Y-%m-%dT%H:%M", time.gmtime()), os.cpu_count(), " ".join(load), repeats))
 print(subprocess.run([cli, "--version"], capture_output=True, text=True).stdout.strip().replace("\n", "; "))
-for kind in (["tc", "sens"] if sens else ["tc"]):
+for kind in (["tc"] if tcs else []) + (["sens"] if sens else []):
     print("\n## %s\n" % ("Time courses (sensode simulate)" if kind == "tc" else
                          "Sensitivities w.r.t. all parameters (sensode sensitivities)"))
     print("| model | nx | np | odeSD process CPU | CVODES process CPU (rtol 1e-6) | CVODES process CPU, matched | odeSD / CVODES process, equal rtol | matched | in-process odeSD / CVODES, equal rtol | matched | err odeSD | err CVODES | steps odeSD / CVODES | hand-over |")
