@@ -29,6 +29,9 @@
 // that fails to evaluate, or evaluates to non-finite values, is a rejected step. Every trial
 // evaluation comes with its Jacobian (forward sensitivities), so an accepted step costs no
 // re-evaluation.
+// With LocalSettings::geodesicAcceleration (off by default), the trial point is the LM step
+// corrected for the valley's curvature (geodesic_acceleration.h: one more evaluation of the
+// residuals alone per trial), the ratio still against the velocity's predicted decrease.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -39,6 +42,7 @@
 #include <Eigen/Dense>
 
 #include "core/common/errors.h"
+#include "core/estimation/geodesic_acceleration.h"
 #include "core/estimation/local_optimizers.h"
 
 namespace sensode::estimation::detail {
@@ -79,20 +83,20 @@ struct Phase {
   bool gradientConverged = false;  // ended on the projected-gradient tolerance
 };
 
-Phase levenbergMarquardt(FitObjective& f, const std::vector<double>& x0,
+Phase levenbergMarquardt(ResidualFunction& f, const std::vector<double>& x0,
                          const LocalSettings& settings, Scaling scaling) {
   Phase phase;
   LocalResult& out = phase.result;
   const int n = f.size();
-  const std::vector<double>& lo = f.setup().lower;
-  const std::vector<double>& hi = f.setup().upper;
+  const std::vector<double>& lo = f.lower();
+  const std::vector<double>& hi = f.upper();
   const auto k = [](int i) { return static_cast<std::size_t>(i); };
   Eigen::VectorXd x(n);
   for (int i = 0; i < n; ++i) x(i) = std::clamp(x0[k(i)], lo[k(i)], hi[k(i)]);
   out.x.assign(x.data(), x.data() + n);
-  FitObjective::Residuals here;
+  ResidualFunction::Values here;
   try {
-    here = f.residuals(x.data());
+    here = f.evaluate(x.data(), true);
   } catch (const Cancelled&) {
     out.status = StartStatus::Cancelled;
     out.message = "cancelled";
@@ -102,7 +106,6 @@ Phase levenbergMarquardt(FitObjective& f, const std::vector<double>& x0,
     out.startNotEvaluable = true;
     return phase;
   }
-  here.evaluation = {};  // the residuals and the Jacobian are all the optimiser needs
   // The multistart checked only the objective here. A NaN in the Jacobian gives NaN steps,
   // which leave x unchanged and would end the start as a false convergence.
   if (!here.values.allFinite() || !here.jacobian.allFinite()) {
@@ -116,6 +119,7 @@ Phase levenbergMarquardt(FitObjective& f, const std::vector<double>& x0,
   Eigen::VectorXd scale = Eigen::VectorXd::Zero(n);  // D: running max of diag(JᵀJ) (floored)
   long failures = 0;
   std::string lastFailure;
+  Acceleration acceleration;
   int iteration = 0;
   bool done = false;
   while (!done) {
@@ -162,13 +166,14 @@ Phase levenbergMarquardt(FitObjective& f, const std::vector<double>& x0,
     for (;;) {
       Eigen::MatrixXd M = A;
       M.diagonal() += lambda * d;
-      const Eigen::VectorXd delta = M.ldlt().solve(-gf);
+      const Eigen::LDLT<Eigen::MatrixXd> factor = M.ldlt();
+      const Eigen::VectorXd delta = factor.solve(-gf);
       Eigen::VectorXd trialX = x;
       for (Eigen::Index c = 0; c < m; ++c) {
         const int i = freeAt(c);
         if (std::isfinite(delta(c))) trialX(i) = std::clamp(x(i) + delta(c), lo[k(i)], hi[k(i)]);
       }
-      const Eigen::VectorXd step = trialX - x;
+      const Eigen::VectorXd step = trialX - x;  // the LM step (velocity), clamped
       if (lambda <= kNearGaussNewton &&
           step.norm() <= settings.parameterTolerance * (x.norm() + settings.parameterTolerance)) {
         out.status = StartStatus::Converged;
@@ -176,12 +181,23 @@ Phase levenbergMarquardt(FitObjective& f, const std::vector<double>& x0,
         done = true;
         break;
       }
+      // The decrease the linear model predicts for the velocity (with acceleration too, as
+      // GSL's lmaccel: the acceleration corrects the velocity for the curvature the model lacks).
       const double predicted = -(g.dot(step) + 0.5 * (J * step).squaredNorm());
-      FitObjective::Residuals trial;
+      if (settings.geodesicAcceleration) {
+        try {
+          accelerate(f, x, step, here, J, Jf, factor, d, free, lo, hi, trialX, acceleration);
+        } catch (const Cancelled&) {
+          out.status = StartStatus::Cancelled;
+          out.message = "cancelled";
+          done = true;
+          break;
+        }
+      }
+      ResidualFunction::Values trial;
       bool ok = false;
       try {
-        trial = f.residuals(trialX.data());
-        trial.evaluation = {};
+        trial = f.evaluate(trialX.data(), true);
         ok = std::isfinite(trial.objective) && trial.values.allFinite() &&
              trial.jacobian.allFinite();
       } catch (const Cancelled&) {
@@ -227,15 +243,38 @@ Phase levenbergMarquardt(FitObjective& f, const std::vector<double>& x0,
     }
   }
   out.iterations = iteration;
+  if (settings.geodesicAcceleration) out.message += acceleration.summary();
   if (failures > 0)
     out.message += " (" + std::to_string(failures) +
                    " trial points failed to evaluate, the last: " + lastFailure + ")";
   return phase;
 }
 
+// FitObjective as a ResidualFunction.
+class FitResiduals final : public ResidualFunction {
+ public:
+  explicit FitResiduals(FitObjective& f) : f_(f) {}
+  int size() const override { return f_.size(); }
+  const std::vector<double>& lower() const override { return f_.setup().lower; }
+  const std::vector<double>& upper() const override { return f_.setup().upper; }
+  Values evaluate(const double* x, bool jacobian) override {
+    FitObjective::Residuals r = f_.residuals(x, jacobian);
+    return {r.objective, std::move(r.values), std::move(r.jacobian)};
+  }
+
+ private:
+  FitObjective& f_;
+};
+
 }  // namespace
 
 LocalResult minimizeLeastSquares(FitObjective& f, const std::vector<double>& x0,
+                                 const LocalSettings& settings) {
+  FitResiduals residuals(f);
+  return minimizeLeastSquares(residuals, x0, settings);
+}
+
+LocalResult minimizeLeastSquares(ResidualFunction& f, const std::vector<double>& x0,
                                  const LocalSettings& settings) {
   Phase first = levenbergMarquardt(f, x0, settings, Scaling::More);
   const StartStatus s = first.result.status;
