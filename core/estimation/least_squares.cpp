@@ -14,7 +14,9 @@
 //
 // Here, each iteration:
 //   free = parameters not on a bound with the gradient g = Jᵀr pushing outwards;
-//   (J_FᵀJ_F + λ D_F) δ_F = −g_F, candidate P(x + δ) (clamped to the box), where D is
+//   (J_FᵀJ_F + λ D_F) δ_F = −g_F, re-solved without the free parameters on a bound that δ
+//   pushes outwards (held there; repeated until δ pushes none out: Bounds, below);
+//   candidate P(x + δ) (clamped to the box), where D is
 //   each parameter's largest diag(JᵀJ) so far (Moré's scaling) in a first phase, and the
 //   current diag(JᵀJ) (Marquardt's) in a restart from its end point (the note at Scaling);
 //   ratio = actual / predicted decrease of ½|r|², the prediction for the clamped step s:
@@ -71,6 +73,15 @@ constexpr double kDiagonalFloor = 1e-12;     // diag(JᵀJ) floor, relative to i
 //      phase 1 alone stopped at the iteration limit and the best was 147.54, not 138.22.
 // Measurements of both phases: docs/benchmarks/estimation.md (2026-11-26, second section).
 enum class Scaling { More, Marquardt };
+// Bounds. A parameter on a bound is free when the gradient points inwards, but the coupled step
+// δ_F can still push it outwards. Clamping it then leaves the other components solved for a
+// step that is not taken, and the clamped step can go uphill even in the linear model
+// (predicted decrease ≤ 0): until 2026-11-26 such a step was rejected and λ raised until the
+// step was nearly a scaled gradient step. On Crauste_CellSystems2017 (mu_LE, mu_P, mu_PE on
+// their lower bounds) 362 of 1028 trials from the best start's point were rejected so, and 600
+// iterations gained 3.3e-5; re-solving for the others with those held, LM from the same point
+// reached 190.963977 (the nominal's objective at that accuracy) in 46 iterations
+// (docs/benchmarks/estimation.md, sixth run).
 
 std::string described(const char* what, double value) {
   char buf[96];
@@ -166,8 +177,27 @@ Phase levenbergMarquardt(ResidualFunction& f, const std::vector<double>& x0,
     for (;;) {
       Eigen::MatrixXd M = A;
       M.diagonal() += lambda * d;
-      const Eigen::LDLT<Eigen::MatrixXd> factor = M.ldlt();
-      const Eigen::VectorXd delta = factor.solve(-gf);
+      // The step of the free parameters, with those on a bound that it pushes outwards held
+      // there and the system re-solved for the rest (the note at "Bounds" above).
+      std::vector<Eigen::Index> kept(static_cast<std::size_t>(m));
+      for (Eigen::Index c = 0; c < m; ++c) kept[static_cast<std::size_t>(c)] = c;
+      Eigen::LDLT<Eigen::MatrixXd> factor(M);
+      Eigen::VectorXd sub = factor.solve(-gf);
+      for (;;) {
+        std::vector<Eigen::Index> next;
+        for (std::size_t a = 0; a < kept.size(); ++a) {
+          const int i = freeAt(kept[a]);
+          const double v = sub(static_cast<Eigen::Index>(a));
+          if (!((x(i) <= lo[k(i)] && v < 0) || (x(i) >= hi[k(i)] && v > 0))) next.push_back(kept[a]);
+        }
+        if (next.size() == kept.size()) break;
+        kept = std::move(next);
+        if (kept.empty()) break;  // a zero step: rejected, λ rises towards the scaled gradient
+        factor.compute(M(kept, kept));
+        sub = factor.solve(-gf(kept));
+      }
+      Eigen::VectorXd delta = Eigen::VectorXd::Zero(m);
+      for (std::size_t a = 0; a < kept.size(); ++a) delta(kept[a]) = sub(static_cast<Eigen::Index>(a));
       Eigen::VectorXd trialX = x;
       for (Eigen::Index c = 0; c < m; ++c) {
         const int i = freeAt(c);
@@ -186,7 +216,10 @@ Phase levenbergMarquardt(ResidualFunction& f, const std::vector<double>& x0,
       const double predicted = -(g.dot(step) + 0.5 * (J * step).squaredNorm());
       if (settings.geodesicAcceleration) {
         try {
-          accelerate(f, x, step, here, J, Jf, factor, d, free, lo, hi, trialX, acceleration);
+          std::vector<int> moving;  // the parameters the step moves (free and not held)
+          for (const Eigen::Index c : kept) moving.push_back(freeAt(c));
+          accelerate(f, x, step, here, J, Jf(Eigen::all, kept), factor, d(kept), moving, lo, hi,
+                     trialX, acceleration);
         } catch (const Cancelled&) {
           out.status = StartStatus::Cancelled;
           out.message = "cancelled";
