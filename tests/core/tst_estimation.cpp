@@ -17,6 +17,7 @@
 //   screen        the start screen keeps the best candidates by objective (checked against
 //                 every candidate evaluated here), the same for a seed whatever the threads.
 //   polish        the best start is continued at tighter tolerances, once per optimum.
+//   held          LM with the bounded optimum of a nearly collinear linear problem on a bound.
 //   geodesic      bounded LM on curved valleys with known optima (Rosenbrock's and a steeper
 //                 one), with and without geodesic acceleration: both reach the optimum, and the
 //                 acceleration takes markedly fewer iterations (counts measured, below).
@@ -74,6 +75,34 @@ class CurvedValley final : public est::detail::ResidualFunction {
  private:
   double k_;
   std::vector<double> lower_{-5, -5}, upper_{5, 5};
+};
+
+// r = J x − J x* with nearly collinear columns and x* = (−3, 4) outside the box x₀ ≥ 0: the
+// bounded optimum is x₀ = 0, x₁ = (J₂·J x*)/|J₂|². At a point with x₀ = 0 the gradient pulls x₀
+// inwards while the coupled LM step pushes it outwards.
+class CollinearOnBound final : public est::detail::ResidualFunction {
+ public:
+  CollinearOnBound() { j_ << 1, 1, 1, 1.01; }
+  int size() const override { return 2; }
+  const std::vector<double>& lower() const override { return lower_; }
+  const std::vector<double>& upper() const override { return upper_; }
+  Values evaluate(const double* p, bool jacobian) override {
+    ++evaluations;
+    Values v;
+    v.values = j_ * (Eigen::Vector2d(p[0], p[1]) - Eigen::Vector2d(-3, 4));
+    v.objective = 0.5 * v.values.squaredNorm();
+    if (jacobian) v.jacobian = j_;
+    return v;
+  }
+  double optimumX1() const {
+    const Eigen::Vector2d b = j_ * Eigen::Vector2d(-3, 4);
+    return j_.col(1).dot(b) / j_.col(1).squaredNorm();
+  }
+  long evaluations = 0;
+
+ private:
+  Eigen::Matrix2d j_;
+  std::vector<double> lower_{0, -10}, upper_{10, 10};
 };
 
 void write(const fs::path& file, const std::string& text) {
@@ -358,6 +387,23 @@ class TestEstimation : public QObject {
                               .arg(c.k).arg(iterations[1]).arg(iterations[0])));
       QVERIFY2(jacobians[1] < jacobians[0], "acceleration did not save Jacobian evaluations");
     }
+  }
+
+  // A bound parameter that the coupled step pushes outwards is held and the step re-solved
+  // for the others (least_squares.cpp, "Bounds").
+  void heldOnBound() {
+    CollinearOnBound f;
+    est::detail::LocalSettings settings;
+    settings.maxIterations = 10000;
+    settings.gradientTolerance = 1e-10;
+    const est::detail::LocalResult r = est::detail::minimizeLeastSquares(f, {0, 0}, settings);
+    qInfo("%s, %d iterations, %ld evaluations, x = (%.12g, %.12g), %s", est::toString(r.status),
+          r.iterations, f.evaluations, r.x[0], r.x[1], r.message.c_str());
+    QCOMPARE(r.status, est::StartStatus::Converged);
+    QCOMPARE(r.x[0], 0.0);
+    SENSODE_EXPECT_CLOSE(r.x[1], f.optimumX1(), 1e-9, 0, "x1", 0);
+    // Measured: 8 iterations, 15 evaluations.
+    QVERIFY2(r.iterations <= 10, qPrintable(QString("%1 iterations").arg(r.iterations)));
   }
 
   void latinHypercube() {
