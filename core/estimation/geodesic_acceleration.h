@@ -14,8 +14,8 @@
 // Not the paper's rule for a too-curved step, which rejects it (λ rises): on ODE residuals
 // r(x + h s) carries the integration error (~rtol), which in r_vv is amplified by 2/h² and is not
 // proportional to s, so as λ rises and s shrinks the ratio grows, every step is rejected, and
-// λ runs to its limit. Measured on Crauste_CellSystems2017 (docs/benchmarks/estimation.md,
-// sixth run): the polish's LM from the best start "stalled" after 2 iterations, and the best of
+// λ runs to its limit. Measured on Crauste_CellSystems2017 before LM held bound parameters
+// (docs/benchmarks/estimation.md, sixth run): the polish's LM from the best start "stalled" after 2 iterations, and the best of
 // 20 starts was 190.9735 against 190.9674 with the rule here (190.9691 without acceleration).
 // x + h s lies in the box (x and x + s do). When s = 0 or r(x + h s) cannot be evaluated, the
 // velocity is used unaccelerated.
