@@ -2,7 +2,8 @@
 // sensode estimate PROBLEM.yaml [--starts N] [--seed S] [--method auto|ls|qn]
 //                  [--gradient forward|adjoint|ssasa|fd] [--profile ID,...] [--threads T]
 //                  [--max-iterations K] [--ftol F] [--gtol G] [--xtol X] [--rtol R] [--atol A]
-//                  [--no-start-values] [--screen K] [--polish K] [--out DIR]
+//                  [--no-start-values] [--screen K] [--polish K] [--acceleration on|off]
+//                  [--out DIR]
 //
 // Fits the estimated parameters of a PEtab problem (core/estimation/estimation.h): a multistart
 // of local optimisations from a seeded Latin hypercube in the bounds (plus the table's nominal
@@ -66,6 +67,8 @@ const std::vector<OptionSpec>& estimateOptions() {
       {"--ftol", "F", "relative objective change that ends a start (default 1e-8)"},
       {"--gtol", "G", "projected-gradient max-norm that ends a start (default 1e-6)"},
       {"--xtol", "X", "relative step that ends a start (default 1e-8)"},
+      {"--acceleration", "on|off",
+       "geodesic acceleration of the least-squares (LM) steps (default off)"},
       {"--rtol", "R", "relative tolerance of the time courses (default 1e-8)"},
       {"--atol", "A", "absolute tolerance of the time courses (default 1e-10)"},
       {"--no-start-values", "", "every start from the Latin hypercube (no start at the nominal "
@@ -235,6 +238,11 @@ int runEstimate(std::span<const std::string> args) {
   o.functionTolerance = a.number("--ftol", o.functionTolerance);
   o.gradientTolerance = a.number("--gtol", o.gradientTolerance);
   o.parameterTolerance = a.number("--xtol", o.parameterTolerance);
+  if (const auto v = a.string("--acceleration")) {
+    if (*v != "on" && *v != "off")
+      throw UsageError("estimate: --acceleration: '" + *v + "' is not one of on, off");
+    o.geodesicAcceleration = *v == "on";
+  }
   o.objective.integrator.rtol = a.number("--rtol", o.objective.integrator.rtol);
   o.objective.integrator.atol = a.number("--atol", o.objective.integrator.atol);
   if (!(o.objective.integrator.rtol > 0) || !(o.objective.integrator.atol > 0))

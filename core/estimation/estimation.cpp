@@ -336,7 +336,8 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
     starts.push_back(q);
   }
   const detail::LocalSettings settings{options.maxIterations, options.functionTolerance,
-                                       options.parameterTolerance, options.gradientTolerance};
+                                       options.parameterTolerance, options.gradientTolerance,
+                                       options.geodesicAcceleration};
   result.starts.resize(starts.size());
   std::vector<std::vector<std::string>> startFallbacks(starts.size());
   detail::runTasks(static_cast<int>(starts.size()), threads, problemSpec.yamlFile, problem,

@@ -102,6 +102,11 @@ struct EstimationOptions {
   double functionTolerance = 1e-8;   // relative change of the objective that ends a start
   double parameterTolerance = 1e-8;  // relative step that ends a start
   double gradientTolerance = 1e-6;   // projected-gradient max-norm that ends a start
+  // Least squares: geodesic acceleration of the Levenberg–Marquardt steps
+  // (core/estimation/geodesic_acceleration.h). Off: on the benchmark it cost twice the objective
+  // evaluations, did not shorten Crauste's crawl (bounds, not curvature) and lost Boehm's
+  // acceptance (docs/benchmarks/estimation.md, sixth run).
+  bool geodesicAcceleration = false;
   // Profile likelihoods of these parameter ids (each must be estimated).
   std::vector<std::string> profileParameters;
   double confidenceLevel = 0.95;  // of the Wald intervals and the profile threshold

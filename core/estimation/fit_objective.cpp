@@ -69,17 +69,18 @@ std::vector<double> FitObjective::fullPoint(const double* x) const {
   return q;
 }
 
-FitObjective::Residuals FitObjective::residuals(const double* x) {
+FitObjective::Residuals FitObjective::residuals(const double* x, bool jacobian) {
   petab::ObjectiveOptions options = setup_.objective;
-  options.measurementSensitivities = true;
+  options.measurementSensitivities = jacobian;
   const std::vector<double> q = fullPoint(x);
   ++evaluations_;
-  ++gradientEvaluations_;
+  if (jacobian) ++gradientEvaluations_;
   Residuals out;
-  out.evaluation =
-      petab::evaluateObjective(problem_, q, petab::GradientMethod::Forward, options, monitor_);
+  out.evaluation = petab::evaluateObjective(
+      problem_, q, jacobian ? petab::GradientMethod::Forward : petab::GradientMethod::None,
+      options, monitor_);
   const petab::ObjectiveResult& e = out.evaluation;
-  countFallbacks(e);
+  if (jacobian) countFallbacks(e);
   out.objective = e.objective;
   const auto nm = static_cast<Eigen::Index>(problem_.measurements.size());
   const auto n = static_cast<Eigen::Index>(setup_.free.size());
@@ -92,7 +93,7 @@ FitObjective::Residuals FitObjective::residuals(const double* x) {
   const Eigen::Index rows = nm * (setup_.noiseResiduals ? 2 : 1) +
                             static_cast<Eigen::Index>(priors.size());
   out.values.resize(rows);
-  out.jacobian.resize(rows, n);
+  if (jacobian) out.jacobian.resize(rows, n);
   for (Eigen::Index i = 0; i < nm; ++i) {
     const petab::Measurement& m = problem_.measurements[static_cast<std::size_t>(i)];
     const petab::Observable& o = problem_.observables[static_cast<std::size_t>(m.observable)];
@@ -101,7 +102,7 @@ FitObjective::Residuals FitObjective::residuals(const double* x) {
     const auto [z, dz] = transformedResidual(o.transformation, m.value, y);
     const double r = z / sigma;
     out.values(i) = r;
-    for (Eigen::Index k = 0; k < n; ++k) {
+    for (Eigen::Index k = 0; jacobian && k < n; ++k) {
       const Eigen::Index c = setup_.free[static_cast<std::size_t>(k)];
       const double dy = e.simulatedSensitivities(i, c), ds = e.sigmaSensitivities(i, c);
       out.jacobian(i, k) = dz * dy / sigma - r / sigma * ds;
@@ -113,7 +114,7 @@ FitObjective::Residuals FitObjective::residuals(const double* x) {
                     std::to_string(sigma) + " is below the least-squares form's range (e^-25)");
       const double s = std::sqrt(arg);
       out.values(nm + i) = s;
-      for (Eigen::Index k = 0; k < n; ++k) {
+      for (Eigen::Index k = 0; jacobian && k < n; ++k) {
         const Eigen::Index c = setup_.free[static_cast<std::size_t>(k)];
         out.jacobian(nm + i, k) = e.sigmaSensitivities(i, c) / (sigma * s);
       }
@@ -125,9 +126,11 @@ FitObjective::Residuals FitObjective::residuals(const double* x) {
         problem_.parameters[static_cast<std::size_t>(tableIndex_[static_cast<std::size_t>(f)])];
     const auto [v, dv] = priorResidual(p, q[static_cast<std::size_t>(f)]);
     out.values(row) = v;
-    out.jacobian.row(row).setZero();
-    for (Eigen::Index k = 0; k < n; ++k)
-      if (setup_.free[static_cast<std::size_t>(k)] == f) out.jacobian(row, k) = dv;
+    if (jacobian) {
+      out.jacobian.row(row).setZero();
+      for (Eigen::Index k = 0; k < n; ++k)
+        if (setup_.free[static_cast<std::size_t>(k)] == f) out.jacobian(row, k) = dv;
+    }
     ++row;
   }
   return out;

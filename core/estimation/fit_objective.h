@@ -62,8 +62,10 @@ class FitObjective {
     Eigen::MatrixXd jacobian;  // values.size() × size()
     petab::ObjectiveResult evaluation;
   };
-  // Throws what evaluateObjective throws (sensode::Error, Cancelled).
-  Residuals residuals(const double* x);
+  // Throws what evaluateObjective throws (sensode::Error, Cancelled). Without `jacobian`: the
+  // residuals alone (a simulation without sensitivities; jacobian and the evaluation's
+  // sensitivities empty), counted as an objective evaluation, not a gradient evaluation.
+  Residuals residuals(const double* x, bool jacobian = true);
   // The objective and, when gradient != nullptr, its gradient w.r.t. the free parameters.
   // Fallbacks of the gradient method (Forward → ssASA → adjoint → fd) go into fallbacks().
   double value(const double* x, double* gradient);

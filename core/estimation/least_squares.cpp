@@ -14,7 +14,9 @@
 //
 // Here, each iteration:
 //   free = parameters not on a bound with the gradient g = Jᵀr pushing outwards;
-//   (J_FᵀJ_F + λ D_F) δ_F = −g_F, candidate P(x + δ) (clamped to the box), where D is
+//   (J_FᵀJ_F + λ D_F) δ_F = −g_F, re-solved without the free parameters on a bound that δ
+//   pushes outwards (held there; repeated until δ pushes none out: Bounds, below);
+//   candidate P(x + δ) (clamped to the box), where D is
 //   each parameter's largest diag(JᵀJ) so far (Moré's scaling) in a first phase, and the
 //   current diag(JᵀJ) (Marquardt's) in a restart from its end point (the note at Scaling);
 //   ratio = actual / predicted decrease of ½|r|², the prediction for the clamped step s:
@@ -29,6 +31,9 @@
 // that fails to evaluate, or evaluates to non-finite values, is a rejected step. Every trial
 // evaluation comes with its Jacobian (forward sensitivities), so an accepted step costs no
 // re-evaluation.
+// With LocalSettings::geodesicAcceleration (off by default), the trial point is the LM step
+// corrected for the valley's curvature (geodesic_acceleration.h: one more evaluation of the
+// residuals alone per trial), the ratio still against the velocity's predicted decrease.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -39,6 +44,7 @@
 #include <Eigen/Dense>
 
 #include "core/common/errors.h"
+#include "core/estimation/geodesic_acceleration.h"
 #include "core/estimation/local_optimizers.h"
 
 namespace sensode::estimation::detail {
@@ -67,6 +73,15 @@ constexpr double kDiagonalFloor = 1e-12;     // diag(JᵀJ) floor, relative to i
 //      phase 1 alone stopped at the iteration limit and the best was 147.54, not 138.22.
 // Measurements of both phases: docs/benchmarks/estimation.md (2026-11-26, second section).
 enum class Scaling { More, Marquardt };
+// Bounds. A parameter on a bound is free when the gradient points inwards, but the coupled step
+// δ_F can still push it outwards. Clamping it then leaves the other components solved for a
+// step that is not taken, and the clamped step can go uphill even in the linear model
+// (predicted decrease ≤ 0): until 2026-11-26 such a step was rejected and λ raised until the
+// step was nearly a scaled gradient step. On Crauste_CellSystems2017 (mu_LE, mu_P, mu_PE on
+// their lower bounds) 362 of 1028 trials from the best start's point were rejected so, and 600
+// iterations gained 3.3e-5; re-solving for the others with those held, LM from the same point
+// reached 190.963977 (the nominal's objective at that accuracy) in 46 iterations
+// (docs/benchmarks/estimation.md, sixth run).
 
 std::string described(const char* what, double value) {
   char buf[96];
@@ -79,20 +94,20 @@ struct Phase {
   bool gradientConverged = false;  // ended on the projected-gradient tolerance
 };
 
-Phase levenbergMarquardt(FitObjective& f, const std::vector<double>& x0,
+Phase levenbergMarquardt(ResidualFunction& f, const std::vector<double>& x0,
                          const LocalSettings& settings, Scaling scaling) {
   Phase phase;
   LocalResult& out = phase.result;
   const int n = f.size();
-  const std::vector<double>& lo = f.setup().lower;
-  const std::vector<double>& hi = f.setup().upper;
+  const std::vector<double>& lo = f.lower();
+  const std::vector<double>& hi = f.upper();
   const auto k = [](int i) { return static_cast<std::size_t>(i); };
   Eigen::VectorXd x(n);
   for (int i = 0; i < n; ++i) x(i) = std::clamp(x0[k(i)], lo[k(i)], hi[k(i)]);
   out.x.assign(x.data(), x.data() + n);
-  FitObjective::Residuals here;
+  ResidualFunction::Values here;
   try {
-    here = f.residuals(x.data());
+    here = f.evaluate(x.data(), true);
   } catch (const Cancelled&) {
     out.status = StartStatus::Cancelled;
     out.message = "cancelled";
@@ -102,7 +117,6 @@ Phase levenbergMarquardt(FitObjective& f, const std::vector<double>& x0,
     out.startNotEvaluable = true;
     return phase;
   }
-  here.evaluation = {};  // the residuals and the Jacobian are all the optimiser needs
   // The multistart checked only the objective here. A NaN in the Jacobian gives NaN steps,
   // which leave x unchanged and would end the start as a false convergence.
   if (!here.values.allFinite() || !here.jacobian.allFinite()) {
@@ -116,6 +130,7 @@ Phase levenbergMarquardt(FitObjective& f, const std::vector<double>& x0,
   Eigen::VectorXd scale = Eigen::VectorXd::Zero(n);  // D: running max of diag(JᵀJ) (floored)
   long failures = 0;
   std::string lastFailure;
+  Acceleration acceleration;
   int iteration = 0;
   bool done = false;
   while (!done) {
@@ -162,13 +177,33 @@ Phase levenbergMarquardt(FitObjective& f, const std::vector<double>& x0,
     for (;;) {
       Eigen::MatrixXd M = A;
       M.diagonal() += lambda * d;
-      const Eigen::VectorXd delta = M.ldlt().solve(-gf);
+      // The step of the free parameters, with those on a bound that it pushes outwards held
+      // there and the system re-solved for the rest (the note at "Bounds" above).
+      std::vector<Eigen::Index> kept(static_cast<std::size_t>(m));
+      for (Eigen::Index c = 0; c < m; ++c) kept[static_cast<std::size_t>(c)] = c;
+      Eigen::LDLT<Eigen::MatrixXd> factor(M);
+      Eigen::VectorXd sub = factor.solve(-gf);
+      for (;;) {
+        std::vector<Eigen::Index> next;
+        for (std::size_t a = 0; a < kept.size(); ++a) {
+          const int i = freeAt(kept[a]);
+          const double v = sub(static_cast<Eigen::Index>(a));
+          if (!((x(i) <= lo[k(i)] && v < 0) || (x(i) >= hi[k(i)] && v > 0))) next.push_back(kept[a]);
+        }
+        if (next.size() == kept.size()) break;
+        kept = std::move(next);
+        if (kept.empty()) break;  // a zero step: rejected, λ rises towards the scaled gradient
+        factor.compute(M(kept, kept));
+        sub = factor.solve(-gf(kept));
+      }
+      Eigen::VectorXd delta = Eigen::VectorXd::Zero(m);
+      for (std::size_t a = 0; a < kept.size(); ++a) delta(kept[a]) = sub(static_cast<Eigen::Index>(a));
       Eigen::VectorXd trialX = x;
       for (Eigen::Index c = 0; c < m; ++c) {
         const int i = freeAt(c);
         if (std::isfinite(delta(c))) trialX(i) = std::clamp(x(i) + delta(c), lo[k(i)], hi[k(i)]);
       }
-      const Eigen::VectorXd step = trialX - x;
+      const Eigen::VectorXd step = trialX - x;  // the LM step (velocity), clamped
       if (lambda <= kNearGaussNewton &&
           step.norm() <= settings.parameterTolerance * (x.norm() + settings.parameterTolerance)) {
         out.status = StartStatus::Converged;
@@ -176,12 +211,26 @@ Phase levenbergMarquardt(FitObjective& f, const std::vector<double>& x0,
         done = true;
         break;
       }
+      // The decrease the linear model predicts for the velocity (with acceleration too, as
+      // GSL's lmaccel: the acceleration corrects the velocity for the curvature the model lacks).
       const double predicted = -(g.dot(step) + 0.5 * (J * step).squaredNorm());
-      FitObjective::Residuals trial;
+      if (settings.geodesicAcceleration) {
+        try {
+          std::vector<int> moving;  // the parameters the step moves (free and not held)
+          for (const Eigen::Index c : kept) moving.push_back(freeAt(c));
+          accelerate(f, x, step, here, J, Jf(Eigen::all, kept), factor, d(kept), moving, lo, hi,
+                     trialX, acceleration);
+        } catch (const Cancelled&) {
+          out.status = StartStatus::Cancelled;
+          out.message = "cancelled";
+          done = true;
+          break;
+        }
+      }
+      ResidualFunction::Values trial;
       bool ok = false;
       try {
-        trial = f.residuals(trialX.data());
-        trial.evaluation = {};
+        trial = f.evaluate(trialX.data(), true);
         ok = std::isfinite(trial.objective) && trial.values.allFinite() &&
              trial.jacobian.allFinite();
       } catch (const Cancelled&) {
@@ -227,15 +276,38 @@ Phase levenbergMarquardt(FitObjective& f, const std::vector<double>& x0,
     }
   }
   out.iterations = iteration;
+  if (settings.geodesicAcceleration) out.message += acceleration.summary();
   if (failures > 0)
     out.message += " (" + std::to_string(failures) +
                    " trial points failed to evaluate, the last: " + lastFailure + ")";
   return phase;
 }
 
+// FitObjective as a ResidualFunction.
+class FitResiduals final : public ResidualFunction {
+ public:
+  explicit FitResiduals(FitObjective& f) : f_(f) {}
+  int size() const override { return f_.size(); }
+  const std::vector<double>& lower() const override { return f_.setup().lower; }
+  const std::vector<double>& upper() const override { return f_.setup().upper; }
+  Values evaluate(const double* x, bool jacobian) override {
+    FitObjective::Residuals r = f_.residuals(x, jacobian);
+    return {r.objective, std::move(r.values), std::move(r.jacobian)};
+  }
+
+ private:
+  FitObjective& f_;
+};
+
 }  // namespace
 
 LocalResult minimizeLeastSquares(FitObjective& f, const std::vector<double>& x0,
+                                 const LocalSettings& settings) {
+  FitResiduals residuals(f);
+  return minimizeLeastSquares(residuals, x0, settings);
+}
+
+LocalResult minimizeLeastSquares(ResidualFunction& f, const std::vector<double>& x0,
                                  const LocalSettings& settings) {
   Phase first = levenbergMarquardt(f, x0, settings, Scaling::More);
   const StartStatus s = first.result.status;

@@ -20,6 +20,8 @@ namespace sensode::estimation::detail {
 struct LocalSettings {
   int maxIterations = 500;
   double functionTolerance = 1e-8, parameterTolerance = 1e-8, gradientTolerance = 1e-6;
+  // Least squares: geodesic acceleration of the LM step (least_squares.cpp).
+  bool geodesicAcceleration = false;
 };
 
 struct LocalResult {
@@ -34,7 +36,28 @@ struct LocalResult {
   bool startNotEvaluable = false;
 };
 
+// What the least-squares optimiser needs of its objective: FitObjective (through an adapter in
+// least_squares.cpp), or a test function. evaluate throws sensode::Error for a point that cannot
+// be evaluated, Cancelled to end the start.
+class ResidualFunction {
+ public:
+  struct Values {
+    double objective = 0;      // the objective reported (½|r|² + a constant)
+    Eigen::VectorXd values;    // r
+    Eigen::MatrixXd jacobian;  // dr/dx, empty when not asked for
+  };
+  virtual ~ResidualFunction() = default;
+  virtual int size() const = 0;
+  virtual const std::vector<double>& lower() const = 0;
+  virtual const std::vector<double>& upper() const = 0;
+  // The residuals, with their Jacobian when `jacobian` (without: the residuals alone, which for
+  // an ODE model is one simulation without sensitivities).
+  virtual Values evaluate(const double* x, bool jacobian) = 0;
+};
+
 LocalResult minimizeLeastSquares(FitObjective& f, const std::vector<double>& x0,
+                                 const LocalSettings& settings);
+LocalResult minimizeLeastSquares(ResidualFunction& f, const std::vector<double>& x0,
                                  const LocalSettings& settings);
 LocalResult minimizeQuasiNewton(FitObjective& f, const std::vector<double>& x0,
                                 const LocalSettings& settings);
