@@ -18,6 +18,7 @@
 #include "core/estimation/local_optimizers.h"
 #include "core/estimation/polish.h"
 #include "core/estimation/profile_likelihood.h"
+#include "core/estimation/scatter_search.h"
 #include "core/estimation/start_screen.h"
 #include "core/estimation/worker_pool.h"
 #include "core/petab/gradient_check.h"
@@ -318,17 +319,50 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
   if (options.useStartValues) starts.push_back(setup.point);
   const int sampled = options.starts - (options.useStartValues ? 1 : 0);
   std::vector<std::vector<double>> free;
-  if (options.screen > 0) {
-    const auto t0 = Clock::now();
+  const auto globalStarted = Clock::now();
+  if (sampled > 0 && options.global == GlobalPhase::ScatterSearch) {
+    result.global = GlobalPhase::ScatterSearch;
+    detail::ScatterSearchSettings ess;
+    ess.evaluations = options.globalEvaluations > 0
+                          ? options.globalEvaluations
+                          : 1000L * static_cast<long>(setup.free.size());
+    ess.seed = options.seed;
+    const detail::WorkerProblems workers(threads, problemSpec.yamlFile, problem);
+    const ProgressMonitor evaluationMonitor = progress.monitor();
+    // One simulation per point, no sensitivities; a point where the model cannot be simulated
+    // stays at +inf (eSS ranks it last).
+    const detail::BatchObjective batch = [&](const std::vector<std::vector<double>>& points,
+                                             std::vector<double>& values) {
+      workers.run(static_cast<int>(points.size()), [&](int i, const petab::Problem& own) {
+        if (progress.stopped()) return;
+        detail::FitObjective f(own, setup, evaluationMonitor);
+        try {
+          values[static_cast<std::size_t>(i)] = f.value(points[static_cast<std::size_t>(i)].data(), nullptr);
+        } catch (const Cancelled&) {
+        } catch (const Error&) {
+        }
+      });
+    };
+    detail::ScatterSearchResult found = detail::scatterSearch(
+        setup.lower, setup.upper, sampled, ess, batch, [&] { return progress.stopped(); });
+    result.globalEvaluations = found.evaluations;
+    result.globalGenerations = found.generations;
+    result.globalBest = found.best;
+    free = std::move(found.starts);
+  } else if (sampled > 0 && options.global == GlobalPhase::Screen && options.screen > 0) {
+    result.global = GlobalPhase::Screen;
     detail::ScreenedStarts screened =
         detail::screenStarts(problemSpec.yamlFile, problem, setup, sampled, options.screen,
                              options.seed, threads, progress.monitor());
     result.screenedPoints = screened.screened;
-    result.screenSeconds = seconds(t0);
+    result.screenSeconds = seconds(globalStarted);
+    result.globalEvaluations = screened.screened;
+    for (double v : screened.objectives) result.globalBest = std::min(result.globalBest, v);
     free = std::move(screened.starts);
   } else {
     free = detail::latinHypercube(setup.lower, setup.upper, sampled, options.seed);
   }
+  result.globalSeconds = result.global == GlobalPhase::None ? 0 : seconds(globalStarted);
   for (const auto& x : free) {
     std::vector<double> q = setup.point;
     for (std::size_t i = 0; i < setup.free.size(); ++i)

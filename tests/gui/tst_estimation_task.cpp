@@ -373,6 +373,27 @@ class TestEstimationTask : public QObject {
     SENSODE_VERIFY_CANCEL_WITHIN(panel, finished, 0.5);
   }
 
+  // The scatter search says so in the phase line, and Cancel stops it as fast as the screen.
+  void cancelDuringTheScatterSearch() {
+    MainWindow w(testing::testWindowOptions());
+    w.show();
+    QVERIFY(w.openModel(kDecay));
+    TaskPanel* panel = w.openTask(QStringLiteral("estimation"));
+    panel->setupWidget()->setSettings({{"problem", kBoehm}, {"starts", 20}, {"global", "ess"},
+                                       {"global_evaluations", 1000000}, {"threads", 1},
+                                       {"parameters", QJsonObject{}}, {"profile", QJsonArray{}}});
+    QVERIFY2(panel->setupWidget()->validate().isEmpty(), qPrintable(panel->setupWidget()->validate()));
+    QSignalSpy finished(panel, &TaskPanel::runFinished);
+    QTest::mouseClick(panel->runButton(), Qt::LeftButton);
+    auto* progressText = panel->findChild<QLabel*>(QStringLiteral("progressText"));
+    QVERIFY(progressText);
+    QTRY_VERIFY2_WITH_TIMEOUT(progressText->text().contains(QStringLiteral("scatter search")),
+                              qPrintable(progressText->text()), 10000);
+    QTest::qWait(500);  // inside the search (1e6 Boehm simulations: many minutes)
+    QVERIFY2(panel->isRunning(), "the run ended before it could be cancelled");
+    SENSODE_VERIFY_CANCEL_WITHIN(panel, finished, 0.5);
+  }
+
   // Bad settings reach the runner too (restored from QSettings, written by a script): the run
   // fails with a message naming the parameter and the file, and the previous results stay.
   void badSettingsFailWithTheirReason() {
