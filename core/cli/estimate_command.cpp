@@ -60,6 +60,9 @@ const std::vector<OptionSpec>& estimateOptions() {
                                       "(--global-evaluations), or none (default screen)"},
       {"--global-evaluations", "E", "objective evaluations of the scatter search (default 1000 "
                                     "per estimated parameter)"},
+      {"--global-local", "K", "local optimisations inside the scatter search every K "
+                              "generations, one per thread, at most 100 iterations each (their "
+                              "evaluations count towards E; default 0: none)"},
       {"--polish", "K", "continue the best K distinct starts by L-BFGS, then LM, with rtol and "
                         "atol divided by 100, ftol and xtol by 1e4 (default 2; 0: none)"},
       {"--method", "auto|ls|qn", "optimiser: least squares (bounded Levenberg-Marquardt), "
@@ -205,6 +208,7 @@ void writeSummary(const fs::path& file, const std::string& yaml,
       .add("global_evaluations", r.globalEvaluations)
       .add("global_seconds", r.globalSeconds)
       .add("global_generations", r.globalGenerations)
+      .add("global_local_searches", r.globalLocalSearches)
       .add("global_best_objective", r.globalBest)
       .add("polished_starts", o.polish)
       .add("best_objective", r.bestObjective)
@@ -246,6 +250,7 @@ int runEstimate(std::span<const std::string> args) {
   o.screen = static_cast<int>(a.integer("--screen", o.screen, 0, 10000));
   o.polish = static_cast<int>(a.integer("--polish", o.polish, 0, 100000));
   o.globalEvaluations = a.integer("--global-evaluations", o.globalEvaluations, 0, 1L << 40);
+  o.globalLocalEvery = static_cast<int>(a.integer("--global-local", o.globalLocalEvery, 0, 1000000));
   if (const auto g = a.string("--global")) {
     const auto parsed = estimation::globalPhaseFromString(*g);
     if (!parsed) throw UsageError("estimate: --global: '" + *g + "' is not one of screen, ess, none");
@@ -315,7 +320,9 @@ int runEstimate(std::span<const std::string> args) {
     std::printf("global phase %s: %ld objective evaluations in %.1f s%s, best objective %.12g\n",
                 estimation::toString(r.global), r.globalEvaluations, r.globalSeconds,
                 r.global == estimation::GlobalPhase::ScatterSearch
-                    ? (" (" + std::to_string(r.globalGenerations) + " generations)").c_str()
+                    ? (" (" + std::to_string(r.globalGenerations) + " generations, " +
+                       std::to_string(r.globalLocalSearches) + " local searches)")
+                          .c_str()
                     : "",
                 r.globalBest);
   std::printf("best objective %.12g (nominal %.12g) from %zu starts in %.1f s\n", r.bestObjective,

@@ -343,8 +343,38 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
         }
       });
     };
-    detail::ScatterSearchResult found = detail::scatterSearch(
-        setup.lower, setup.upper, sampled, ess, batch, [&] { return progress.stopped(); });
+    // eSS's local phase: the multistart's own optimiser, at most 100 iterations (the final
+    // starts continue from the best of them), as many per round as there are threads.
+    ess.localEvery = options.globalLocalEvery;
+    ess.localCount = std::max(1, static_cast<int>(workers.size()));
+    detail::LocalSettings localSettings{std::min(options.maxIterations, 100),
+                                        options.functionTolerance, options.parameterTolerance,
+                                        options.gradientTolerance};
+    const detail::BatchLocalSearch local = [&](std::vector<std::vector<double>>& points,
+                                               std::vector<double>& values) {
+      std::vector<long> used(points.size(), 0);
+      workers.run(static_cast<int>(points.size()), [&](int i, const petab::Problem& own) {
+        const auto k = static_cast<std::size_t>(i);
+        if (progress.stopped()) return;
+        detail::FitObjective f(own, setup, evaluationMonitor);
+        try {
+          const detail::LocalResult r =
+              leastSquares ? detail::minimizeLeastSquares(f, points[k], localSettings)
+                           : detail::minimizeQuasiNewton(f, points[k], localSettings);
+          if (std::isfinite(r.objective) && r.objective <= values[k])
+            points[k] = r.x, values[k] = r.objective;
+        } catch (const Error&) {
+        }
+        used[k] = f.objectiveEvaluations() + f.gradientEvaluations();
+      });
+      long total = 0;
+      for (long u : used) total += u;
+      return total;
+    };
+    detail::ScatterSearchResult found =
+        detail::scatterSearch(setup.lower, setup.upper, sampled, ess, batch,
+                              [&] { return progress.stopped(); }, local);
+    result.globalLocalSearches = found.localSearches;
     result.globalEvaluations = found.evaluations;
     result.globalGenerations = found.generations;
     result.globalBest = found.best;

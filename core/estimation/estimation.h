@@ -103,6 +103,10 @@ struct EstimationOptions {
   GlobalPhase global = GlobalPhase::Screen;  // Screen with screen = 0 is None
   // Objective evaluations of the scatter search; 0: 1000 per estimated parameter.
   long globalEvaluations = 0;
+  // Local optimisations inside the scatter search every K generations (eSS's local phase, as
+  // many as threads at a time, at most 100 iterations each; their objective and Jacobian
+  // evaluations count towards globalEvaluations); 0: none.
+  int globalLocalEvery = 0;
   // The best `polish` starts (with objectives more than 1e-3 apart: one per optimum) are
   // continued at tighter tolerances (polish.h); 0: none. 2 by default (the same run: Zheng's
   // best −288.02 → −292.03, Crauste's 190.9733 → 190.9691).
@@ -238,6 +242,7 @@ struct EstimationResult {
   long globalEvaluations = 0;       // its objective evaluations (the screen: screenedPoints)
   double globalSeconds = 0;         // its wall time
   int globalGenerations = 0;        // scatter search generations
+  int globalLocalSearches = 0;      // local optimisations inside the scatter search
   double globalBest = std::numeric_limits<double>::infinity();  // best objective it saw
   std::vector<double> best;         // best point on the scales (empty without success)
   double bestObjective = std::numeric_limits<double>::infinity();

@@ -109,6 +109,8 @@ std::optional<std::string> EstimationOptions::validate() const {
   if (starts < 1) return violated("starts", std::to_string(starts), "starts >= 1");
   if (screen < 0) return violated("screen", std::to_string(screen), "screen >= 0");
   if (polish < 0) return violated("polish", std::to_string(polish), "polish >= 0");
+  if (globalLocalEvery < 0)
+    return violated("globalLocalEvery", std::to_string(globalLocalEvery), "globalLocalEvery >= 0");
   if (globalEvaluations < 0)
     return violated("globalEvaluations", std::to_string(globalEvaluations),
                     "globalEvaluations >= 0");

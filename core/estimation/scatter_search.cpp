@@ -39,8 +39,9 @@ double scaledDistance(const Point& a, const Point& b, const Point& lower, const 
 class Search {
  public:
   Search(const Point& lower, const Point& upper, const ScatterSearchSettings& s,
-         const BatchObjective& f, const std::function<bool()>& stop)
-      : lower_(lower), upper_(upper), s_(s), f_(f), stop_(stop), rng_(s.seed ^ 0xe55e55e55ULL) {}
+         const BatchObjective& f, const std::function<bool()>& stop, const BatchLocalSearch& local)
+      : lower_(lower), upper_(upper), s_(s), f_(f), stop_(stop), local_(local),
+        rng_(s.seed ^ 0xe55e55e55ULL) {}
 
   bool exhausted() const { return evaluations_ >= s_.evaluations || (stop_ && stop_()); }
 
@@ -91,6 +92,7 @@ class Search {
     ScatterSearchResult r;
     r.evaluations = evaluations_;
     r.generations = generations_;
+    r.localSearches = static_cast<int>(localOptima_.size());
     r.best = best_;
     // The distance filter of eSS's local-search selection (Egea et al. 2010 §2.4): starts in
     // one basin would end at one optimum, so every start after the best must be far from the
@@ -228,6 +230,9 @@ class Search {
           child[static_cast<std::size_t>(i)] = children[c], fchild[static_cast<std::size_t>(i)] = values[c];
       }
     goBeyond(child, fchild);
+    if (local_ && s_.localEvery > 0 && generations_ % s_.localEvery == s_.localEvery - 1 &&
+        !exhausted())
+      localSearches(child, fchild);
 
     std::vector<int> stuck;
     for (std::size_t i = 0; i < static_cast<std::size_t>(b); ++i) {
@@ -276,11 +281,57 @@ class Search {
     }
   }
 
+  // Local searches from the children best in quality and in distance from the earlier local
+  // optima together (pyPESTO's balance 0.5): far from every optimum found, a good child is
+  // likely in a basin not yet searched.
+  void localSearches(std::vector<Point>& child, std::vector<double>& fchild) {
+    const std::size_t b = child.size();
+    std::vector<double> distance(b, std::numeric_limits<double>::infinity());
+    for (std::size_t i = 0; i < b; ++i)
+      for (const Point& y : localOptima_)
+        distance[i] = std::min(distance[i], scaledDistance(child[i], y, lower_, upper_));
+    std::vector<double> negative(b);
+    for (std::size_t i = 0; i < b; ++i) negative[i] = -distance[i];
+    std::vector<int> qualityRank(b), distanceRank(b);
+    const std::vector<int> byQuality = ascending(fchild), byDistance = ascending(negative);
+    for (std::size_t r = 0; r < b; ++r) {
+      qualityRank[static_cast<std::size_t>(byQuality[r])] = static_cast<int>(r);
+      distanceRank[static_cast<std::size_t>(byDistance[r])] = static_cast<int>(r);
+    }
+    std::vector<double> priority(b);
+    for (std::size_t i = 0; i < b; ++i)
+      priority[i] = std::isfinite(fchild[i]) ? qualityRank[i] + distanceRank[i]
+                                             : std::numeric_limits<double>::infinity();
+    std::vector<int> chosen = ascending(priority);
+    chosen.resize(std::min(b, static_cast<std::size_t>(std::max(1, s_.localCount))));
+    std::vector<Point> points;
+    std::vector<double> values;
+    std::vector<std::size_t> from;  // the child each point came from
+    for (int i : chosen) {
+      if (!std::isfinite(fchild[static_cast<std::size_t>(i)])) continue;
+      from.push_back(static_cast<std::size_t>(i));
+      points.push_back(child[static_cast<std::size_t>(i)]);
+      values.push_back(fchild[static_cast<std::size_t>(i)]);
+    }
+    if (points.empty()) return;
+    evaluations_ += local_(points, values);
+    for (std::size_t k = 0; k < points.size(); ++k) {
+      localOptima_.push_back(points[k]);
+      if (!std::isfinite(values[k])) continue;
+      const std::size_t i = from[k];
+      child[i] = points[k], fchild[i] = values[k];
+      archive_.push_back(points[k]);
+      archiveValues_.push_back(values[k]);
+      best_ = std::min(best_, values[k]);
+    }
+  }
+
   const Point& lower_;
   const Point& upper_;
   const ScatterSearchSettings& s_;
   const BatchObjective& f_;
   const std::function<bool()>& stop_;
+  const BatchLocalSearch& local_;
   std::mt19937_64 rng_;
   long evaluations_ = 0;
   int generations_ = 0;
@@ -290,6 +341,7 @@ class Search {
   std::vector<int> stuck_;
   std::vector<Point> archive_;  // every finite evaluated point
   std::vector<double> archiveValues_;
+  std::vector<Point> localOptima_;  // end points of the local searches
 };
 
 }  // namespace
@@ -315,8 +367,9 @@ ScatterSearchResult scatterSearch(const std::vector<double>& lower,
                                   const std::vector<double>& upper, int count,
                                   const ScatterSearchSettings& settings,
                                   const BatchObjective& objective,
-                                  const std::function<bool()>& stop) {
-  Search search(lower, upper, settings, objective, stop);
+                                  const std::function<bool()>& stop,
+                                  const BatchLocalSearch& local) {
+  Search search(lower, upper, settings, objective, stop, local);
   if (count < 1) return {};
   search.run();
   ScatterSearchResult r = search.result(count);

@@ -26,6 +26,11 @@ namespace sensode::estimation::detail {
 using BatchObjective = std::function<void(const std::vector<std::vector<double>>& points,
                                           std::vector<double>& values)>;
 
+// Local optimisations from `points` (in parallel), each point and value replaced by the local
+// optimum's; a failed one leaves +inf. Returns the objective evaluations they used.
+using BatchLocalSearch = std::function<long(std::vector<std::vector<double>>& points,
+                                            std::vector<double>& values)>;
+
 struct ScatterSearchSettings {
   // Objective evaluations; the search stops at the first batch boundary past it.
   long evaluations = 10000;
@@ -36,6 +41,12 @@ struct ScatterSearchSettings {
   // of the box (0.1: a tenth of each range on average, 0.8 decades in an 8-decade box).
   double startDistance = 0.1;
   std::uint64_t seed = 1;
+  // eSS's local phase (Egea et al. 2010 §2.4; pyPESTO's local_n2 and balance): every
+  // `localEvery` generations, `localCount` local searches from the generation's children chosen
+  // by rank in quality plus rank in distance from the earlier local optima (equal weights), the
+  // optima put back as the children. 0: none. Their evaluations count towards the budget.
+  int localEvery = 0;
+  int localCount = 1;
 };
 
 struct ScatterSearchResult {
@@ -43,6 +54,7 @@ struct ScatterSearchResult {
   std::vector<double> values;               // the objective at each
   long evaluations = 0;
   int generations = 0;
+  int localSearches = 0;
   double best = std::numeric_limits<double>::infinity();  // best objective seen
 };
 
@@ -53,7 +65,8 @@ ScatterSearchResult scatterSearch(const std::vector<double>& lower,
                                   const std::vector<double>& upper, int count,
                                   const ScatterSearchSettings& settings,
                                   const BatchObjective& objective,
-                                  const std::function<bool()>& stop = {});
+                                  const std::function<bool()>& stop = {},
+                                  const BatchLocalSearch& local = {});
 
 // The positions of at most `count` points, by ascending finite value, each at RMS scaled
 // distance >= minDistance from those chosen before (ties: lower position first).

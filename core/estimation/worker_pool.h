@@ -30,6 +30,7 @@ class WorkerProblems {
   // Loads threads − 1 copies of the problem (the caller's `shared` one serves the first worker).
   WorkerProblems(int threads, const std::filesystem::path& yaml, const petab::Problem& shared);
   void run(int count, const std::function<void(int, const petab::Problem&)>& task) const;
+  std::size_t size() const { return own_.size() + 1; }  // threads
 
  private:
   const petab::Problem& shared_;

@@ -12,6 +12,7 @@
 //               evaluated in order or backwards (as threads may finish); another seed others.
 //   distinct    the starts are `count` points, best first, mutually at least the start distance
 //               apart (or the halved one), and distinctBest keeps exactly that rule.
+//   local       eSS's local phase: searches every localEvery generations, their optima kept.
 //   budget      the search stops after the batch that reaches the evaluation budget; a stop
 //               request ends it at the next batch; failed evaluations (+inf) are never starts.
 #include <QtTest/QtTest>
@@ -149,6 +150,36 @@ class TestScatterSearch : public QObject {
     QCOMPARE(est::distinctBest(points, values, lo, hi, 10, 0.1), (std::vector<int>{0, 2, 5}));
     QCOMPARE(est::distinctBest(points, values, lo, hi, 2, 0.1), (std::vector<int>{0, 2}));
     QCOMPARE(est::distinctBest(points, values, lo, hi, 10, 0.0), (std::vector<int>{0, 1, 2, 3, 5}));
+  }
+
+  // The local phase: every localEvery generations localCount searches, their optima (here the
+  // nearest lattice point, a Rastrigin local minimum up to 1e-2) put back and kept as starts.
+  void localSearches() {
+    const Point lower(4, -5.12), upper(4, 5.12);
+    est::ScatterSearchSettings s;
+    s.evaluations = 4000;
+    s.localEvery = 5;
+    s.localCount = 2;
+    int calls = 0;
+    const est::BatchLocalSearch lattice = [&](std::vector<Point>& p, std::vector<double>& v) {
+      ++calls;
+      for (std::size_t i = 0; i < p.size(); ++i) {
+        for (double& x : p[i]) x = std::round(x);
+        v[i] = ::rastrigin(p[i]);
+      }
+      return static_cast<long>(p.size());
+    };
+    const auto r = est::scatterSearch(lower, upper, 6, s, batchOf(::rastrigin), {}, lattice);
+    QVERIFY(calls > 0);
+    QCOMPARE(r.localSearches, 2 * calls);
+    // At generations 5, 10, …, unless the budget ran out just before one.
+    QVERIFY2(calls == r.generations / 5 || calls + 1 == r.generations / 5,
+             qPrintable(QString("%1 calls, %2 generations").arg(calls).arg(r.generations)));
+    // The optima are candidate starts like any evaluated point: some are among the best.
+    const bool anyLattice = std::any_of(r.starts.begin(), r.starts.end(), [](const Point& x) {
+      return std::all_of(x.begin(), x.end(), [](double v) { return v == std::round(v); });
+    });
+    QVERIFY(anyLattice);
   }
 
   void budget() {
