@@ -3,7 +3,7 @@
 //                  [--gradient forward|adjoint|ssasa|fd] [--profile ID,...] [--threads T]
 //                  [--max-iterations K] [--ftol F] [--gtol G] [--xtol X] [--rtol R] [--atol A]
 //                  [--no-start-values] [--global screen|ess|none] [--screen K]
-//                  [--global-evaluations E] [--polish K] [--out DIR]
+//                  [--global-evaluations E] [--global-local K] [--polish K] [--out DIR]
 //
 // Fits the estimated parameters of a PEtab problem (core/estimation/estimation.h): a multistart
 // of local optimisations from a seeded Latin hypercube in the bounds (plus the table's nominal
@@ -53,11 +53,12 @@ const std::vector<OptionSpec>& estimateOptions() {
   static const std::vector<OptionSpec> specs = {
       {"--starts", "N", "local optimisations (default 20)"},
       {"--seed", "S", "seed of the Latin hypercube of starts (default 1)"},
-      {"--screen", "K", "start from the best N of K x N Latin-hypercube points ranked by their "
+      {"--screen", "K", "the screen (implies --global screen unless --global is given): start "
+                        "from the best N of K x N Latin-hypercube points ranked by their "
                         "objective (N: the sampled starts; default 50; 0: no screen)"},
       {"--global", "screen|ess|none", "global phase that chooses the starts: the screen "
                                       "(--screen), enhanced scatter search on objective values "
-                                      "(--global-evaluations), or none (default screen)"},
+                                      "(--global-evaluations), or none (default ess)"},
       {"--global-evaluations", "E", "objective evaluations of the scatter search (default 1000 "
                                     "per estimated parameter)"},
       {"--global-local", "K", "local optimisations inside the scatter search every K "
@@ -251,6 +252,8 @@ int runEstimate(std::span<const std::string> args) {
   o.polish = static_cast<int>(a.integer("--polish", o.polish, 0, 100000));
   o.globalEvaluations = a.integer("--global-evaluations", o.globalEvaluations, 0, 1L << 40);
   o.globalLocalEvery = static_cast<int>(a.integer("--global-local", o.globalLocalEvery, 0, 1000000));
+  // --screen K alone keeps its meaning from before the scatter search was the default.
+  if (a.has("--screen") && !a.has("--global")) o.global = estimation::GlobalPhase::Screen;
   if (const auto g = a.string("--global")) {
     const auto parsed = estimation::globalPhaseFromString(*g);
     if (!parsed) throw UsageError("estimate: --global: '" + *g + "' is not one of screen, ess, none");

@@ -96,9 +96,10 @@ const QList<FieldSpec>& fields() {
        {}, K::Integer, static_cast<qint64>(defaults.globalEvaluations), 0, 1e12, false, false,
        {}, {}},
       {QStringLiteral("screen"), QStringLiteral("Screened points per start"),
-       QStringLiteral("0: the sampled starts are a Latin hypercube. K > 0: the objective alone "
-                      "is evaluated at K times as many Latin-hypercube points and the starts "
-                      "are the best of them (cheap: one simulation per point)."),
+       QStringLiteral("With the global phase Screen. 0: the sampled starts are a Latin "
+                      "hypercube. K > 0: the objective alone is evaluated at K times as many "
+                      "Latin-hypercube points and the starts are the best of them (cheap: one "
+                      "simulation per point)."),
        {}, K::Integer, defaults.screen, 0, 10000, false, false, {}, {}},
       {QStringLiteral("polish"), QStringLiteral("Polished starts"),
        QStringLiteral("The best K starts (one per optimum) are continued by L-BFGS, then "

@@ -394,6 +394,7 @@ class TestEstimation : public QObject {
     est::EstimationOptions o = quickOptions(count);
     o.useStartValues = false;
     o.seed = 3;
+    o.global = est::GlobalPhase::Screen;
     o.screen = factor;
     const est::EstimationResult r = est::runEstimation({yaml}, o);
     QVERIFY2(r.status == est::EstimationResult::Status::Success, r.message.c_str());
@@ -559,7 +560,7 @@ class TestEstimation : public QObject {
     o.useStartValues = false;
     o.optimizer = est::Optimizer::LeastSquares;
     o.seed = 1;
-    o.screen = 0;  // the starts are the hypercube below
+    o.global = est::GlobalPhase::None;  // the starts are the hypercube below
     o.polish = 0;
     // For k < 0.5 every state is a steady state (J_r = 0): by default the steady state's
     // sensitivities then come from forward integration (and are right: x* = x₀); the linear

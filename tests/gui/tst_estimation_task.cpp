@@ -332,9 +332,10 @@ class TestEstimationTask : public QObject {
     const auto before = panel->shownResult();
 
     // Boehm from many starts with a finite-difference gradient: far longer than the cancel. No
-    // screen: its 25000 points took 30–40 s before the first start reported progress.
+    // global phase: the screen's 25000 points took 30–40 s before the first start reported
+    // progress.
     panel->setupWidget()->setSettings({{"problem", kBoehm}, {"starts", 500}, {"optimizer", "qn"},
-                                       {"gradient", "fd"}, {"threads", 1}, {"screen", 0},
+                                       {"gradient", "fd"}, {"threads", 1}, {"global", "none"},
                                        {"parameters", QJsonObject{}}, {"profile", QJsonArray{}}});
     QVERIFY2(panel->setupWidget()->validate().isEmpty(), qPrintable(panel->setupWidget()->validate()));
     QSignalSpy finished(panel, &TaskPanel::runFinished);
@@ -357,7 +358,8 @@ class TestEstimationTask : public QObject {
     w.show();
     QVERIFY(w.openModel(kDecay));
     TaskPanel* panel = w.openTask(QStringLiteral("estimation"));
-    panel->setupWidget()->setSettings({{"problem", kBoehm}, {"starts", 500}, {"screen", 1000},
+    panel->setupWidget()->setSettings({{"problem", kBoehm}, {"starts", 500}, {"global", "screen"},
+                                       {"screen", 1000},
                                        {"threads", 1}, {"parameters", QJsonObject{}},
                                        {"profile", QJsonArray{}}});
     QVERIFY2(panel->setupWidget()->validate().isEmpty(), qPrintable(panel->setupWidget()->validate()));
