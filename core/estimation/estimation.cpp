@@ -18,7 +18,6 @@
 #include "core/estimation/local_optimizers.h"
 #include "core/estimation/polish.h"
 #include "core/estimation/profile_likelihood.h"
-#include "core/estimation/scatter_search.h"
 #include "core/estimation/start_screen.h"
 #include "core/estimation/worker_pool.h"
 #include "core/petab/gradient_check.h"
@@ -327,53 +326,15 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
                           ? options.globalEvaluations
                           : 1000L * static_cast<long>(setup.free.size());
     ess.seed = options.seed;
-    const detail::WorkerProblems workers(threads, problemSpec.yamlFile, problem);
-    const ProgressMonitor evaluationMonitor = progress.monitor();
-    // One simulation per point, no sensitivities; a point where the model cannot be simulated
-    // stays at +inf (eSS ranks it last).
-    const detail::BatchObjective batch = [&](const std::vector<std::vector<double>>& points,
-                                             std::vector<double>& values) {
-      workers.run(static_cast<int>(points.size()), [&](int i, const petab::Problem& own) {
-        if (progress.stopped()) return;
-        detail::FitObjective f(own, setup, evaluationMonitor);
-        try {
-          values[static_cast<std::size_t>(i)] = f.value(points[static_cast<std::size_t>(i)].data(), nullptr);
-        } catch (const Cancelled&) {
-        } catch (const Error&) {
-        }
-      });
-    };
-    // eSS's local phase: the multistart's own optimiser, at most 100 iterations (the final
-    // starts continue from the best of them), as many per round as there are threads.
     ess.localEvery = options.globalLocalEvery;
-    ess.localCount = std::max(1, static_cast<int>(workers.size()));
-    detail::LocalSettings localSettings{std::min(options.maxIterations, 100),
-                                        options.functionTolerance, options.parameterTolerance,
-                                        options.gradientTolerance};
-    const detail::BatchLocalSearch local = [&](std::vector<std::vector<double>>& points,
-                                               std::vector<double>& values) {
-      std::vector<long> used(points.size(), 0);
-      workers.run(static_cast<int>(points.size()), [&](int i, const petab::Problem& own) {
-        const auto k = static_cast<std::size_t>(i);
-        if (progress.stopped()) return;
-        detail::FitObjective f(own, setup, evaluationMonitor);
-        try {
-          const detail::LocalResult r =
-              leastSquares ? detail::minimizeLeastSquares(f, points[k], localSettings)
-                           : detail::minimizeQuasiNewton(f, points[k], localSettings);
-          if (std::isfinite(r.objective) && r.objective <= values[k])
-            points[k] = r.x, values[k] = r.objective;
-        } catch (const Error&) {
-        }
-        used[k] = f.objectiveEvaluations() + f.gradientEvaluations();
-      });
-      long total = 0;
-      for (long u : used) total += u;
-      return total;
-    };
-    detail::ScatterSearchResult found =
-        detail::scatterSearch(setup.lower, setup.upper, sampled, ess, batch,
-                              [&] { return progress.stopped(); }, local);
+    // Local searches inside the search: the multistart's optimiser, at most 100 iterations (the
+    // final starts continue from the best of them).
+    const detail::LocalSettings local{std::min(options.maxIterations, 100),
+                                      options.functionTolerance, options.parameterTolerance,
+                                      options.gradientTolerance};
+    detail::ScatterSearchResult found = detail::scatterSearchStarts(
+        problemSpec.yamlFile, problem, setup, sampled, ess, leastSquares, local, threads,
+        progress.monitor(), [&] { return progress.stopped(); });
     result.globalLocalSearches = found.localSearches;
     result.globalEvaluations = found.evaluations;
     result.globalGenerations = found.generations;
