@@ -58,7 +58,7 @@ const std::vector<OptionSpec>& estimateOptions() {
                         "objective (N: the sampled starts; default 50; 0: no screen)"},
       {"--global", "screen|ess|none", "global phase that chooses the starts: the screen "
                                       "(--screen), enhanced scatter search on objective values "
-                                      "(--global-evaluations), or none (default ess)"},
+                                      "(--global-evaluations), or none (default screen)"},
       {"--global-evaluations", "E", "objective evaluations of the scatter search (default 1000 "
                                     "per estimated parameter)"},
       {"--global-local", "K", "local optimisations inside the scatter search every K "
@@ -252,7 +252,7 @@ int runEstimate(std::span<const std::string> args) {
   o.polish = static_cast<int>(a.integer("--polish", o.polish, 0, 100000));
   o.globalEvaluations = a.integer("--global-evaluations", o.globalEvaluations, 0, 1L << 40);
   o.globalLocalEvery = static_cast<int>(a.integer("--global-local", o.globalLocalEvery, 0, 1000000));
-  // --screen K alone keeps its meaning from before the scatter search was the default.
+  // --screen K alone means the screen (also if the default global phase changes).
   if (a.has("--screen") && !a.has("--global")) o.global = estimation::GlobalPhase::Screen;
   if (const auto g = a.string("--global")) {
     const auto parsed = estimation::globalPhaseFromString(*g);
