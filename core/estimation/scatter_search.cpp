@@ -85,6 +85,7 @@ class Search {
         std::max<long>(b, std::min<long>(s_.diverse > 0 ? s_.diverse : std::max(10 * n, 2 * b),
                                          std::max<long>(b, s_.evaluations / 2)));
     initialize(b, latinHypercube(lower_, upper_, static_cast<int>(diverse), s_.seed ^ 0xd17e75eULL));
+    initial_ = archive_.size();
     while (!exhausted()) generation();
   }
 
@@ -97,13 +98,24 @@ class Search {
     // The distance filter of eSS's local-search selection (Egea et al. 2010 §2.4): starts in
     // one basin would end at one optimum, so every start after the best must be far from the
     // others. Halved until enough points qualify (a search that converged has few far points).
+    // A share of the starts may come from the initial Latin hypercube's best (the screen's
+    // choice): a search that converged onto a wide plateau (Crauste: 291.7, the fit 191.0) has
+    // its distinct points all on it.
     std::vector<int> chosen;
-    for (double d = s_.startDistance; d > 1e-6; d /= 2) {
-      chosen = distinctBest(archive_, archiveValues_, lower_, upper_, count, d);
-      if (static_cast<int>(chosen.size()) >= count) break;
-    }
-    if (static_cast<int>(chosen.size()) < count)
-      chosen = distinctBest(archive_, archiveValues_, lower_, upper_, count, 0);
+    const auto fill = [&](int upto, std::size_t limit) {
+      for (double d = s_.startDistance; static_cast<int>(chosen.size()) < upto; d /= 2) {
+        extendDistinct(archive_, archiveValues_, lower_, upper_, upto, d > 1e-6 ? d : 0, chosen,
+                       limit);
+        if (d <= 1e-6) break;
+      }
+    };
+    const int fromInitial = static_cast<int>(std::lround(count * s_.initialShare));
+    fill(count - fromInitial, archive_.size());
+    fill(count, initial_);
+    fill(count, archive_.size());  // too few initial points: the rest from the search
+    std::stable_sort(chosen.begin(), chosen.end(), [&](int a, int b) {
+      return archiveValues_[static_cast<std::size_t>(a)] < archiveValues_[static_cast<std::size_t>(b)];
+    });
     for (int k : chosen) {
       r.starts.push_back(archive_[static_cast<std::size_t>(k)]);
       r.values.push_back(archiveValues_[static_cast<std::size_t>(k)]);
@@ -341,25 +353,36 @@ class Search {
   std::vector<int> stuck_;
   std::vector<Point> archive_;  // every finite evaluated point
   std::vector<double> archiveValues_;
+  std::size_t initial_ = 0;  // archive_[0, initial_): the initial Latin hypercube's finite points
   std::vector<Point> localOptima_;  // end points of the local searches
 };
 
 }  // namespace
 
-std::vector<int> distinctBest(const std::vector<std::vector<double>>& points,
-                              const std::vector<double>& values,
-                              const std::vector<double>& lower, const std::vector<double>& upper,
-                              int count, double minDistance) {
-  std::vector<int> chosen;
+void extendDistinct(const std::vector<std::vector<double>>& points,
+                    const std::vector<double>& values, const std::vector<double>& lower,
+                    const std::vector<double>& upper, int count, double minDistance,
+                    std::vector<int>& chosen, std::size_t limit) {
   for (int k : ascending(values)) {
     if (static_cast<int>(chosen.size()) >= count) break;
     if (!std::isfinite(values[static_cast<std::size_t>(k)])) break;
+    if (static_cast<std::size_t>(k) >= limit ||
+        std::find(chosen.begin(), chosen.end(), k) != chosen.end())
+      continue;
     const Point& x = points[static_cast<std::size_t>(k)];
     const bool far = std::all_of(chosen.begin(), chosen.end(), [&](int c) {
       return scaledDistance(x, points[static_cast<std::size_t>(c)], lower, upper) >= minDistance;
     });
     if (far) chosen.push_back(k);
   }
+}
+
+std::vector<int> distinctBest(const std::vector<std::vector<double>>& points,
+                              const std::vector<double>& values,
+                              const std::vector<double>& lower, const std::vector<double>& upper,
+                              int count, double minDistance) {
+  std::vector<int> chosen;
+  extendDistinct(points, values, lower, upper, count, minDistance, chosen, points.size());
   return chosen;
 }
 

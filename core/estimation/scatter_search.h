@@ -40,6 +40,11 @@ struct ScatterSearchSettings {
   // Smallest distance between two starts, as the RMS of the coordinate differences in units
   // of the box (0.1: a tenth of each range on average, 0.8 decades in an 8-decade box).
   double startDistance = 0.1;
+  // Share of the starts taken from the best of the initial Latin hypercube (apart from the
+  // others), the rest from every point the search saw. 0: tried at 0.5 with 1000 initial
+  // points against Crauste's plateau, it did not help there and brought fewer starts to the
+  // optimum on Boehm and Bruno (docs/benchmarks/estimation.md, 2026-11-26 global phase).
+  double initialShare = 0;
   std::uint64_t seed = 1;
   // eSS's local phase (Egea et al. 2010 §2.4; pyPESTO's local_n2 and balance): every
   // `localEvery` generations, `localCount` local searches from the generation's children chosen
@@ -58,9 +63,10 @@ struct ScatterSearchResult {
   double best = std::numeric_limits<double>::infinity();  // best objective seen
 };
 
-// Runs the search and returns `count` starts: the best point seen, then the next best points
-// at least startDistance from every start chosen before (halving the distance when too few
-// points are that far apart). `stop` (optional) is asked between batches.
+// Runs the search and returns `count` starts, sorted by value: (1 − initialShare)·count of the
+// best points seen, each at least startDistance from those chosen before (the best point seen
+// first), then the best initial points at that distance from all chosen (the distance halved
+// when too few points are that far apart). `stop` (optional) is asked between batches.
 ScatterSearchResult scatterSearch(const std::vector<double>& lower,
                                   const std::vector<double>& upper, int count,
                                   const ScatterSearchSettings& settings,
@@ -74,5 +80,10 @@ std::vector<int> distinctBest(const std::vector<std::vector<double>>& points,
                               const std::vector<double>& values,
                               const std::vector<double>& lower, const std::vector<double>& upper,
                               int count, double minDistance);
+// The same, extending `chosen`, among the positions below `limit`.
+void extendDistinct(const std::vector<std::vector<double>>& points,
+                    const std::vector<double>& values, const std::vector<double>& lower,
+                    const std::vector<double>& upper, int count, double minDistance,
+                    std::vector<int>& chosen, std::size_t limit);
 
 }  // namespace sensode::estimation::detail

@@ -12,6 +12,7 @@
 //               evaluated in order or backwards (as threads may finish); another seed others.
 //   distinct    the starts are `count` points, best first, mutually at least the start distance
 //               apart (or the halved one), and distinctBest keeps exactly that rule.
+//   initial     the share of starts from the initial Latin hypercube.
 //   local       eSS's local phase: searches every localEvery generations, their optima kept.
 //   budget      the search stops after the batch that reaches the evaluation budget; a stop
 //               request ends it at the next batch; failed evaluations (+inf) are never starts.
@@ -150,6 +151,37 @@ class TestScatterSearch : public QObject {
     QCOMPARE(est::distinctBest(points, values, lo, hi, 10, 0.1), (std::vector<int>{0, 2, 5}));
     QCOMPARE(est::distinctBest(points, values, lo, hi, 2, 0.1), (std::vector<int>{0, 2}));
     QCOMPARE(est::distinctBest(points, values, lo, hi, 10, 0.0), (std::vector<int>{0, 1, 2, 3, 5}));
+  }
+
+  // initialShare: with 1, every start is a point of the initial Latin hypercube (the first
+  // `diverse` evaluations, recorded here); with 0.5, half of them; with 0 the best point seen
+  // still comes first.
+  void initialShare() {
+    const Point lower(4, -5.12), upper(4, 5.12);
+    est::ScatterSearchSettings s;
+    s.evaluations = 3000;
+    s.diverse = 200;
+    s.seed = 9;
+    std::vector<Point> initial;
+    const est::BatchObjective record = [&](const std::vector<Point>& p, std::vector<double>& v) {
+      if (initial.empty()) initial = p;
+      for (std::size_t i = 0; i < p.size(); ++i) v[i] = ::rastrigin(p[i]);
+    };
+    const auto fromInitial = [&](const est::ScatterSearchResult& r) {
+      return std::count_if(r.starts.begin(), r.starts.end(), [&](const Point& x) {
+        return std::find(initial.begin(), initial.end(), x) != initial.end();
+      });
+    };
+    for (const double share : {1.0, 0.5, 0.0}) {
+      s.initialShare = share;
+      initial.clear();
+      const auto r = est::scatterSearch(lower, upper, 10, s, record);
+      QCOMPARE(initial.size(), std::size_t(200));
+      QVERIFY(std::is_sorted(r.values.begin(), r.values.end()));
+      if (share == 1.0) QCOMPARE(fromInitial(r), 10);
+      if (share == 0.5) QVERIFY(fromInitial(r) >= 5);
+      if (share == 0.0) QCOMPARE(r.values.front(), r.best);
+    }
   }
 
   // The local phase: every localEvery generations localCount searches, their optima (here the
