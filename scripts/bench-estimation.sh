@@ -6,7 +6,8 @@
 # best − nominal and whether it meets the acceptance (≤ 1e-3), the success rate (starts within
 # 1e-3 of the best), the starts within 1e-3 of the nominal objective, the starts per status, the
 # median wall time per converged start, the median gradient (Jacobian) evaluations per start,
-# the points of the start screen (--screen) with its seconds, and the run's wall time. Problems run one after another; the
+# the global phase (screen or scatter search, --global) with its objective evaluations and
+# seconds, and the run's wall time. Problems run one after another; the
 # starts of one problem run on BENCH_THREADS threads (default: nproc).
 #
 #   scripts/bench-estimation.sh                          # the seven of the acceptance
@@ -23,7 +24,7 @@ starts="${BENCH_STARTS:-20}"
 seed="${BENCH_SEED:-1}"
 threads="${BENCH_THREADS:-$(nproc)}"
 limit="${BENCH_TIMEOUT:-3600}"
-# Further `sensode estimate` options, e.g. BENCH_ARGS="--screen 50 --polish 2".
+# Further `sensode estimate` options, e.g. BENCH_ARGS="--global ess --global-evaluations 20000".
 read -r -a extra <<< "${BENCH_ARGS:-}"
 
 cli="${SENSODE_CLI:-}"
@@ -55,7 +56,7 @@ echo "# Parameter estimation: $starts seeded starts (seed $seed) per problem ($(
 echo
 echo "Extra options: ${extra[*]:-(none)}"
 echo
-echo "| problem | best | nominal | best − nominal | met | success (≤ best + 1e-3) | starts ≤ nominal + 1e-3 | converged / stalled / max-iter / failed | s per converged start (median) | gradient evaluations per start (median) | screened points (s) | wall s |"
+echo "| problem | best | nominal | best − nominal | met | success (≤ best + 1e-3) | starts ≤ nominal + 1e-3 | converged / stalled / max-iter / failed | s per converged start (median) | gradient evaluations per start (median) | global phase: evaluations (s) | wall s |"
 echo "| --- | ---: | ---: | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |"
 for id in "${problems[@]}"; do
   yaml="$shared/petab/$id/$id.yaml"
@@ -86,10 +87,11 @@ for id in "${problems[@]}"; do
               awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]}')
   read -r ok conv stall maxit failed <<< "$stats"
   met=$(awk -v b="$(json "$s" best_minus_nominal)" 'BEGIN { print (b <= 1e-3 ? "yes" : "**no**") }')
-  printf "| %s%s | %.6f | %.6f | %.3g | %s | %s/%s | %s/%s | %s / %s / %s / %s | %.3g | %s | %s (%.0f) | %.0f |\n" \
+  printf "| %s%s | %.6f | %.6f | %.3g | %s | %s/%s | %s/%s | %s / %s / %s / %s | %.3g | %s | %s %s (%.0f) | %.0f |\n" \
     "$id" "$note" "$(json "$s" best_objective)" "$nominal" "$(json "$s" best_minus_nominal)" \
     "$met" "$(json "$s" successes)" "$(json "$s" starts)" "$ok" "$(json "$s" starts)" \
     "$conv" "$stall" "$maxit" "$failed" "$(json "$s" median_seconds_per_converged_start)" \
-    "$gradients" "$(json "$s" screened_points)" "$(json "$s" screen_seconds)" \
+    "$gradients" "$(json "$s" global_phase)" "$(json "$s" global_evaluations)" \
+    "$(json "$s" global_seconds)" \
     "$(json "$s" wall_seconds)"
 done

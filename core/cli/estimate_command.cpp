@@ -2,13 +2,16 @@
 // sensode estimate PROBLEM.yaml [--starts N] [--seed S] [--method auto|ls|qn]
 //                  [--gradient forward|adjoint|ssasa|fd] [--profile ID,...] [--threads T]
 //                  [--max-iterations K] [--ftol F] [--gtol G] [--xtol X] [--rtol R] [--atol A]
-//                  [--no-start-values] [--screen K] [--polish K] [--acceleration on|off]
-//                  [--out DIR]
+//                  [--no-start-values] [--global screen|ess|none] [--screen K]
+//                  [--global-evaluations E] [--global-local K] [--polish K]
+//                  [--acceleration on|off] [--out DIR]
 //
 // Fits the estimated parameters of a PEtab problem (core/estimation/estimation.h): a multistart
 // of local optimisations from a seeded Latin hypercube in the bounds (plus the table's nominal
-// values as start 0 unless --no-start-values; with --screen, the best of K times as many points
-// by objective; with --polish, the best K continued at tighter tolerances), the statistics at
+// values as start 0 unless --no-start-values; the sampled starts chosen by the global phase:
+// --global screen, the best of --screen K times as many points by objective; --global ess, the
+// best mutually distant points of a scatter search of E objective evaluations; with --polish,
+// the best K continued at tighter tolerances), the statistics at
 // the best fit and the profile likelihoods of --profile parameters. Prints the parameter table;
 // with --out DIR writes
 //   parameters.csv   per parameter: value, SE, Wald CI (on the scale and linear), bounds,
@@ -51,8 +54,17 @@ const std::vector<OptionSpec>& estimateOptions() {
   static const std::vector<OptionSpec> specs = {
       {"--starts", "N", "local optimisations (default 20)"},
       {"--seed", "S", "seed of the Latin hypercube of starts (default 1)"},
-      {"--screen", "K", "start from the best N of K x N Latin-hypercube points ranked by their "
+      {"--screen", "K", "the screen (implies --global screen unless --global is given): start "
+                        "from the best N of K x N Latin-hypercube points ranked by their "
                         "objective (N: the sampled starts; default 50; 0: no screen)"},
+      {"--global", "screen|ess|none", "global phase that chooses the starts: the screen "
+                                      "(--screen), enhanced scatter search on objective values "
+                                      "(--global-evaluations), or none (default screen)"},
+      {"--global-evaluations", "E", "objective evaluations of the scatter search (default 1000 "
+                                    "per estimated parameter)"},
+      {"--global-local", "K", "local optimisations inside the scatter search every K "
+                              "generations, one per thread, at most 100 iterations each (their "
+                              "evaluations count towards E; default 0: none)"},
       {"--polish", "K", "continue the best K distinct starts by L-BFGS, then LM, with rtol and "
                         "atol divided by 100, ftol and xtol by 1e4 (default 2; 0: none)"},
       {"--method", "auto|ls|qn", "optimiser: least squares (bounded Levenberg-Marquardt), "
@@ -196,6 +208,12 @@ void writeSummary(const fs::path& file, const std::string& yaml,
       .add("seed", static_cast<long>(o.seed))
       .add("screened_points", r.screenedPoints)
       .add("screen_seconds", r.screenSeconds)
+      .add("global_phase", estimation::toString(r.global))
+      .add("global_evaluations", r.globalEvaluations)
+      .add("global_seconds", r.globalSeconds)
+      .add("global_generations", r.globalGenerations)
+      .add("global_local_searches", r.globalLocalSearches)
+      .add("global_best_objective", r.globalBest)
       .add("polished_starts", o.polish)
       .add("best_objective", r.bestObjective)
       .add("nominal_objective", r.nominalObjective)
@@ -235,6 +253,15 @@ int runEstimate(std::span<const std::string> args) {
   o.useStartValues = !a.has("--no-start-values");
   o.screen = static_cast<int>(a.integer("--screen", o.screen, 0, 10000));
   o.polish = static_cast<int>(a.integer("--polish", o.polish, 0, 100000));
+  o.globalEvaluations = a.integer("--global-evaluations", o.globalEvaluations, 0, 1L << 40);
+  o.globalLocalEvery = static_cast<int>(a.integer("--global-local", o.globalLocalEvery, 0, 1000000));
+  // --screen K alone means the screen (also if the default global phase changes).
+  if (a.has("--screen") && !a.has("--global")) o.global = estimation::GlobalPhase::Screen;
+  if (const auto g = a.string("--global")) {
+    const auto parsed = estimation::globalPhaseFromString(*g);
+    if (!parsed) throw UsageError("estimate: --global: '" + *g + "' is not one of screen, ess, none");
+    o.global = *parsed;
+  }
   o.functionTolerance = a.number("--ftol", o.functionTolerance);
   o.gradientTolerance = a.number("--gtol", o.gradientTolerance);
   o.parameterTolerance = a.number("--xtol", o.parameterTolerance);
@@ -300,6 +327,15 @@ int runEstimate(std::span<const std::string> args) {
       writeProfile(dir / ("profile_" + p.parameterId + ".csv"), r, p);
   }
   std::printf("optimizer %s (%s)\n", estimation::toString(r.optimizer), r.optimizerReason.c_str());
+  if (r.global != estimation::GlobalPhase::None)
+    std::printf("global phase %s: %ld objective evaluations in %.1f s%s, best objective %.12g\n",
+                estimation::toString(r.global), r.globalEvaluations, r.globalSeconds,
+                r.global == estimation::GlobalPhase::ScatterSearch
+                    ? (" (" + std::to_string(r.globalGenerations) + " generations, " +
+                       std::to_string(r.globalLocalSearches) + " local searches)")
+                          .c_str()
+                    : "",
+                r.globalBest);
   std::printf("best objective %.12g (nominal %.12g) from %zu starts in %.1f s\n", r.bestObjective,
               r.nominalObjective, r.starts.size(), r.wallSeconds);
   if (!r.statistics.message.empty()) std::printf("%s\n", r.statistics.message.c_str());

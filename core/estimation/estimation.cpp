@@ -318,17 +318,42 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
   if (options.useStartValues) starts.push_back(setup.point);
   const int sampled = options.starts - (options.useStartValues ? 1 : 0);
   std::vector<std::vector<double>> free;
-  if (options.screen > 0) {
-    const auto t0 = Clock::now();
+  const auto globalStarted = Clock::now();
+  if (sampled > 0 && options.global == GlobalPhase::ScatterSearch) {
+    result.global = GlobalPhase::ScatterSearch;
+    detail::ScatterSearchSettings ess;
+    ess.evaluations = options.globalEvaluations > 0
+                          ? options.globalEvaluations
+                          : 1000L * static_cast<long>(setup.free.size());
+    ess.seed = options.seed;
+    ess.localEvery = options.globalLocalEvery;
+    // Local searches inside the search: the multistart's optimiser, at most 100 iterations (the
+    // final starts continue from the best of them).
+    const detail::LocalSettings local{std::min(options.maxIterations, 100),
+                                      options.functionTolerance, options.parameterTolerance,
+                                      options.gradientTolerance};
+    detail::ScatterSearchResult found = detail::scatterSearchStarts(
+        problemSpec.yamlFile, problem, setup, sampled, ess, leastSquares, local, threads,
+        progress.monitor(), [&] { return progress.stopped(); });
+    result.globalLocalSearches = found.localSearches;
+    result.globalEvaluations = found.evaluations;
+    result.globalGenerations = found.generations;
+    result.globalBest = found.best;
+    free = std::move(found.starts);
+  } else if (sampled > 0 && options.global == GlobalPhase::Screen && options.screen > 0) {
+    result.global = GlobalPhase::Screen;
     detail::ScreenedStarts screened =
         detail::screenStarts(problemSpec.yamlFile, problem, setup, sampled, options.screen,
                              options.seed, threads, progress.monitor());
     result.screenedPoints = screened.screened;
-    result.screenSeconds = seconds(t0);
+    result.screenSeconds = seconds(globalStarted);
+    result.globalEvaluations = screened.screened;
+    for (double v : screened.objectives) result.globalBest = std::min(result.globalBest, v);
     free = std::move(screened.starts);
   } else {
     free = detail::latinHypercube(setup.lower, setup.upper, sampled, options.seed);
   }
+  result.globalSeconds = result.global == GlobalPhase::None ? 0 : seconds(globalStarted);
   for (const auto& x : free) {
     std::vector<double> q = setup.point;
     for (std::size_t i = 0; i < setup.free.size(); ++i)

@@ -28,6 +28,25 @@ std::optional<Optimizer> optimizerFromString(const std::string& s) {
   return std::nullopt;
 }
 
+const char* toString(GlobalPhase g) {
+  switch (g) {
+    case GlobalPhase::Screen: return "screen";
+    case GlobalPhase::ScatterSearch: return "ess";
+    case GlobalPhase::None: return "none";
+  }
+  return "unknown";
+}
+
+std::optional<GlobalPhase> globalPhaseFromString(const std::string& s) {
+  std::string l(s);
+  std::transform(l.begin(), l.end(), l.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (l == "screen") return GlobalPhase::Screen;
+  if (l == "ess" || l == "scatter-search") return GlobalPhase::ScatterSearch;
+  if (l == "none") return GlobalPhase::None;
+  return std::nullopt;
+}
+
 const char* toString(StartStatus s) {
   switch (s) {
     case StartStatus::Converged: return "converged";
@@ -90,6 +109,11 @@ std::optional<std::string> EstimationOptions::validate() const {
   if (starts < 1) return violated("starts", std::to_string(starts), "starts >= 1");
   if (screen < 0) return violated("screen", std::to_string(screen), "screen >= 0");
   if (polish < 0) return violated("polish", std::to_string(polish), "polish >= 0");
+  if (globalLocalEvery < 0)
+    return violated("globalLocalEvery", std::to_string(globalLocalEvery), "globalLocalEvery >= 0");
+  if (globalEvaluations < 0)
+    return violated("globalEvaluations", std::to_string(globalEvaluations),
+                    "globalEvaluations >= 0");
   if (threads < 0) return violated("threads", std::to_string(threads), "threads >= 0");
   if (maxIterations < 1)
     return violated("maxIterations", std::to_string(maxIterations), "maxIterations >= 1");

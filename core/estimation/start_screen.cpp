@@ -58,4 +58,46 @@ ScreenedStarts screenStarts(const std::filesystem::path& yaml, const petab::Prob
   return out;
 }
 
+ScatterSearchResult scatterSearchStarts(const std::filesystem::path& yaml,
+                                        const petab::Problem& problem, const FitSetup& setup,
+                                        int count, ScatterSearchSettings settings,
+                                        bool leastSquares, const LocalSettings& local,
+                                        int threads, const ProgressMonitor& monitor,
+                                        const std::function<bool()>& stopped) {
+  const WorkerProblems workers(threads, yaml, problem);
+  // One simulation per point, no sensitivities; a point where the model cannot be simulated
+  // stays at +inf (eSS ranks it last).
+  const BatchObjective batch = [&](const std::vector<std::vector<double>>& points,
+                                   std::vector<double>& values) {
+    workers.run(static_cast<int>(points.size()), [&](int i, const petab::Problem& own) {
+      if (stopped()) return;
+      FitObjective f(own, setup, monitor);
+      try {
+        values[static_cast<std::size_t>(i)] =
+            f.value(points[static_cast<std::size_t>(i)].data(), nullptr);
+      } catch (const Error&) {  // Cancelled too: the search sees `stopped` next
+      }
+    });
+  };
+  settings.localCount = std::max(1, static_cast<int>(workers.size()));
+  const BatchLocalSearch search = [&](std::vector<std::vector<double>>& points,
+                                      std::vector<double>& values) {
+    std::vector<long> used(points.size(), 0);
+    workers.run(static_cast<int>(points.size()), [&](int i, const petab::Problem& own) {
+      const auto k = static_cast<std::size_t>(i);
+      if (stopped()) return;
+      FitObjective f(own, setup, monitor);
+      const LocalResult r = leastSquares ? minimizeLeastSquares(f, points[k], local)
+                                         : minimizeQuasiNewton(f, points[k], local);
+      if (std::isfinite(r.objective) && r.objective <= values[k])
+        points[k] = r.x, values[k] = r.objective;
+      used[k] = f.objectiveEvaluations() + f.gradientEvaluations();
+    });
+    long total = 0;
+    for (long u : used) total += u;
+    return total;
+  };
+  return scatterSearch(setup.lower, setup.upper, count, settings, batch, stopped, search);
+}
+
 }  // namespace sensode::estimation::detail

@@ -6,7 +6,8 @@
 // basins far above the best fit (docs/benchmarks/estimation.md: Elowitz and Crauste reach the
 // published optimum's basin from about 1 start in 60–120); ranking candidates by their
 // objective is the screening step of e.g. Raue et al. 2013 and of scatter search's initial
-// diversification (Villaverde et al. 2019).
+// diversification (Villaverde et al. 2019). Also the scatter search's (scatter_search.h)
+// objective and local searches on the problem's worker threads: the other global phase.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,8 @@
 
 #include "core/common/progress.h"
 #include "core/estimation/fit_objective.h"
+#include "core/estimation/local_optimizers.h"
+#include "core/estimation/scatter_search.h"
 #include "core/petab/petab_problem.h"
 
 namespace sensode::estimation::detail {
@@ -44,5 +47,16 @@ struct ScreenedStarts {
 ScreenedStarts screenStarts(const std::filesystem::path& yaml, const petab::Problem& problem,
                             const FitSetup& setup, int count, int factor, std::uint64_t seed,
                             int threads, const ProgressMonitor& monitor);
+
+// The scatter search (scatter_search.h) on this problem's objective: its batches on `threads`
+// threads, each with a problem copy loaded once for the whole search; with settings.localEvery
+// > 0 its local searches by least squares or L-BFGS at `local`, as many at a time as threads.
+// `stopped` is asked between batches and before each evaluation.
+ScatterSearchResult scatterSearchStarts(const std::filesystem::path& yaml,
+                                        const petab::Problem& problem, const FitSetup& setup,
+                                        int count, ScatterSearchSettings settings,
+                                        bool leastSquares, const LocalSettings& local,
+                                        int threads, const ProgressMonitor& monitor,
+                                        const std::function<bool()>& stopped);
 
 }  // namespace sensode::estimation::detail

@@ -8,6 +8,8 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
+#include <vector>
 
 #include "core/petab/petab_problem.h"
 
@@ -19,5 +21,20 @@ namespace sensode::estimation::detail {
 void runTasks(int count, int threads, const std::filesystem::path& yaml,
               const petab::Problem& shared,
               const std::function<void(int, const petab::Problem&)>& task);
+
+// The same with the copies kept across calls: for a caller that runs many short batches (the
+// scatter search: a generation is a few hundred simulations of a millisecond each), where loading
+// a copy per thread and batch would cost more than the batch.
+class WorkerProblems {
+ public:
+  // Loads threads − 1 copies of the problem (the caller's `shared` one serves the first worker).
+  WorkerProblems(int threads, const std::filesystem::path& yaml, const petab::Problem& shared);
+  void run(int count, const std::function<void(int, const petab::Problem&)>& task) const;
+  std::size_t size() const { return own_.size() + 1; }  // threads
+
+ private:
+  const petab::Problem& shared_;
+  std::vector<std::unique_ptr<petab::Problem>> own_;  // not moved: loaded in place
+};
 
 }  // namespace sensode::estimation::detail

@@ -81,10 +81,25 @@ const QList<FieldSpec>& fields() {
        QStringLiteral("Start 1 from the Start column of the table (the PEtab nominal values by "
                       "default); unchecked, every start is sampled."),
        {}, K::Flag, defaults.useStartValues, -inf, inf, false, false, {}, {}},
+      {QStringLiteral("global"), QStringLiteral("Global phase"),
+       QStringLiteral("How the sampled starts are chosen, by the objective alone (one simulation "
+                      "per point). Screen: the best of a Latin hypercube K times larger (below). "
+                      "Scatter search: enhanced scatter search (eSS) combining good points, then "
+                      "its best points that lie apart from each other — for problems whose best "
+                      "fit is rare among random starts. None: the Latin hypercube itself."),
+       {}, K::Choice, QString::fromLatin1(core::toString(defaults.global)), -inf, inf, false,
+       false, {QStringLiteral("screen"), QStringLiteral("ess"), QStringLiteral("none")},
+       {QStringLiteral("Screen"), QStringLiteral("Scatter search"), QStringLiteral("None")}},
+      {QStringLiteral("global_evaluations"), QStringLiteral("Scatter search evaluations"),
+       QStringLiteral("Objective evaluations of the scatter search; 0: 1000 per estimated "
+                      "parameter."),
+       {}, K::Integer, static_cast<qint64>(defaults.globalEvaluations), 0, 1e12, false, false,
+       {}, {}},
       {QStringLiteral("screen"), QStringLiteral("Screened points per start"),
-       QStringLiteral("0: the sampled starts are a Latin hypercube. K > 0: the objective alone "
-                      "is evaluated at K times as many Latin-hypercube points and the starts "
-                      "are the best of them (cheap: one simulation per point)."),
+       QStringLiteral("With the global phase Screen. 0: the sampled starts are a Latin "
+                      "hypercube. K > 0: the objective alone is evaluated at K times as many "
+                      "Latin-hypercube points and the starts are the best of them (cheap: one "
+                      "simulation per point)."),
        {}, K::Integer, defaults.screen, 0, 10000, false, false, {}, {}},
       {QStringLiteral("polish"), QStringLiteral("Polished starts"),
        QStringLiteral("The best K starts (one per optimum) are continued by L-BFGS, then "
@@ -137,6 +152,12 @@ Settings parseSettings(const QJsonObject& json) {
   s.options.useStartValues =
       json.value(QStringLiteral("use_start_values")).toBool(s.options.useStartValues);
   s.options.screen = static_cast<int>(in.whole("screen", s.options.screen, 0, 10000));
+  if (auto name = in.text("global")) {
+    auto g = core::globalPhaseFromString(*name);
+    if (!g) in.violated("global", *name, "one of screen, ess, none");
+    s.options.global = *g;
+  }
+  s.options.globalEvaluations = in.whole("global_evaluations", s.options.globalEvaluations, 0, 1e12);
   s.options.polish = static_cast<int>(in.whole("polish", s.options.polish, 0, 100000));
   s.options.maxIterations =
       static_cast<int>(in.whole("max_iterations", s.options.maxIterations, 1, 1e7));
@@ -271,6 +292,10 @@ QJsonObject provenanceOf(const QString& path, const petab::Problem& problem,
                        {QStringLiteral("use_start_values"), settings.options.useStartValues},
                        {QStringLiteral("screen"), settings.options.screen},
                        {QStringLiteral("screened_points"), r.screenedPoints},
+                       {QStringLiteral("global"), QString::fromLatin1(core::toString(r.global))},
+                       {QStringLiteral("global_evaluations"),
+                        static_cast<double>(r.globalEvaluations)},
+                       {QStringLiteral("global_seconds"), r.globalSeconds},
                        {QStringLiteral("polish"), settings.options.polish},
                        {QStringLiteral("max_iterations"), settings.options.maxIterations}});
   p.insert(QStringLiteral("tolerances"),
@@ -322,11 +347,16 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
   // progress texts a second, so a second phase right after the first was never shown, and the
   // screen's points report no progress of their own (the bar counts starts) — a long screen
   // (500 starts × 1000 points) would otherwise sit under "Reading the PEtab problem...".
-  const int screened = settings.options.screen > 0 ? settings.options.screen *
-                                                         settings.options.starts
-                                                   : 0;
+  const int screened = settings.options.global == core::GlobalPhase::Screen &&
+                               settings.options.screen > 0
+                           ? settings.options.screen * settings.options.starts
+                           : 0;
   context.setPhase(
-      screened > 0
+      settings.options.global == core::GlobalPhase::ScatterSearch
+          ? QStringLiteral("Reading the PEtab problem, scatter search, then fitting from %1 "
+                           "start(s)...")
+                .arg(settings.options.starts)
+      : screened > 0
           ? QStringLiteral("Reading the PEtab problem, screening %1 points, then fitting from %2 "
                            "start(s)...")
                 .arg(screened)

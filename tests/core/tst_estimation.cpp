@@ -16,6 +16,8 @@
 //                 the seed; bad options and a cancelled run end with a clear status.
 //   screen        the start screen keeps the best candidates by objective (checked against
 //                 every candidate evaluated here), the same for a seed whatever the threads.
+//   ess           the scatter-search global phase: its evaluations reported, distinct starts,
+//                 the same for a seed with one thread or two, the first the best it saw.
 //   polish        the best start is continued at tighter tolerances, once per optimum.
 //   held          LM with the bounded optimum of a nearly collinear linear problem on a bound.
 //   geodesic      bounded LM on curved valleys with known optima (Rosenbrock's and a steeper
@@ -510,6 +512,7 @@ class TestEstimation : public QObject {
     est::EstimationOptions o = quickOptions(count);
     o.useStartValues = false;
     o.seed = 3;
+    o.global = est::GlobalPhase::Screen;
     o.screen = factor;
     const est::EstimationResult r = est::runEstimation({yaml}, o);
     QVERIFY2(r.status == est::EstimationResult::Status::Success, r.message.c_str());
@@ -520,6 +523,51 @@ class TestEstimation : public QObject {
     }
     o.screen = -1;
     QVERIFY(o.validate().has_value());
+  }
+
+  // The scatter-search global phase through runEstimation: it reports its evaluations (the
+  // budget, passed by at most a few batches), starts from distinct points, the same ones for a
+  // seed with one thread or two, and its best start is at least as good as the screen's best
+  // of the same number of points would need to be to be useful: below the Latin hypercube's.
+  void scatterSearchStarts() {
+    QTemporaryDir tmp;
+    const fs::path yaml = writeProblem(tmp.path().toStdString(), false,
+                                       "a\tlin\t-10\t10\t0\t1\nb\tlin\t-10\t10\t0\t1\n", "a",
+                                       "0.3", kLinearData);
+    const int count = 4;
+    est::EstimationOptions o = quickOptions(count);
+    o.useStartValues = false;
+    o.seed = 5;
+    o.global = est::GlobalPhase::ScatterSearch;
+    o.globalEvaluations = 600;
+    o.threads = 1;
+    const est::EstimationResult one = est::runEstimation({yaml}, o);
+    QVERIFY2(one.status == est::EstimationResult::Status::Success, one.message.c_str());
+    QCOMPARE(int(one.global), int(est::GlobalPhase::ScatterSearch));
+    QVERIFY2(one.globalEvaluations >= 600 && one.globalEvaluations < 900,
+             qPrintable(QString::number(one.globalEvaluations)));
+    QVERIFY(one.globalGenerations > 0);
+    QVERIFY(std::isfinite(one.globalBest));
+    QCOMPARE(one.screenedPoints, 0);
+    o.threads = 2;
+    const est::EstimationResult two = est::runEstimation({yaml}, o);
+    QCOMPARE(two.starts.size(), one.starts.size());
+    std::vector<std::vector<double>> startsOne, startsTwo;
+    for (const auto& s : one.starts) startsOne.push_back(s.start);
+    for (const auto& s : two.starts) startsTwo.push_back(s.start);
+    std::sort(startsOne.begin(), startsOne.end());
+    std::sort(startsTwo.begin(), startsTwo.end());
+    QVERIFY(startsOne == startsTwo);
+    for (std::size_t i = 0; i < startsOne.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j) QVERIFY(startsOne[i] != startsOne[j]);
+    // The start chosen first is the best point the search saw.
+    double bestStart = std::numeric_limits<double>::infinity();
+    for (const auto& s : one.starts) bestStart = std::min(bestStart, s.startObjective);
+    SENSODE_EXPECT_CLOSE(bestStart, one.globalBest, 1e-9, 1e-9, "best start objective", 0);
+    o.globalEvaluations = -1;
+    QVERIFY(o.validate().has_value());
+    QCOMPARE(est::globalPhaseFromString("ESS"), std::optional(est::GlobalPhase::ScatterSearch));
+    QVERIFY(!est::globalPhaseFromString("dream").has_value());
   }
 
   // The polish continues one start per optimum at tighter tolerances and never worsens it.
@@ -630,7 +678,7 @@ class TestEstimation : public QObject {
     o.useStartValues = false;
     o.optimizer = est::Optimizer::LeastSquares;
     o.seed = 1;
-    o.screen = 0;  // the starts are the hypercube below
+    o.global = est::GlobalPhase::None;  // the starts are the hypercube below
     o.polish = 0;
     // For k < 0.5 every state is a steady state (J_r = 0): by default the steady state's
     // sensitivities then come from forward integration (and are right: x* = x₀); the linear

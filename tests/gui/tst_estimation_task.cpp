@@ -332,9 +332,10 @@ class TestEstimationTask : public QObject {
     const auto before = panel->shownResult();
 
     // Boehm from many starts with a finite-difference gradient: far longer than the cancel. No
-    // screen: its 25000 points took 30–40 s before the first start reported progress.
+    // global phase: the screen's 25000 points took 30–40 s before the first start reported
+    // progress.
     panel->setupWidget()->setSettings({{"problem", kBoehm}, {"starts", 500}, {"optimizer", "qn"},
-                                       {"gradient", "fd"}, {"threads", 1}, {"screen", 0},
+                                       {"gradient", "fd"}, {"threads", 1}, {"global", "none"},
                                        {"parameters", QJsonObject{}}, {"profile", QJsonArray{}}});
     QVERIFY2(panel->setupWidget()->validate().isEmpty(), qPrintable(panel->setupWidget()->validate()));
     QSignalSpy finished(panel, &TaskPanel::runFinished);
@@ -357,7 +358,8 @@ class TestEstimationTask : public QObject {
     w.show();
     QVERIFY(w.openModel(kDecay));
     TaskPanel* panel = w.openTask(QStringLiteral("estimation"));
-    panel->setupWidget()->setSettings({{"problem", kBoehm}, {"starts", 500}, {"screen", 1000},
+    panel->setupWidget()->setSettings({{"problem", kBoehm}, {"starts", 500}, {"global", "screen"},
+                                       {"screen", 1000},
                                        {"threads", 1}, {"parameters", QJsonObject{}},
                                        {"profile", QJsonArray{}}});
     QVERIFY2(panel->setupWidget()->validate().isEmpty(), qPrintable(panel->setupWidget()->validate()));
@@ -369,6 +371,27 @@ class TestEstimationTask : public QObject {
         progressText->text().contains(QStringLiteral("screening 500000 points")),
         qPrintable(progressText->text()), 10000);
     QTest::qWait(500);  // inside the screen (500000 Boehm simulations: minutes)
+    QVERIFY2(panel->isRunning(), "the run ended before it could be cancelled");
+    SENSODE_VERIFY_CANCEL_WITHIN(panel, finished, 0.5);
+  }
+
+  // The scatter search says so in the phase line, and Cancel stops it as fast as the screen.
+  void cancelDuringTheScatterSearch() {
+    MainWindow w(testing::testWindowOptions());
+    w.show();
+    QVERIFY(w.openModel(kDecay));
+    TaskPanel* panel = w.openTask(QStringLiteral("estimation"));
+    panel->setupWidget()->setSettings({{"problem", kBoehm}, {"starts", 20}, {"global", "ess"},
+                                       {"global_evaluations", 1000000}, {"threads", 1},
+                                       {"parameters", QJsonObject{}}, {"profile", QJsonArray{}}});
+    QVERIFY2(panel->setupWidget()->validate().isEmpty(), qPrintable(panel->setupWidget()->validate()));
+    QSignalSpy finished(panel, &TaskPanel::runFinished);
+    QTest::mouseClick(panel->runButton(), Qt::LeftButton);
+    auto* progressText = panel->findChild<QLabel*>(QStringLiteral("progressText"));
+    QVERIFY(progressText);
+    QTRY_VERIFY2_WITH_TIMEOUT(progressText->text().contains(QStringLiteral("scatter search")),
+                              qPrintable(progressText->text()), 10000);
+    QTest::qWait(500);  // inside the search (1e6 Boehm simulations: many minutes)
     QVERIFY2(panel->isRunning(), "the run ended before it could be cancelled");
     SENSODE_VERIFY_CANCEL_WITHIN(panel, finished, 0.5);
   }
