@@ -218,6 +218,8 @@ void writeSummary(const fs::path& file, const std::string& yaml,
       .add("best_objective", r.bestObjective)
       .add("nominal_objective", r.nominalObjective)
       .add("best_minus_nominal", r.bestObjective - r.nominalObjective)
+      .add("best_and_nominal_rtol", r.nominalObjectiveRtol)
+      .add("nominal_objective_at_run_rtol", r.nominalObjectiveRunRtol)
       .add("successes", successes)
       .add("success_rate", r.starts.empty() ? 0.0 : double(successes) / double(r.starts.size()))
       .add("converged_starts", converged)
@@ -336,8 +338,9 @@ int runEstimate(std::span<const std::string> args) {
                           .c_str()
                     : "",
                 r.globalBest);
-  std::printf("best objective %.12g (nominal %.12g) from %zu starts in %.1f s\n", r.bestObjective,
-              r.nominalObjective, r.starts.size(), r.wallSeconds);
+  std::printf("best objective %.12g (nominal %.12g, both at rtol %.3g) from %zu starts in %.1f s\n",
+              r.bestObjective, r.nominalObjective, r.nominalObjectiveRtol, r.starts.size(),
+              r.wallSeconds);
   if (!r.statistics.message.empty()) std::printf("%s\n", r.statistics.message.c_str());
   std::printf("%-28s %-6s %14s %12s %14s %14s\n", "parameter", "scale", "value", "SE", "CI low",
               "CI high");

@@ -176,6 +176,30 @@ std::vector<int> polishCandidates(const std::vector<StartResult>& starts, int co
   return out;
 }
 
+// The nominal objective again at the rtol of the best objective when the polish produced it
+// (the polish's tolerances: rtol and atol / kPolishFactor), so that best − nominal is not the
+// difference of two integration errors. One objective evaluation, no sensitivities; when it
+// fails the run's value stays, with its rtol.
+void nominalAtTheBestsRtol(const petab::Problem& problem, const EstimationOptions& options,
+                           const ProgressMonitor& monitor, EstimationResult& result) {
+  const double rtol = result.starts.front().objectiveRtol;
+  if (!std::isfinite(result.nominalObjective) || !std::isfinite(rtol) ||
+      rtol == result.nominalObjectiveRtol)
+    return;
+  petab::ObjectiveOptions o = options.objective;
+  o.integrator.atol *= rtol / o.integrator.rtol;
+  o.integrator.rtol = rtol;
+  try {
+    const petab::ObjectiveResult r = petab::evaluateObjective(
+        problem, petab::nominalScaledParameters(problem), petab::GradientMethod::None, o, monitor);
+    if (!std::isfinite(r.objective)) return;
+    result.nominalObjective = r.objective;
+    result.nominalObjectiveRtol = rtol;
+  } catch (const Cancelled&) {
+  } catch (const Error&) {
+  }
+}
+
 }  // namespace
 
 EstimationResult runEstimation(const EstimationProblem& problemSpec,
@@ -257,7 +281,8 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
       o.measurementSensitivities = true;
       try {
         nominal = petab::evaluateWithFallback(problem, q, options.gradient, o, nominalMonitor);
-        result.nominalObjective = nominal.objective;
+        result.nominalObjective = result.nominalObjectiveRunRtol = nominal.objective;
+        result.nominalObjectiveRtol = options.objective.integrator.rtol;
         gradient = nominal.method;
         for (const std::string& f : nominal.fallbacks)
           result.fallbacks.push_back("at the nominal parameters, " + f +
@@ -396,6 +421,7 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
                      s.parameters = f.fullPoint(r.x.data());
                      s.startObjective = r.startObjective;
                      s.objective = r.objective;
+                     s.objectiveRtol = options.objective.integrator.rtol;
                      s.iterations = r.iterations;
                      s.objectiveEvaluations = f.objectiveEvaluations();
                      s.gradientEvaluations = f.gradientEvaluations();
@@ -438,6 +464,7 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
   }
   result.best = result.starts.front().parameters;
   result.bestObjective = result.starts.front().objective;
+  if (!cancelled) nominalAtTheBestsRtol(problem, options, progress.monitor(), result);
 
   if (cancelled) {
     result.status = EstimationResult::Status::UserAbort;

@@ -64,6 +64,7 @@ void polishStart(const petab::Problem& problem, const FitSetup& setup, bool leas
   if (!(best < start.objective)) return;
   start.parameters = f.fullPoint(x.data());
   start.objective = best;
+  start.objectiveRtol = tight.objective.integrator.rtol;
   start.status = status;
 }
 

@@ -592,6 +592,12 @@ class TestEstimation : public QObject {
       if (s.message.find("polished at rtol 1e-10") != std::string::npos) ++count;
     QCOMPARE(count, 1);
     QVERIFY(polished.starts.front().message.find("polished") != std::string::npos);
+    // best − nominal at one rtol: the nominal objective follows the best start's rtol.
+    for (const est::StartResult& s : plain.starts) QCOMPARE(s.objectiveRtol, o.objective.integrator.rtol);
+    QCOMPARE(plain.nominalObjectiveRtol, o.objective.integrator.rtol);
+    QCOMPARE(polished.nominalObjectiveRtol, polished.starts.front().objectiveRtol);
+    qInfo("best at rtol %g; nominal %.12g (run's rtol: %.12g)", polished.nominalObjectiveRtol,
+          polished.nominalObjective, polished.nominalObjectiveRunRtol);
     o.polish = -1;
     QVERIFY(o.validate().has_value());
   }
