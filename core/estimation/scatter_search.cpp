@@ -14,17 +14,9 @@ namespace {
 
 using Point = std::vector<double>;
 
-// Finite values first, ascending; stable, so ties keep position order.
+// Every position, finite values first, ascending (bestCandidates' order).
 std::vector<int> ascending(const std::vector<double>& values) {
-  std::vector<int> order(values.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    const double va = values[static_cast<std::size_t>(a)], vb = values[static_cast<std::size_t>(b)];
-    const bool fa = std::isfinite(va), fb = std::isfinite(vb);
-    if (fa != fb) return fa;
-    return fa && va < vb;
-  });
-  return order;
+  return bestCandidates(values, static_cast<int>(values.size()));
 }
 
 double scaledDistance(const Point& a, const Point& b, const Point& lower, const Point& upper) {
@@ -358,6 +350,20 @@ class Search {
 };
 
 }  // namespace
+
+std::vector<int> bestCandidates(const std::vector<double>& values, int count) {
+  std::vector<int> order(values.size());
+  std::iota(order.begin(), order.end(), 0);
+  // stable: equal values (and all non-finite ones) keep position order.
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    const double va = values[static_cast<std::size_t>(a)], vb = values[static_cast<std::size_t>(b)];
+    const bool fa = std::isfinite(va), fb = std::isfinite(vb);
+    if (fa != fb) return fa;
+    return fa && va < vb;
+  });
+  order.resize(std::min(order.size(), static_cast<std::size_t>(std::max(0, count))));
+  return order;
+}
 
 void extendDistinct(const std::vector<std::vector<double>>& points,
                     const std::vector<double>& values, const std::vector<double>& lower,

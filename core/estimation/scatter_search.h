@@ -21,6 +21,12 @@
 
 namespace sensode::estimation::detail {
 
+// Positions of the `count` smallest finite values, ascending (ties: the lower position first,
+// so the choice does not depend on how threads finished). When fewer than `count` are finite,
+// the rest are the non-finite positions in order (their starts are redrawn like any start
+// where the objective fails). count > values.size() returns every position.
+std::vector<int> bestCandidates(const std::vector<double>& values, int count);
+
 // values[i] = the objective at points[i] (+inf where it cannot be evaluated); values has
 // points.size() elements on entry.
 using BatchObjective = std::function<void(const std::vector<std::vector<double>>& points,

@@ -11,20 +11,6 @@
 
 namespace sensode::estimation::detail {
 
-std::vector<int> bestCandidates(const std::vector<double>& values, int count) {
-  std::vector<int> order(values.size());
-  std::iota(order.begin(), order.end(), 0);
-  // stable: equal values (and all non-finite ones) keep position order.
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    const double va = values[static_cast<std::size_t>(a)], vb = values[static_cast<std::size_t>(b)];
-    const bool fa = std::isfinite(va), fb = std::isfinite(vb);
-    if (fa != fb) return fa;
-    return fa && va < vb;
-  });
-  order.resize(std::min(order.size(), static_cast<std::size_t>(std::max(0, count))));
-  return order;
-}
-
 std::vector<std::vector<double>> screenCandidates(const FitSetup& setup, int count, int factor,
                                                   std::uint64_t seed) {
   return latinHypercube(setup.lower, setup.upper, std::max(0, count) * std::max(1, factor),

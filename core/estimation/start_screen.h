@@ -22,11 +22,7 @@
 
 namespace sensode::estimation::detail {
 
-// Positions of the `count` smallest finite values, ascending (ties: the lower position first,
-// so the choice does not depend on how threads finished). When fewer than `count` are finite,
-// the rest are the non-finite positions in order (their starts are redrawn like any start
-// where the objective fails). count > values.size() returns every position.
-std::vector<int> bestCandidates(const std::vector<double>& values, int count);
+// bestCandidates (the positions of the smallest values): scatter_search.h.
 
 // The candidates screenStarts evaluates: count × factor Latin hypercube points in setup's
 // bounds, from a seed derived from `seed` (so they are not the unscreened run's starts plus
