@@ -441,6 +441,9 @@ class TestEstimationTask : public QObject {
                                        {"seed", 1}, {"use_start_values", false}, {"gradient", "forward"},
                                        {"max_iterations", 500}, {"rtol", 1e-8}, {"atol", 1e-10},
                                        {"threads", 2}, {"parameters", QJsonObject{}},
+                                       // set here: the panel keeps the last run's settings, and
+                                       // cancelDuringTheScatterSearch leaves a 1e6-evaluation search
+                                       {"global", "screen"}, {"screen", 50}, {"polish", 2},
                                        {"profile", QJsonArray{QStringLiteral("Epo_degradation_BaF3")}}});
     QCOMPARE(int(testing::clickRunAndWait(panel, 900000)), int(api::TaskStatus::Succeeded));
     qInfo("%s", qPrintable(panel->shownResult()->summary()));
