@@ -4,14 +4,15 @@
 //                  [--max-iterations K] [--ftol F] [--gtol G] [--xtol X] [--rtol R] [--atol A]
 //                  [--no-start-values] [--global screen|ess|none] [--screen K]
 //                  [--global-evaluations E] [--global-local K] [--polish K]
-//                  [--acceleration on|off] [--out DIR]
+//                  [--acceleration on|off] [--continue-stalled on|off] [--out DIR]
 //
 // Fits the estimated parameters of a PEtab problem (core/estimation/estimation.h): a multistart
 // of local optimisations from a seeded Latin hypercube in the bounds (plus the table's nominal
 // values as start 0 unless --no-start-values; the sampled starts chosen by the global phase:
 // --global screen, the best of --screen K times as many points by objective; --global ess, the
 // best mutually distant points of a scatter search of E objective evaluations; with --polish,
-// the best K continued at tighter tolerances), the statistics at
+// the best K continued at tighter tolerances; a start that stalls continues once at rtol / 100
+// unless --continue-stalled off), the statistics at
 // the best fit and the profile likelihoods of --profile parameters. Prints the parameter table;
 // with --out DIR writes
 //   parameters.csv   per parameter: value, SE, Wald CI (on the scale and linear), bounds,
@@ -67,6 +68,8 @@ const std::vector<OptionSpec>& estimateOptions() {
                               "evaluations count towards E; default 0: none)"},
       {"--polish", "K", "continue the best K distinct starts by L-BFGS, then LM, with rtol and "
                         "atol divided by 100, ftol and xtol by 1e4 (default 2; 0: none)"},
+      {"--continue-stalled", "on|off", "a start that stalls continues once at rtol and atol "
+                                       "divided by 100 (default on)"},
       {"--method", "auto|ls|qn", "optimiser: least squares (bounded Levenberg-Marquardt), "
                                  "quasi-Newton (NLopt L-BFGS), or auto (default: ls when the "
                                  "objective is a sum of squares)"},
@@ -215,6 +218,7 @@ void writeSummary(const fs::path& file, const std::string& yaml,
       .add("global_local_searches", r.globalLocalSearches)
       .add("global_best_objective", r.globalBest)
       .add("polished_starts", o.polish)
+      .add("continue_stalled", o.continueStalled)
       .add("best_objective", r.bestObjective)
       .add("nominal_objective", r.nominalObjective)
       .add("best_minus_nominal", r.bestObjective - r.nominalObjective)
@@ -271,6 +275,11 @@ int runEstimate(std::span<const std::string> args) {
     if (*v != "on" && *v != "off")
       throw UsageError("estimate: --acceleration: '" + *v + "' is not one of on, off");
     o.geodesicAcceleration = *v == "on";
+  }
+  if (const auto v = a.string("--continue-stalled")) {
+    if (*v != "on" && *v != "off")
+      throw UsageError("estimate: --continue-stalled: '" + *v + "' is not one of on, off");
+    o.continueStalled = *v == "on";
   }
   o.objective.integrator.rtol = a.number("--rtol", o.objective.integrator.rtol);
   o.objective.integrator.atol = a.number("--atol", o.objective.integrator.atol);

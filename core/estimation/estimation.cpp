@@ -437,6 +437,9 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
                                     " derivative evaluations with a fallback, the last: " +
                                     f.lastFallback() + ")";
                      s.wallSeconds = seconds(t0);
+                     if (options.continueStalled && !progress.stopped())
+                       detail::continueStalledStart(own, setup, leastSquares, settings,
+                                                    progress.monitor(), s);
                      progress.unitDone(s.objectiveEvaluations);
                      if (onStartFinished) {
                        const std::lock_guard lock(progress.mutex());

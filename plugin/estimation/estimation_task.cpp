@@ -107,6 +107,12 @@ const QList<FieldSpec>& fields() {
                       "function and step tolerances by 10000, so that the best objective is not "
                       "limited by integration noise. 0: none."),
        {}, K::Integer, defaults.polish, 0, 100000, false, false, {}, {}},
+      {QStringLiteral("continue_stalled"), QStringLiteral("Continue stalled starts"),
+       QStringLiteral("A start that stalls (no decrease found while the gradient is not yet "
+                      "small, usually because the objective's integration error hides the "
+                      "remaining descent) continues once with the integration tolerances "
+                      "divided by 100."),
+       {}, K::Flag, defaults.continueStalled, -inf, inf, false, false, {}, {}},
       {QStringLiteral("gradient"), QStringLiteral("Gradient"),
        QStringLiteral("Gradient of the quasi-Newton objective: forward sensitivities, the "
                       "standard adjoint, the steady-state adjoint (ssASA) or finite differences. "
@@ -159,6 +165,8 @@ Settings parseSettings(const QJsonObject& json) {
   }
   s.options.globalEvaluations = in.whole("global_evaluations", s.options.globalEvaluations, 0, 1e12);
   s.options.polish = static_cast<int>(in.whole("polish", s.options.polish, 0, 100000));
+  s.options.continueStalled =
+      json.value(QStringLiteral("continue_stalled")).toBool(s.options.continueStalled);
   s.options.maxIterations =
       static_cast<int>(in.whole("max_iterations", s.options.maxIterations, 1, 1e7));
   s.options.threads = static_cast<int>(in.whole("threads", s.options.threads, 0, 1024));
@@ -297,6 +305,7 @@ QJsonObject provenanceOf(const QString& path, const petab::Problem& problem,
                         static_cast<double>(r.globalEvaluations)},
                        {QStringLiteral("global_seconds"), r.globalSeconds},
                        {QStringLiteral("polish"), settings.options.polish},
+                       {QStringLiteral("continue_stalled"), settings.options.continueStalled},
                        {QStringLiteral("max_iterations"), settings.options.maxIterations}});
   p.insert(QStringLiteral("tolerances"),
            QJsonObject{{QStringLiteral("rtol"), settings.options.objective.integrator.rtol},

@@ -19,6 +19,8 @@
 //   ess           the scatter-search global phase: its evaluations reported, distinct starts,
 //                 the same for a seed with one thread or two, the first the best it saw.
 //   polish        the best start is continued at tighter tolerances, once per optimum.
+//   stalled       a start that stalls on the integration error at a loose rtol continues at
+//                 rtol / 100 and ends nearer the truth.
 //   held          LM with the bounded optimum of a nearly collinear linear problem on a bound.
 //   geodesic      bounded LM on curved valleys with known optima (Rosenbrock's and a steeper
 //                 one), with and without geodesic acceleration: both reach the optimum, and the
@@ -600,6 +602,49 @@ class TestEstimation : public QObject {
           polished.nominalObjective, polished.nominalObjectiveRunRtol);
     o.polish = -1;
     QVERIFY(o.validate().has_value());
+  }
+
+  // A start that stalls on the objective's integration error continues at rtol / 100. The decay
+  // with σ = 1e-6 at rtol 1e-4: the objective's error (~(1e-4·y/σ)²) is far above what ftol
+  // asks, so LM stalls; the continuation at 1e-6 gets closer to the truth.
+  void stalledContinues() {
+    QTemporaryDir tmp;
+    const double x0 = 2.0, k = 0.7, sigma = 1e-6;
+    const fs::path yaml = writeProblem(tmp.path().toStdString(), true,
+                                       "k\tlog10\t0.01\t10\t1\t1\nx0\tlog10\t0.1\t10\t1\t1\n",
+                                       "x0", std::to_string(sigma), decayData(1, x0, k, sigma));
+    est::EstimationOptions o = quickOptions(4);
+    o.useStartValues = false;
+    o.polish = 0;
+    o.objective.integrator.rtol = 1e-4;
+    o.objective.integrator.atol = 1e-8;
+    o.continueStalled = false;
+    const est::EstimationResult plain = est::runEstimation({yaml}, o);
+    QVERIFY2(plain.status == est::EstimationResult::Status::Success, plain.message.c_str());
+    o.continueStalled = true;
+    const est::EstimationResult continued = est::runEstimation({yaml}, o);
+    QVERIFY2(continued.status == est::EstimationResult::Status::Success, continued.message.c_str());
+    int stalled = 0, went = 0;
+    for (const est::StartResult& s : plain.starts) {
+      qInfo("plain start %d: %s %.9g %s", s.index, est::toString(s.status), s.objective, s.message.c_str());
+      stalled += s.status == est::StartStatus::Stalled;
+    }
+    for (const est::StartResult& s : continued.starts) {
+      qInfo("continued start %d: %s %.9g at rtol %g: %s", s.index, est::toString(s.status),
+            s.objective, s.objectiveRtol, s.message.c_str());
+      if (s.message.find("stalled; continued at rtol 1e-06") == std::string::npos) continue;
+      ++went;
+      QCOMPARE(s.objectiveRtol, 1e-6);
+    }
+    QVERIFY2(stalled > 0, "no start stalled at rtol 1e-4: the test no longer exercises the rule");
+    QCOMPARE(went, stalled);
+    const auto error = [&](const est::EstimationResult& r) {
+      return std::max(std::abs(std::pow(10.0, r.best[0]) - k) / k,
+                      std::abs(std::pow(10.0, r.best[1]) - x0) / x0);
+    };
+    qInfo("relative error of the best fit: %.3g stalled, %.3g continued", error(plain), error(continued));
+    QVERIFY(error(continued) < 0.1 * error(plain));
+    QCOMPARE(continued.nominalObjectiveRtol, continued.starts.front().objectiveRtol);
   }
 
   void cli() {
