@@ -11,8 +11,8 @@
 // values as start 0 unless --no-start-values; the sampled starts chosen by the global phase:
 // --global screen, the best of --screen K times as many points by objective; --global ess, the
 // best mutually distant points of a scatter search of E objective evaluations; with --polish,
-// the best K continued at tighter tolerances; a start that stalls continues once at rtol / 100
-// unless --continue-stalled off), the statistics at
+// the best K continued at tighter tolerances; a start that stalls continues at rtol / 100, then
+// / 1e4, unless --continue-stalled off), the statistics at
 // the best fit and the profile likelihoods of --profile parameters. Prints the parameter table;
 // with --out DIR writes
 //   parameters.csv   per parameter: value, SE, Wald CI (on the scale and linear), bounds,
@@ -68,8 +68,9 @@ const std::vector<OptionSpec>& estimateOptions() {
                               "evaluations count towards E; default 0: none)"},
       {"--polish", "K", "continue the best K distinct starts by L-BFGS, then LM, with rtol and "
                         "atol divided by 100, ftol and xtol by 1e4 (default 2; 0: none)"},
-      {"--continue-stalled", "on|off", "a start that stalls continues once at rtol and atol "
-                                       "divided by 100 (default on)"},
+      {"--continue-stalled", "on|off", "a start that stalls continues at rtol and atol divided "
+                                       "by 100, and if it stalls again lower, by 1e4 (not below "
+                                       "rtol 1e-12; default on)"},
       {"--method", "auto|ls|qn", "optimiser: least squares (bounded Levenberg-Marquardt), "
                                  "quasi-Newton (NLopt L-BFGS), or auto (default: ls when the "
                                  "objective is a sum of squares)"},

@@ -114,9 +114,9 @@ struct EstimationOptions {
   // continued at tighter tolerances (polish.h); 0: none. 2 by default (the same run: Zheng's
   // best −288.02 → −292.03, Crauste's 190.9733 → 190.9691).
   int polish = 2;
-  // A start that stalls (StartStatus::Stalled) continues once by its optimiser at rtol and
-  // atol / 100 (polish.h: on Fujita_SciSignal2010 the stalls are the objective's integration
-  // error at rtol 1e-8).
+  // A start that stalls (StartStatus::Stalled) continues by its optimiser at rtol and atol / 100,
+  // and when it stalls again lower, at / 10⁴ (not below rtol 1e-12; polish.h: on
+  // Fujita_SciSignal2010 the stalls are the objective's integration error at rtol 1e-8).
   bool continueStalled = true;
   // Gradient of the QuasiNewton objective (the LeastSquares Jacobian always comes from forward
   // sensitivities). With Forward, a failing evaluation falls back as evaluateWithFallback does.

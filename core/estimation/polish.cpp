@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <algorithm>
 
 namespace sensode::estimation::detail {
 namespace {
@@ -14,19 +15,20 @@ enum class Phase { QuasiNewton, LeastSquares };
 // point's objective at the tighter rtol (where the continuation began).
 enum class Baseline { RunObjective, TightStart };
 
-// Runs `phases` one after the other from `start`'s final point at the integration tolerances
-// divided by kPolishFactor, each from where the previous one ended lowest; `label` heads the
-// message ("polished", "stalled; continued").
+// Runs `phases` one after the other from `start`'s final point at the integration rtol `rtol`
+// (atol scaled with it from the run's), each from where the previous one ended lowest; `label`
+// heads the message ("polished", "stalled; continued").
 void continueAtTighterTolerances(const petab::Problem& problem, const FitSetup& setup,
-                                 const std::vector<Phase>& phases, const LocalSettings& s,
-                                 Baseline baseline, const ProgressMonitor& monitor,
-                                 const char* label, StartResult& start) {
+                                 double rtol, const std::vector<Phase>& phases,
+                                 const LocalSettings& s, Baseline baseline,
+                                 const ProgressMonitor& monitor, const char* label,
+                                 StartResult& start) {
   if (!std::isfinite(start.objective)) return;
   const auto t0 = std::chrono::steady_clock::now();
   FitSetup tight = setup;
   tight.point = start.parameters;
-  tight.objective.integrator.rtol *= kPolishFactor;
-  tight.objective.integrator.atol *= kPolishFactor;
+  tight.objective.integrator.atol *= rtol / setup.objective.integrator.rtol;
+  tight.objective.integrator.rtol = rtol;
   FitObjective f(problem, tight, monitor);
   std::vector<double> x;
   for (int p : tight.free) x.push_back(start.parameters[static_cast<std::size_t>(p)]);
@@ -79,10 +81,16 @@ void continueAtTighterTolerances(const petab::Problem& problem, const FitSetup& 
 void continueStalledStart(const petab::Problem& problem, const FitSetup& setup,
                           bool leastSquares, const LocalSettings& settings,
                           const ProgressMonitor& monitor, StartResult& start) {
-  if (start.status != StartStatus::Stalled) return;
-  continueAtTighterTolerances(problem, setup,
-                              {leastSquares ? Phase::LeastSquares : Phase::QuasiNewton}, settings,
-                              Baseline::TightStart, monitor, "stalled; continued", start);
+  double rtol = setup.objective.integrator.rtol;
+  for (int k = 0; k < kStalledContinuations && start.status == StartStatus::Stalled; ++k) {
+    rtol *= kPolishFactor;
+    if (rtol < kTightestRtol * (1 - 1e-9)) return;
+    continueAtTighterTolerances(problem, setup, rtol,
+                                {leastSquares ? Phase::LeastSquares : Phase::QuasiNewton},
+                                settings, Baseline::TightStart, monitor, "stalled; continued",
+                                start);
+    if (!(start.objectiveRtol == rtol)) return;  // no lower point: a tighter rtol will not help
+  }
 }
 
 void polishStart(const petab::Problem& problem, const FitSetup& setup, bool leastSquares,
@@ -98,7 +106,10 @@ void polishStart(const petab::Problem& problem, const FitSetup& setup, bool leas
   // to 190.9670 (docs/benchmarks/estimation.md, 2026-11-26 third run).
   std::vector<Phase> phases{Phase::QuasiNewton};
   if (leastSquares) phases.push_back(Phase::LeastSquares);
-  continueAtTighterTolerances(problem, setup, phases, s, Baseline::RunObjective, monitor,
+  // At the run's rtol / 100, or at the start's own rtol when a stalled continuation went below.
+  const double rtol = std::min(setup.objective.integrator.rtol * kPolishFactor,
+                               start.objectiveRtol);
+  continueAtTighterTolerances(problem, setup, rtol, phases, s, Baseline::RunObjective, monitor,
                               "polished", start);
 }
 

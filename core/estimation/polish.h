@@ -2,15 +2,19 @@
 // Continuations of finished starts at tighter integration tolerances (internal to
 // core/estimation). At the estimation's rtol 1e-8 the objective's integration error hides the
 // last descent in flat valleys, and the optimiser either stops early or stalls:
-//   continueStalledStart  a start that stalled goes on, once, by the run's own optimiser with
-//                         rtol and atol divided by kPolishFactor and the run's stopping
-//                         tolerances. On Fujita_SciSignal2010 14 of 20 starts stalled at rtol
-//                         1e-8, where the objective's error is ~0.13 (2966.69 against 2966.8226
-//                         at 1e-12) and central differences of it grow as the step shrinks; the
-//                         start that reaches the lowest basin stalled at −34.53 at 1e-8 and at
-//                         −45.77 at 1e-10 (docs/benchmarks/estimation.md, session 12).
+//   continueStalledStart  a start that stalled goes on by the run's own optimiser with rtol
+//                         and atol divided by kPolishFactor and the run's stopping tolerances;
+//                         if it stalls again at a lower point, once more, 100 times tighter
+//                         again (kStalledContinuations, not below kTightestRtol). On
+//                         Fujita_SciSignal2010 14 of 20 starts stalled at rtol 1e-8, where the
+//                         objective's error is ~0.13 (2966.69 against 2966.8226 at 1e-12) and
+//                         central differences of it grow as the step shrinks; the start that
+//                         reaches the lowest basin stalled at −34.53 at 1e-8, went on to −34.90
+//                         at 1e-10 and stalled again, and from there reached −45.80 at 1e-12
+//                         (docs/benchmarks/estimation.md, session 13).
 //   polishStart           the best few starts go on by L-BFGS and then (least squares)
-//                         Levenberg–Marquardt at rtol and atol / kPolishFactor, with the
+//                         Levenberg–Marquardt at rtol and atol / kPolishFactor (or the start's
+//                         own rtol when a stalled continuation went tighter), with the
 //                         optimisers' ftol and xtol divided by kPolishStopFactor. A start in
 //                         Elowitz_Nature2000's published basin stopped 0.05 above the published
 //                         objective and, continued with rtol 1e-10 and ftol 1e-14, went 0.04
@@ -35,8 +39,12 @@ constexpr double kPolishFactor = 1e-2;
 // Crauste start in the published basin stopped after 9 iterations; at 1e-12 it went on for 182
 // and 0.006 lower.
 constexpr double kPolishStopFactor = 1e-4;
+// Stalled continuations per start, and the tightest rtol they use: below ~1e-12 the
+// integrators' own rounding is of the order of the tolerance.
+constexpr int kStalledContinuations = 2;
+constexpr double kTightestRtol = 1e-12;
 
-// Continues `start` when its status is Stalled (otherwise does nothing).
+// Continues `start` while its status is Stalled (otherwise does nothing).
 void continueStalledStart(const petab::Problem& problem, const FitSetup& setup,
                           bool leastSquares, const LocalSettings& settings,
                           const ProgressMonitor& monitor, StartResult& start);

@@ -110,8 +110,9 @@ const QList<FieldSpec>& fields() {
       {QStringLiteral("continue_stalled"), QStringLiteral("Continue stalled starts"),
        QStringLiteral("A start that stalls (no decrease found while the gradient is not yet "
                       "small, usually because the objective's integration error hides the "
-                      "remaining descent) continues once with the integration tolerances "
-                      "divided by 100."),
+                      "remaining descent) continues with the integration tolerances "
+                      "divided by 100, and when it stalls again lower, by 10000 (not below "
+                      "rtol 1e-12)."),
        {}, K::Flag, defaults.continueStalled, -inf, inf, false, false, {}, {}},
       {QStringLiteral("gradient"), QStringLiteral("Gradient"),
        QStringLiteral("Gradient of the quasi-Newton objective: forward sensitivities, the "
