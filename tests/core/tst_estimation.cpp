@@ -718,6 +718,14 @@ class TestEstimation : public QObject {
     QCOMPARE(bad.exitCode, 2);
     QVERIFY2(bad.errLines.size() == 1 && bad.errLines[0].contains("--method: 'simplex'"),
              qPrintable(bad.errLines.join("\n")));
+    QVERIFY2(all.find("\"continue_stalled\": true") != std::string::npos, all.c_str());
+    const auto badSwitch = sensode::test::runProcess(
+        cliPath, {"estimate", QString::fromStdString(yaml.string()), "--continue-stalled", "maybe"},
+        60000);
+    QCOMPARE(badSwitch.exitCode, 2);
+    QVERIFY2(badSwitch.errLines.size() == 1 &&
+                 badSwitch.errLines[0].contains("--continue-stalled: 'maybe'"),
+             qPrintable(badSwitch.errLines.join("\n")));
   }
 
   // A start where the objective evaluates but the least-squares Jacobian does not (here the

@@ -162,6 +162,11 @@ class TestEstimationTask : public QObject {
     QCOMPARE(choices.value("x0").toObject(), (QJsonObject{{"estimate", false}}));
     // ... and the run applies them on the parameter scale.
     const auto s = plugin::estimation::parseSettings(setup->settings());
+    QVERIFY(s.options.continueStalled);  // the form's default, as the core's
+    QVERIFY(setup->settings().contains(QStringLiteral("continue_stalled")));
+    QJsonObject off = setup->settings();
+    off.insert(QStringLiteral("continue_stalled"), false);
+    QVERIFY(!plugin::estimation::parseSettings(off).options.continueStalled);
     const auto fitted = plugin::estimation::fittedParameters(p, s.parameters);
     QCOMPARE(fitted.size(), std::size_t(2));
     QVERIFY(std::abs(fitted[0].start - std::log10(0.9)) < 1e-15);
@@ -443,7 +448,7 @@ class TestEstimationTask : public QObject {
                                        {"threads", 2}, {"parameters", QJsonObject{}},
                                        // set here: the panel keeps the last run's settings, and
                                        // cancelDuringTheScatterSearch leaves a 1e6-evaluation search
-                                       {"global", "screen"}, {"screen", 50}, {"polish", 2},
+                                       {"global", "screen"}, {"screen", 50}, {"polish", 2}, {"continue_stalled", true},
                                        {"profile", QJsonArray{QStringLiteral("Epo_degradation_BaF3")}}});
     QCOMPARE(int(testing::clickRunAndWait(panel, 900000)), int(api::TaskStatus::Succeeded));
     qInfo("%s", qPrintable(panel->shownResult()->summary()));
