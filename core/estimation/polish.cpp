@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "core/estimation/polish.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <algorithm>
 
 namespace sensode::estimation::detail {
 namespace {
