@@ -176,9 +176,9 @@ std::vector<int> polishCandidates(const std::vector<StartResult>& starts, int co
   return out;
 }
 
-// The nominal objective again at the rtol of the best objective when the polish produced it
-// (the polish's tolerances: rtol and atol / kPolishFactor), so that best − nominal is not the
-// difference of two integration errors. One objective evaluation, no sensitivities; when it
+// The nominal objective again at the rtol of the best objective when a continuation at tighter
+// tolerances produced it (a stalled start's or the polish's, polish.h; atol scaled with rtol),
+// so that best − nominal is not the difference of two integration errors. One objective evaluation, no sensitivities; when it
 // fails the run's value stays, with its rtol.
 void nominalAtTheBestsRtol(const petab::Problem& problem, const EstimationOptions& options,
                            const ProgressMonitor& monitor, EstimationResult& result) {

@@ -169,8 +169,9 @@ struct StartResult {
   std::vector<double> parameters;   // final point, on the scales
   double startObjective = std::numeric_limits<double>::quiet_NaN();
   double objective = std::numeric_limits<double>::infinity();  // at the final point
-  // The integrator's rtol of `objective`: the run's, or the polish's (rtol / 100) when the
-  // polish kept its point. Objectives differ in the third decimal between the two on some
+  // The integrator's rtol of `objective`: the run's, or the tighter one of the continuation
+  // that kept its point (a stalled start's: rtol / 100 or / 10⁴; the polish's: rtol / 100, or
+  // the start's own when tighter; polish.h). Objectives differ in the third decimal between the two on some
   // problems (Crauste_CellSystems2017 at its nominal values: 190.965533 at 1e-8, 190.963978
   // at 1e-10), so comparisons are made at one rtol.
   double objectiveRtol = std::numeric_limits<double>::quiet_NaN();
@@ -265,8 +266,9 @@ struct EstimationResult {
   double bestObjective = std::numeric_limits<double>::infinity();
   // The objective at the PEtab nominal values (NaN when it could not be evaluated): what a
   // published best fit reaches. Evaluated at the rtol of bestObjective (nominalObjectiveRtol:
-  // the polish's when the best start was polished), so that best − nominal compares like with
-  // like; nominalObjectiveRunRtol is the value at the run's rtol.
+  // the best start's objectiveRtol, tighter than the run's when a continuation kept its point),
+  // so that best − nominal compares like with like; nominalObjectiveRunRtol is the value at the
+  // run's rtol.
   double nominalObjective = std::numeric_limits<double>::quiet_NaN();
   double nominalObjectiveRtol = std::numeric_limits<double>::quiet_NaN();
   double nominalObjectiveRunRtol = std::numeric_limits<double>::quiet_NaN();
