@@ -1,12 +1,37 @@
 #!/usr/bin/env bash
 # Configures and builds Sensode (Release) in build/ after installing what is missing.
+#
+#   scripts/build.sh [CMAKE_ARGS...]         # everything: core, CLI, GUI, plugins, tests
+#   scripts/build.sh --cli [CMAKE_ARGS...]   # the `sensode` CLI and the core only (the main job):
+#                                            # no Qt installed, a fifth of the compile steps
+#
+# A build/ first configured by --cli (GUI and tests off) is switched on by the full build; its
+# objects are reused.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-"$root/scripts/install-deps.sh"
+cli_only=0
+if [ "${1:-}" = "--cli" ]; then
+  cli_only=1
+  shift
+fi
 build="${SENSODE_BUILD_DIR:-$root/build}"
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
+
+if [ "$cli_only" = 1 ]; then
+  "$root/scripts/install-deps.sh" --cli
+  if [ ! -f "$build/CMakeCache.txt" ]; then
+    cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+      -DSENSODE_BUILD_GUI=OFF -DSENSODE_BUILD_TESTS=OFF "$@"
+  fi
+  cmake --build "$build" --parallel "$(nproc)" --target sensode
+  exit 0
+fi
+
+"$root/scripts/install-deps.sh"
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@"
+elif grep -qE "^SENSODE_BUILD_(GUI|TESTS):BOOL=OFF" "$build/CMakeCache.txt"; then
+  cmake -S "$root" -B "$build" -DSENSODE_BUILD_GUI=ON -DSENSODE_BUILD_TESTS=ON "$@"
 fi
 cmake --build "$build" --parallel "$(nproc)"

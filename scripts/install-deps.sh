@@ -2,18 +2,30 @@
 # Installs the Debian 12 packages Sensode builds against, only those that are missing, then an
 # optimised SUNDIALS built from Debian's own source (scripts/install-sundials.sh; Debian's
 # libsundials-dev is compiled without optimisation).
+#
+#   scripts/install-deps.sh         # everything: core, CLI, Qt GUI, plugins and tests
+#   scripts/install-deps.sh --cli   # only what the core and the `sensode` CLI need (the main job,
+#                                   # scripts/run-example.sh): no Qt, a third of the download
+#
 # Idempotent: a second run installs nothing and takes a second.
 set -euo pipefail
 
-packages=(
+# The core and the CLI.
+cli_packages=(
   build-essential cmake ninja-build pkg-config
+  ccache                # compiler cache: a second build (another checkout, a pull) is quick
   libsbml5-dev          # SBML import (with the comp flattening converter)
   libeigen3-dev         # dense and sparse linear algebra
-  libsundials-dev       # CVODES
   libsuitesparse-dev    # KLU, for SUNDIALS' sparse direct solver
   libyaml-cpp-dev       # PEtab problem files
   libnlopt-dev          # parameter estimation: bounded L-BFGS
   libtcc-dev            # in-memory C compiler: native evaluation from a model's first call
+)
+# Not libsundials-dev: install-sundials.sh builds SUNDIALS from Debian's source, and the binary
+# package would pull in MPI, PETSc, hypre and gfortran (about 1 GB) that Sensode never uses.
+
+# The GUI host, the task plugins and the Qt Test executables.
+gui_packages=(
   qt6-base-dev          # Qt Widgets, Qt Test
   qt6-charts-dev
   qt6-svg-dev           # Debian 12's name for the Qt 6 SVG module's dev files
@@ -21,6 +33,13 @@ packages=(
   libqt6opengl6-dev     # Qt6Charts' CMake config requires Qt6OpenGL
   fonts-dejavu-core     # text in offscreen GUI tests and screenshots
 )
+
+packages=("${cli_packages[@]}")
+case "${1:-}" in
+  --cli) ;;
+  "") packages+=("${gui_packages[@]}") ;;
+  *) echo "install-deps: unknown argument '$1' (expected --cli or nothing)" >&2; exit 1 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The unit tests (CTest label unit) under AddressSanitizer and UndefinedBehaviorSanitizer: a second
 # build directory (build-asan; core, the CLI and the unit tests only, no GUI) compiled with
-# -DSENSODE_SANITIZE=address,undefined (-O1 -g -fno-omit-frame-pointer), where the first finding
+# -DSENSODE_SANITIZE=address,undefined (-O1 -g1 -fno-omit-frame-pointer), where the first finding
 # stops the test with its stack. Extra arguments go to the first cmake configure.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
