@@ -15,11 +15,16 @@ if [ "${1:-}" = "--cli" ]; then
   shift
 fi
 build="${SENSODE_BUILD_DIR:-$root/build}"
+if [ "$cli_only" = 1 ]; then
+  "$root/scripts/install-deps.sh" --cli
+else
+  "$root/scripts/install-deps.sh"
+fi
+# After the install: on a fresh machine ninja arrives with it.
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 
 if [ "$cli_only" = 1 ]; then
-  "$root/scripts/install-deps.sh" --cli
   if [ ! -f "$build/CMakeCache.txt" ]; then
     cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
       -DSENSODE_BUILD_GUI=OFF -DSENSODE_BUILD_TESTS=OFF "$@"
@@ -28,7 +33,6 @@ if [ "$cli_only" = 1 ]; then
   exit 0
 fi
 
-"$root/scripts/install-deps.sh"
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@"
 elif grep -qE "^SENSODE_BUILD_(GUI|TESTS):BOOL=OFF" "$build/CMakeCache.txt"; then
