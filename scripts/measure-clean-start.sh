@@ -88,7 +88,8 @@ measure() {
   sampler=$!
   chroot "$scratch" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    bash -c "cd /work/main && $command" > "$log" 2>&1 || status=$?
+    bash -c "cd /work/main && TIMEFORMAT='== CPU: user %U s, system %S s (all processes of the command)' && time { $command; }" \
+    > "$log" 2>&1 || status=$?
   end="$(date +%s)"
   after="$(cut -d' ' -f1-3 /proc/loadavg)"
   kill "$sampler" 2>/dev/null || true
@@ -101,6 +102,7 @@ measure() {
     echo
     echo "== $name: '$command', exit status $status"
     echo "== wall $((secs / 60)) min $((secs % 60)) s ($secs s), $(date -u +%Y-%m-%dT%H:%MZ), commit $commit"
+    grep "^== CPU: " "$log" | tail -n 1
     echo "== machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GB", $2 / 1048576 }' /proc/meminfo); load average before: $before; after: $after; 1-minute load during the run (every 30 s): $load"
   } | tee -a "$log"
   return "$status"
