@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 // sensode simulate MODEL.xml [--t-end T] [--points N | --times t1,t2,...] [--method odesd|cvodes]
-//                  [--rtol R] [--atol A] [--set ID=VALUE ...] [--event-times] [--out FILE.csv]
-//                  [--stats FILE.json]
+//                  [--rtol R] [--atol A] [--set ID=VALUE ...] [--event-times] [--outputs ID,...]
+//                  [--out FILE.csv] [--stats FILE.json]
 //
 // Imports the model, compiles it, runs the time-course task and writes the trajectory (CSV, with
-// --out) and the solver statistics (JSON, with --stats). Stdout gets a short human summary.
+// --out) and the solver statistics (JSON, with --stats). Stdout gets a short human summary; an
+// output with no value at some output times (0/0 in its own formula) is written as NaN there,
+// with a warning on stderr and the list in --stats ("undefined_outputs").
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -45,6 +47,9 @@ const std::vector<OptionSpec>& simulateOptions() {
        true},
       {"--event-times", "",
        "models with events: add two rows at every event time, the values just before and after"},
+      {"--outputs", "ID,...",
+       "columns to write, in this order: species, rule variables, parameters, compartments, "
+       "reactions (default: species, then time-varying quantities)"},
       {"--out", "FILE.csv", "write the trajectory: time,<id>,... one row per output time"},
       {"--stats", "FILE.json", "write solver statistics as one JSON object"},
       {"--help", "", "show this help"},
@@ -57,6 +62,7 @@ struct SimulateSettings {
   std::vector<double> times;
   tasks::TimeCourseOptions options;
   std::vector<std::pair<std::string, double>> overrides;
+  std::vector<std::string> outputs;  // empty = the default columns
   std::optional<std::string> out, stats;
   bool eventRows = false;
 };
@@ -85,6 +91,7 @@ SimulateSettings parseSimulate(const Arguments& a) {
     if (!v) throw usage("--set " + id + ": '" + item.substr(eq + 1) + "' is not a number");
     s.overrides.emplace_back(id, *v);
   }
+  if (const auto outputs = a.idList("--outputs")) s.outputs = *outputs;
   s.out = a.string("--out");
   s.stats = a.string("--stats");
   s.eventRows = a.has("--event-times");
@@ -129,6 +136,9 @@ void printSummary(const std::string& modelId, const symbolic::CompiledModel& com
       << r.stats.handoverSteps << " BDF steps)\n";
   // What the run did instead of failing (another integrator over part or all of it).
   for (const std::string& f : r.stats.fallbacks) o << "fallback     " << f << "\n";
+  for (const tasks::UndefinedOutput& u : r.undefinedOutputs)
+    o << "undefined    " << u.id << " at " << u.times.size() << " output time(s), written as "
+      << u.gives << " (see the warning)\n";
   const std::string laws = conservationLaws(compiled);
   if (!laws.empty()) o << "moieties     " << laws << "\n";
   if (!r.times.empty() && !r.columns.empty()) {
@@ -165,6 +175,7 @@ JsonObject statsObject(const symbolic::CompiledModel& compiled, const SimulateSe
       .add("model", s.modelPath)
       .add("termination", tasks::toString(r.termination))
       .add("message", r.message);
+  addUndefinedOutputs(json, r.undefinedOutputs);
   return json;
 }
 
@@ -189,7 +200,9 @@ int runSimulate(std::span<const std::string> args) {
   problem.times = s.times;
   problem.overrides = s.overrides;
   problem.eventRows = s.eventRows;
+  problem.outputs = s.outputs;
   const tasks::TimeCourseResult r = tasks::runTimeCourse(problem, s.options);
+  warnUndefinedOutputs(s.modelPath, r.undefinedOutputs);
 
   if (s.stats) statsObject(*compiled, s, r, loadSeconds).write(*s.stats);
   if (r.termination != tasks::Termination::Success)

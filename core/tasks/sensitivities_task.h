@@ -24,6 +24,9 @@
 // variables, reaction rates on request); their sensitivities follow from the chain rule
 // dy/dp = ∂y/∂x·S + ∂y/∂p (FD differentiates y directly).
 //
+// An output with no value at an output time (0/0 in its own formula, undefined_outputs.h) is NaN
+// there with NaN sensitivities, and listed in SensitivityResult::undefinedOutputs.
+//
 // Scaled sensitivities are COPASI's (p/y)·dy/dp. Where |y| ≤ guard (guard = integrator.atol:
 // below it y is not resolved and the ratio is noise or ±inf) the scaled value is reported as 0
 // and flagged in SensitivityResult::guarded.
@@ -155,6 +158,9 @@ struct SensitivityResult {
   // with the ids executed there (as TimeCourseResult::eventTimes / eventIds).
   std::vector<double> eventTimes;
   std::vector<std::string> eventIds;
+  // Outputs with no value at some output times (time course's undefinedOutputs); their values
+  // and sensitivities are NaN there (scaled too).
+  std::vector<UndefinedOutput> undefinedOutputs;
   double wallSeconds = 0;
   Termination termination = Termination::Success;
   std::string message;  // empty on success; otherwise one line saying what happened
