@@ -35,4 +35,14 @@ struct ParameterInfo {
 };
 QList<ParameterInfo> readModelParameters(const QString& path);
 
+// The outputs a run of the model at `path` reports by default (tasks::defaultOutputIds: every
+// species, then every quantity that changes in time), for the outputs chooser: id, the SBML name
+// (may be empty) and a short description of its kind. Throws sensode::Error.
+struct OutputInfo {
+  QString id;
+  QString name;
+  QString kind;  // "species", "parameter", "compartment", ...
+};
+QList<OutputInfo> readModelOutputs(const QString& path);
+
 }  // namespace sensode::plugin

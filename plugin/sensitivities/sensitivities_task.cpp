@@ -24,6 +24,7 @@
 #include "plugin/common/model_overview.h"
 #include "plugin/common/provenance.h"
 #include "plugin/common/task_icons.h"
+#include "plugin/forms/id_picker.h"
 #include "plugin/forms/settings_reader.h"
 #include "plugin/models/sensitivity_table_model.h"
 #include "plugin/runner/task_runner.h"
@@ -44,95 +45,26 @@ const Result* resultOf(const std::shared_ptr<const api::TaskResult>& r) {
   return dynamic_cast<const Result*>(r.get());
 }
 
-// Which parameters to differentiate against: all, or the checked ones. The list comes from the
-// open model (read again only when the file changes); a selection restored from the settings
-// before the model is read is applied once it is.
-class ParameterPicker : public QWidget {
- public:
-  explicit ParameterPicker(QWidget* parent) : QWidget(parent) {
-    all_ = new QCheckBox(tr("All parameters"), this);
-    all_->setObjectName(QStringLiteral("allParameters"));
-    all_->setChecked(true);
-    list_ = new QListWidget(this);
-    list_->setObjectName(QStringLiteral("parameterList"));
-    list_->setEnabled(false);
-    list_->setMaximumHeight(110);
-    note_ = new QLabel(this);
-    note_->setWordWrap(true);
-    note_->setEnabled(false);
-    connect(all_, &QCheckBox::toggled, list_, [this](bool on) { list_->setEnabled(!on); });
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(all_);
-    layout->addWidget(list_);
-    layout->addWidget(note_);
-  }
-
-  void setModelPath(const QString& path) {
-    if (path == path_) return;
-    path_ = path;
-    const QStringList keep = selected();
-    list_->clear();
-    note_->clear();
-    if (path.isEmpty()) return;
-    try {
-      for (const ParameterInfo& p : readModelParameters(path)) {
-        auto* item = new QListWidgetItem(QStringLiteral("%1  (%2)").arg(p.id, p.kind), list_);
-        item->setData(Qt::UserRole, p.id);
-        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
-        item->setCheckState(Qt::Unchecked);
-      }
-    } catch (const std::exception& e) {
-      note_->setText(QString::fromStdString(e.what()));
-    }
-    setSelected(pending_.isEmpty() ? keep : pending_);
-  }
-
-  // Empty when all parameters are wanted.
-  QStringList selected() const {
-    if (all_->isChecked()) return {};
-    if (list_->count() == 0) return pending_;
-    QStringList ids;
-    for (int i = 0; i < list_->count(); ++i) {
-      if (list_->item(i)->checkState() == Qt::Checked) ids << list_->item(i)->data(Qt::UserRole).toString();
-    }
-    return ids;
-  }
-
-  void setSelected(const QStringList& ids) {
-    all_->setChecked(ids.isEmpty());
-    if (list_->count() == 0) {
-      pending_ = ids;
-      return;
-    }
-    pending_.clear();
-    for (int i = 0; i < list_->count(); ++i) {
-      const bool on = ids.contains(list_->item(i)->data(Qt::UserRole).toString());
-      list_->item(i)->setCheckState(on ? Qt::Checked : Qt::Unchecked);
-    }
-  }
-
-  QString validate() const {
-    if (!all_->isChecked() && selected().isEmpty()) {
-      return tr("Parameters: none checked (check some, or All parameters)");
-    }
-    return {};
-  }
-
- private:
-  QCheckBox* all_ = nullptr;
-  QListWidget* list_ = nullptr;
-  QLabel* note_ = nullptr;
-  QString path_;
-  QStringList pending_;
-};
+// Which parameters to differentiate against: all, or the checked ones of the open model.
+IdPicker* newParameterPicker(QWidget* parent) {
+  return new IdPicker(QObject::tr("All parameters"), QObject::tr("Parameters"),
+                      QStringLiteral("parameters"),
+                      [](const QString& path) {
+                        QList<IdPicker::Item> items;
+                        for (const ParameterInfo& p : readModelParameters(path))
+                          items.append({p.id, QStringLiteral("%1  (%2)").arg(p.id, p.kind)});
+                        return items;
+                      },
+                      parent);
+}
 
 class SetupWidget : public api::TaskSetupWidget {
  public:
   explicit SetupWidget(QWidget* parent) : api::TaskSetupWidget(parent) {
     form_ = new OptionsForm(fields(), this);
     form_->setObjectName(QStringLiteral("options"));
-    picker_ = new ParameterPicker(this);
+    picker_ = newParameterPicker(this);
+    outputs_ = timecourse::newOutputPicker(this);
     // Compare methods: the checked ones run after the reference (the Method field) on the same
     // settings; the Compare tab shows how far each is from the reference.
     compare_ = new QGroupBox(tr("Compare methods"), this);
@@ -154,6 +86,7 @@ class SetupWidget : public api::TaskSetupWidget {
     connect(defaults, &QPushButton::clicked, this, [this] {
       form_->resetToDefaults();
       picker_->setSelected({});
+      outputs_->setSelected({});
       compare_->setChecked(false);
     });
     auto* row = new QHBoxLayout;
@@ -163,6 +96,7 @@ class SetupWidget : public api::TaskSetupWidget {
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(form_);
     layout->addWidget(picker_);
+    layout->addWidget(outputs_);
     layout->addWidget(compare_);
     layout->addLayout(row);
   }
@@ -170,6 +104,7 @@ class SetupWidget : public api::TaskSetupWidget {
   QJsonObject settings() const override {
     QJsonObject o = form_->values();
     o.insert(QStringLiteral("parameters"), QJsonArray::fromStringList(picker_->selected()));
+    o.insert(QStringLiteral("outputs"), QJsonArray::fromStringList(outputs_->selected()));
     QJsonArray compare;
     if (compare_->isChecked()) {
       const QString reference = o.value(QStringLiteral("method")).toString();
@@ -188,6 +123,11 @@ class SetupWidget : public api::TaskSetupWidget {
       for (const QJsonValue& v : settings.value(QStringLiteral("parameters")).toArray()) ids << v.toString();
       picker_->setSelected(ids);
     }
+    if (settings.contains(QStringLiteral("outputs"))) {
+      QStringList ids;
+      for (const QJsonValue& v : settings.value(QStringLiteral("outputs")).toArray()) ids << v.toString();
+      outputs_->setSelected(ids);
+    }
     if (settings.contains(QStringLiteral("compare"))) {
       QStringList methods;
       for (const QJsonValue& v : settings.value(QStringLiteral("compare")).toArray()) methods << v.toString();
@@ -196,19 +136,23 @@ class SetupWidget : public api::TaskSetupWidget {
     }
   }
   void setSession(const api::ModelSession& session) override {
-    picker_->setModelPath(session.format == QLatin1String("sbml") ? session.filePath : QString());
+    const QString sbml = session.format == QLatin1String("sbml") ? session.filePath : QString();
+    picker_->setModelPath(sbml);
+    outputs_->setModelPath(sbml);
   }
   QString validate() const override {
     const QString form = form_->validate();
     if (!form.isEmpty()) return form;
     if (compare_->isChecked() && settings().value(QStringLiteral("compare")).toArray().isEmpty())
       return tr("Compare methods: check at least one method other than the Method above");
-    return picker_->validate();
+    if (const QString why = picker_->validate(); !why.isEmpty()) return why;
+    return outputs_->validate();
   }
 
  private:
   OptionsForm* form_ = nullptr;
-  ParameterPicker* picker_ = nullptr;
+  IdPicker* picker_ = nullptr;
+  IdPicker* outputs_ = nullptr;
   QGroupBox* compare_ = nullptr;
   QList<QCheckBox*> compareBoxes_;
 };
@@ -327,6 +271,8 @@ Settings parseSettings(const QJsonObject& json) {
   for (const QJsonValue& v : json.value(QStringLiteral("parameters")).toArray()) {
     s.parameters.push_back(v.toString().toStdString());
   }
+  for (const QJsonValue& v : json.value(QStringLiteral("outputs")).toArray())
+    s.outputs.push_back(v.toString().toStdString());
   for (const QJsonValue& v : json.value(QStringLiteral("compare")).toArray()) {
     const std::string name = v.toString().toStdString();
     const auto m = tasks::sensitivityMethodFromString(name);
@@ -382,7 +328,7 @@ QString Result::summary() const {
                      .arg(core_->wallSeconds, 0, 'g', 3);
   if (!comparisons_.empty())
     text += QStringLiteral("; compared with %1 method(s) (see Compare)").arg(comparisons_.size());
-  return text + fallbackNote(fallbacks());
+  return text + fallbackNote(fallbacks()) + undefinedNote(core_->undefinedOutputs);
 }
 
 std::shared_ptr<const tasks::TimeCourseResult> parameterSlice(const tasks::SensitivityResult& r,
@@ -392,6 +338,7 @@ std::shared_ptr<const tasks::TimeCourseResult> parameterSlice(const tasks::Sensi
   slice->columns = r.outputIds;
   slice->eventTimes = r.eventTimes;
   slice->eventIds = r.eventIds;
+  slice->undefinedOutputs = r.undefinedOutputs;
   slice->values.reserve(r.times.size() * r.outputIds.size());
   for (std::size_t it = 0; it < r.times.size(); ++it) {
     for (std::size_t iy = 0; iy < r.outputIds.size(); ++iy) {
@@ -416,6 +363,7 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
   problem.model = loaded.model;
   problem.times = timecourse::outputTimes(settings.tEnd, settings.points);
   problem.parameters = settings.parameters;
+  problem.outputs = settings.outputs;
   for (auto it = session.overrides.cbegin(); it != session.overrides.cend(); ++it) {
     problem.overrides.emplace_back(it.key().toStdString(), it.value());
   }
@@ -498,6 +446,7 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
   for (const std::string& f : core->stats.integrator.fallbacks) fallbacks.append(q(f));
   stats.insert(QStringLiteral("fallbacks"), fallbacks);
   provenance.insert(QStringLiteral("statistics"), stats);
+  provenance.insert(QStringLiteral("undefined_outputs"), undefinedJson(core->undefinedOutputs));
   if (!comparisons.empty()) {
     QJsonArray compared;
     for (const Comparison& c : comparisons) {

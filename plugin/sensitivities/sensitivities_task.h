@@ -5,7 +5,8 @@
 //
 // Settings JSON keys follow `sensode sensitivities`: method ("odesd" | "cvodes" | "pbsr" | "exp"
 // | "fd"), t_end, points, rtol, atol, scaled, error_control, parameters (array of ids; empty
-// = every parameter of the model) and compare (array of method names: also run these on the same
+// = every parameter of the model), outputs (array of ids, the CLI's --outputs: only these are
+// differentiated, plotted and exported; empty = the default outputs) and compare (array of method names: also run these on the same
 // settings and report their discrepancies from `method`, the reference). Views: Chart (one
 // parameter's dy/dp over time for every output; pick the parameter above the chart), Heat map
 // (scaled sensitivities of every output and parameter at a chosen time), Compare (discrepancy
@@ -39,6 +40,7 @@ struct Settings {
   double tEnd = 50;
   long points = 101;
   std::vector<std::string> parameters;  // empty = all
+  std::vector<std::string> outputs;     // empty = the default outputs
   std::vector<tasks::SensitivityMethod> compare;  // also run these (the reference excluded)
 };
 // Throws InvalidOptions naming the key.

@@ -11,6 +11,7 @@
 
 #include "core/common/errors.h"
 #include "plugin/common/model_cache.h"
+#include "plugin/common/model_overview.h"
 #include "plugin/common/provenance.h"
 #include "plugin/forms/settings_reader.h"
 #include "plugin/common/task_icons.h"
@@ -27,33 +28,51 @@ namespace {
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
 
-// The set-up widget: the options form, a note on edited model values, Restore defaults.
+// The set-up widget: the options form, the outputs chooser, a note on edited model values,
+// Restore defaults.
 class SetupWidget : public api::TaskSetupWidget {
  public:
   explicit SetupWidget(QWidget* parent) : api::TaskSetupWidget(parent) {
     form_ = new OptionsForm(fields(), this);
     form_->setObjectName(QStringLiteral("options"));
+    outputs_ = newOutputPicker(this);
     note_ = new QLabel(this);
     note_->setObjectName(QStringLiteral("sessionNote"));
     note_->setWordWrap(true);
     note_->setEnabled(false);
     auto* defaults = new QPushButton(tr("Restore defaults"), this);
     defaults->setObjectName(QStringLiteral("restoreDefaults"));
-    connect(defaults, &QPushButton::clicked, form_, &OptionsForm::resetToDefaults);
+    connect(defaults, &QPushButton::clicked, this, [this] {
+      form_->resetToDefaults();
+      outputs_->setSelected({});
+    });
     auto* row = new QHBoxLayout;
     row->addStretch(1);
     row->addWidget(defaults);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(form_);
+    layout->addWidget(outputs_);
     layout->addLayout(row);
     layout->addWidget(note_);
     setSession({});
   }
 
-  QJsonObject settings() const override { return form_->values(); }
-  void setSettings(const QJsonObject& settings) override { form_->setValues(settings); }
+  QJsonObject settings() const override {
+    QJsonObject o = form_->values();
+    o.insert(QStringLiteral("outputs"), QJsonArray::fromStringList(outputs_->selected()));
+    return o;
+  }
+  void setSettings(const QJsonObject& settings) override {
+    form_->setValues(settings);
+    if (settings.contains(QStringLiteral("outputs"))) {
+      QStringList ids;
+      for (const QJsonValue& v : settings.value(QStringLiteral("outputs")).toArray()) ids << v.toString();
+      outputs_->setSelected(ids);
+    }
+  }
   void setSession(const api::ModelSession& session) override {
+    outputs_->setModelPath(session.format == QLatin1String("sbml") ? session.filePath : QString());
     if (!session.isOpen()) {
       note_->setText(tr("No model open."));
     } else if (session.overrides.isEmpty()) {
@@ -63,10 +82,14 @@ class SetupWidget : public api::TaskSetupWidget {
                         int(session.overrides.size())));
     }
   }
-  QString validate() const override { return form_->validate(); }
+  QString validate() const override {
+    const QString form = form_->validate();
+    return form.isEmpty() ? outputs_->validate() : form;
+  }
 
  private:
   OptionsForm* form_ = nullptr;
+  IdPicker* outputs_ = nullptr;
   QLabel* note_ = nullptr;
 };
 
@@ -127,8 +150,27 @@ Settings parseSettings(const QJsonObject& json) {
   s.options.integrator.rtol = in.number("rtol", s.options.integrator.rtol);
   s.options.integrator.atol = in.number("atol", s.options.integrator.atol);
   s.options.integrator.maxSteps = in.whole("max_steps", s.options.integrator.maxSteps, 1, 1e15);
+  for (const QJsonValue& v : json.value(QStringLiteral("outputs")).toArray())
+    s.outputs.push_back(v.toString().toStdString());
   if (auto why = s.options.validate()) throw InvalidOptions(*why);
   return s;
+}
+
+IdPicker* newOutputPicker(QWidget* parent) {
+  auto* picker = new IdPicker(
+      QObject::tr("All outputs"), QObject::tr("Outputs"), QStringLiteral("outputs"),
+      [](const QString& path) {
+        QList<IdPicker::Item> items;
+        for (const OutputInfo& o : readModelOutputs(path)) {
+          const QString about = o.name.isEmpty() || o.name == o.id ? o.kind : o.name + "; " + o.kind;
+          items.append({o.id, QStringLiteral("%1  (%2)").arg(o.id, about)});
+        }
+        return items;
+      },
+      parent);
+  picker->setToolTip(QObject::tr("The outputs that are computed, plotted and exported (the "
+                                 "command line's --outputs), in the list's order"));
+  return picker;
 }
 
 std::vector<double> outputTimes(double tEnd, long points) {
@@ -165,7 +207,7 @@ QString Result::summary() const {
       .arg(core_->columns.size())
       .arg(core_->stats.steps)
       .arg(core_->wallSeconds, 0, 'g', 3)
-      .arg(fallbackNote(core_->stats.fallbacks));
+      .arg(fallbackNote(core_->stats.fallbacks) + undefinedNote(core_->undefinedOutputs));
 }
 
 std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
@@ -185,6 +227,7 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
   problem.times = outputTimes(settings.tEnd, settings.points);
   // A dose plotted as a vertical jump at its time, not a slope to the next output time.
   problem.eventRows = true;
+  problem.outputs = settings.outputs;
   for (auto it = session.overrides.cbegin(); it != session.overrides.cend(); ++it) {
     problem.overrides.emplace_back(it.key().toStdString(), it.value());
   }
@@ -214,6 +257,7 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
                   {QStringLiteral("model_load_seconds"), loaded.loadSeconds},
                   {QStringLiteral("model_from_cache"), loaded.fromCache}});
   provenance.insert(QStringLiteral("statistics"), statsJson(core->stats));
+  provenance.insert(QStringLiteral("undefined_outputs"), undefinedJson(core->undefinedOutputs));
   return std::make_shared<Result>(std::move(core), std::move(provenance));
 }
 

@@ -5,7 +5,8 @@
 //
 // Settings JSON keys follow the CLI's flags (sensode simulate): method ("cvodes" | "odesd",
 // parsed by integrators::methodFromString), t_end, points (output times linspace(0, t_end,
-// points), exactly as the CLI computes them), rtol, atol, max_steps. The same settings give the
+// points), exactly as the CLI computes them), rtol, atol, max_steps, outputs (array of ids, the
+// CLI's --outputs: only these are computed, plotted and exported; empty = all). The same settings give the
 // same numbers as `sensode simulate` and as a direct runTimeCourse() call.
 #pragma once
 
@@ -17,6 +18,7 @@
 
 #include "core/tasks/time_course_task.h"
 #include "gui/plugin_api/task_plugin.h"
+#include "plugin/forms/id_picker.h"
 #include "plugin/forms/options_form.h"
 
 namespace sensode::plugin {
@@ -35,6 +37,7 @@ struct Settings {
   integrators::Method method = tasks::TimeCourseOptions{}.method;
   double tEnd = 100;
   long points = 501;
+  std::vector<std::string> outputs;  // empty = the default columns (tasks::defaultOutputIds)
   tasks::TimeCourseOptions options;
 };
 // Reads settings JSON (missing keys take the defaults); throws InvalidOptions naming the key.
@@ -42,6 +45,10 @@ Settings parseSettings(const QJsonObject& json);
 
 // linspace(0, tEnd, points) with the last time exactly tEnd (as `sensode simulate`).
 std::vector<double> outputTimes(double tEnd, long points);
+
+// The outputs chooser of the Time course and Parameter sensitivities set-up: "All outputs" or
+// the checked ones of the open model's outputs (readModelOutputs: id, name, kind).
+IdPicker* newOutputPicker(QWidget* parent);
 
 // The task's result: the core result (shared with the table model and the chart), plus what
 // the provenance needs.

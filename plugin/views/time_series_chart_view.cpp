@@ -28,11 +28,19 @@ namespace sensode::plugin {
 
 namespace {
 
-// Rows to draw for one column: all of them, or per bucket the rows of the minimum and maximum.
-QList<QPointF> drawnPoints(const tasks::TimeCourseResult& s, std::size_t column, bool positiveOnly,
-                           int* skipped) {
+// The property that marks the pieces of a line after its first (drawnPoints).
+constexpr const char* kContinuation = "sensodeContinuation";
+
+// Rows to draw for one column: all of them, or per bucket the rows of the minimum and maximum; in
+// pieces that a value with no number (NaN: an output whose formula has no value there, issue 30)
+// separates, so that the line has a gap there instead of bridging it.
+QList<QList<QPointF>> drawnPoints(const tasks::TimeCourseResult& s, std::size_t column,
+                                  bool positiveOnly, int* skipped) {
   const std::size_t nt = s.times.size();
-  QList<QPointF> points;
+  QList<QList<QPointF>> pieces(1);
+  auto gap = [&] {
+    if (!pieces.back().isEmpty()) pieces.append(QList<QPointF>());
+  };
   auto usable = [&](double y) {
     if (!std::isfinite(y)) return false;
     if (positiveOnly && !(y > 0)) {
@@ -43,30 +51,33 @@ QList<QPointF> drawnPoints(const tasks::TimeCourseResult& s, std::size_t column,
   };
   const std::size_t limit = TimeSeriesChartView::kMaxDrawnPoints;
   if (nt <= limit) {
-    points.reserve(static_cast<qsizetype>(nt));
     for (std::size_t i = 0; i < nt; ++i) {
       const double y = s.at(i, column);
-      if (usable(y)) points.append(QPointF(s.times[i], y));
+      if (usable(y)) pieces.back().append(QPointF(s.times[i], y));
+      else if (!std::isfinite(y)) gap();
     }
-    return points;
-  }
-  const std::size_t bucket = (nt + limit / 2 - 1) / (limit / 2);
-  points.reserve(static_cast<qsizetype>(limit + 2));
-  for (std::size_t start = 0; start < nt; start += bucket) {
-    const std::size_t end = std::min(nt, start + bucket);
-    std::size_t lo = nt, hi = nt;
-    for (std::size_t i = start; i < end; ++i) {
-      const double y = s.at(i, column);
-      if (!usable(y)) continue;
-      if (lo == nt || y < s.at(lo, column)) lo = i;
-      if (hi == nt || y > s.at(hi, column)) hi = i;
+  } else {
+    const std::size_t bucket = (nt + limit / 2 - 1) / (limit / 2);
+    for (std::size_t start = 0; start < nt; start += bucket) {
+      const std::size_t end = std::min(nt, start + bucket);
+      std::size_t lo = nt, hi = nt;
+      for (std::size_t i = start; i < end; ++i) {
+        const double y = s.at(i, column);
+        if (!usable(y)) {
+          if (!std::isfinite(y)) gap();
+          continue;
+        }
+        if (lo == nt || y < s.at(lo, column)) lo = i;
+        if (hi == nt || y > s.at(hi, column)) hi = i;
+      }
+      if (lo == nt) continue;
+      const std::size_t first = std::min(lo, hi), second = std::max(lo, hi);
+      pieces.back().append(QPointF(s.times[first], s.at(first, column)));
+      if (second != first) pieces.back().append(QPointF(s.times[second], s.at(second, column)));
     }
-    if (lo == nt) continue;
-    const std::size_t first = std::min(lo, hi), second = std::max(lo, hi);
-    points.append(QPointF(s.times[first], s.at(first, column)));
-    if (second != first) points.append(QPointF(s.times[second], s.at(second, column)));
   }
-  return points;
+  if (pieces.size() > 1 && pieces.back().isEmpty()) pieces.removeLast();
+  return pieces;
 }
 
 // Ten distinguishable colours (the Tableau 10 / matplotlib "tab10" palette); after ten lines the
@@ -217,14 +228,19 @@ TimeSeriesChartView::Drawn TimeSeriesChartView::populate(QChart* chart, bool int
     const QString id = QString::fromStdString(series_->columns[j]);
     const bool visible = !hidden_.contains(id);
     if (!visible && !interactive) continue;
-    auto* line = new QLineSeries;
-    line->setName(id);
-    line->replace(drawnPoints(*series_, j, log, &drawn.skippedNonPositive));
-    chart->addSeries(line);
-    line->setPen(seriesPen(j));
-    line->attachAxis(x);
-    line->attachAxis(y);
-    line->setVisible(visible);
+    // One line per piece between gaps, all under the column's name; the legend shows the first.
+    const QList<QList<QPointF>> pieces = drawnPoints(*series_, j, log, &drawn.skippedNonPositive);
+    for (qsizetype k = 0; k < pieces.size(); ++k) {
+      auto* line = new QLineSeries;
+      line->setName(id);
+      line->setProperty(kContinuation, k > 0);
+      line->replace(pieces[k]);
+      chart->addSeries(line);
+      line->setPen(seriesPen(j));
+      line->attachAxis(x);
+      line->attachAxis(y);
+      line->setVisible(visible);
+    }
   }
   rescaleY(chart);
   chart->legend()->setVisible(series_->columns.size() > 0);
@@ -256,6 +272,11 @@ void TimeSeriesChartView::rebuild() {
       notes << tr("Dashed lines: %n event time(s) (hover for the events).", "",
                   int(series_->eventTimes.size()));
     }
+    for (const tasks::UndefinedOutput& u : series_->undefinedOutputs) {
+      notes << tr("'%1' has no value at %n output time(s) (gaps; see the status line).", "",
+                  int(u.times.size()))
+                   .arg(QString::fromStdString(u.id));
+    }
     if (drawn.skippedNonPositive > 0) {
       notes << tr("%n non-positive value(s) not drawn on the log axis.", "", drawn.skippedNonPositive);
     }
@@ -266,8 +287,9 @@ void TimeSeriesChartView::rebuild() {
 
 void TimeSeriesChartView::styleMarkers() {
   for (QLegendMarker* marker : chart_->legend()->markers()) {
-    // A hidden series' marker stays in the legend, dimmed, so it can be clicked back.
-    marker->setVisible(true);
+    // A hidden series' marker stays in the legend, dimmed, so it can be clicked back; the pieces
+    // after a gap have none of their own.
+    marker->setVisible(!marker->series()->property(kContinuation).toBool());
     const bool on = marker->series()->isVisible();
     QColor label = chart_->legend()->labelColor();
     label.setAlphaF(on ? 1.0 : 0.35);

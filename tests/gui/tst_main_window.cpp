@@ -541,7 +541,8 @@ class TestMainWindow : public QObject {
   void settingsAreRemembered() {
     QSettings().clear();
     const QJsonObject settings{{"method", "cvodes"}, {"t_end", 12.0}, {"points", 13},
-                               {"rtol", 1e-7}, {"atol", 1e-11}, {"max_steps", 5000}};
+                               {"rtol", 1e-7}, {"atol", 1e-11}, {"max_steps", 5000},
+                               {"outputs", QJsonArray{}}};
     {
       MainWindow w(testing::testWindowOptions());
       w.show();
