@@ -2,6 +2,7 @@
 #include "plugin/forms/id_picker.h"
 
 #include <QCheckBox>
+#include <QJsonArray>
 #include <QLabel>
 #include <QListWidget>
 #include <QVBoxLayout>
@@ -78,6 +79,17 @@ void IdPicker::setSelected(QStringList ids) {  // (a copy: it may be pending_ it
   }
   // A choice remembered for another model, none of whose ids this one has: all of them.
   if (!any) all_->setChecked(true);
+}
+
+void IdPicker::readSettings(const QJsonObject& settings, const QString& key) {
+  if (!settings.contains(key)) return;
+  QStringList ids;
+  for (const QJsonValue& v : settings.value(key).toArray()) ids << v.toString();
+  setSelected(ids);
+}
+
+void IdPicker::writeSettings(QJsonObject& settings, const QString& key) const {
+  settings.insert(key, QJsonArray::fromStringList(selected()));
 }
 
 QString IdPicker::validate() const {

@@ -7,6 +7,7 @@
 // parameters with one, the Time course and Parameter sensitivities tasks their outputs.
 #pragma once
 
+#include <QJsonObject>
 #include <QString>
 #include <QStringList>
 #include <QWidget>
@@ -37,6 +38,10 @@ class IdPicker : public QWidget {
   // Empty when all are wanted.
   QStringList selected() const;
   void setSelected(QStringList ids);
+  // The selection in a task's settings JSON under `key`, an array of ids (empty = all):
+  // setSelected from it when the key is present; writes it.
+  void readSettings(const QJsonObject& settings, const QString& key);
+  void writeSettings(QJsonObject& settings, const QString& key) const;
   // "Outputs: none checked (...)", or empty.
   QString validate() const;
 

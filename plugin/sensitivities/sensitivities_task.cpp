@@ -103,8 +103,8 @@ class SetupWidget : public api::TaskSetupWidget {
 
   QJsonObject settings() const override {
     QJsonObject o = form_->values();
-    o.insert(QStringLiteral("parameters"), QJsonArray::fromStringList(picker_->selected()));
-    o.insert(QStringLiteral("outputs"), QJsonArray::fromStringList(outputs_->selected()));
+    picker_->writeSettings(o, QStringLiteral("parameters"));
+    outputs_->writeSettings(o, QStringLiteral("outputs"));
     QJsonArray compare;
     if (compare_->isChecked()) {
       const QString reference = o.value(QStringLiteral("method")).toString();
@@ -118,16 +118,8 @@ class SetupWidget : public api::TaskSetupWidget {
   }
   void setSettings(const QJsonObject& settings) override {
     form_->setValues(settings);
-    if (settings.contains(QStringLiteral("parameters"))) {
-      QStringList ids;
-      for (const QJsonValue& v : settings.value(QStringLiteral("parameters")).toArray()) ids << v.toString();
-      picker_->setSelected(ids);
-    }
-    if (settings.contains(QStringLiteral("outputs"))) {
-      QStringList ids;
-      for (const QJsonValue& v : settings.value(QStringLiteral("outputs")).toArray()) ids << v.toString();
-      outputs_->setSelected(ids);
-    }
+    picker_->readSettings(settings, QStringLiteral("parameters"));
+    outputs_->readSettings(settings, QStringLiteral("outputs"));
     if (settings.contains(QStringLiteral("compare"))) {
       QStringList methods;
       for (const QJsonValue& v : settings.value(QStringLiteral("compare")).toArray()) methods << v.toString();

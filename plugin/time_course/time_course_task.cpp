@@ -60,16 +60,12 @@ class SetupWidget : public api::TaskSetupWidget {
 
   QJsonObject settings() const override {
     QJsonObject o = form_->values();
-    o.insert(QStringLiteral("outputs"), QJsonArray::fromStringList(outputs_->selected()));
+    outputs_->writeSettings(o, QStringLiteral("outputs"));
     return o;
   }
   void setSettings(const QJsonObject& settings) override {
     form_->setValues(settings);
-    if (settings.contains(QStringLiteral("outputs"))) {
-      QStringList ids;
-      for (const QJsonValue& v : settings.value(QStringLiteral("outputs")).toArray()) ids << v.toString();
-      outputs_->setSelected(ids);
-    }
+    outputs_->readSettings(settings, QStringLiteral("outputs"));
   }
   void setSession(const api::ModelSession& session) override {
     outputs_->setModelPath(session.format == QLatin1String("sbml") ? session.filePath : QString());
