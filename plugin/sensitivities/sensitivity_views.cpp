@@ -73,13 +73,26 @@ void HeatMapView::plot(int index) {
   for (const std::string& id : c.outputIds) rows << q(id);
   for (const std::string& id : c.parameterIds) columns << q(id);
   std::vector<double> values = tasks::scaledSensitivitiesAt(c, static_cast<std::size_t>(index), r->guard());
+  // Grey cells: |y| <= atol, or y itself has no value at this time (0/0 in its formula).
   std::size_t undefined = 0;
   for (double v : values) undefined += std::isnan(v) ? 1 : 0;
+  QStringList valueless;
+  for (std::size_t iy = 0; iy < c.outputIds.size(); ++iy) {
+    if (std::isnan(c.outputAt(static_cast<std::size_t>(index), iy))) {
+      valueless << q(c.outputIds[iy]);
+      undefined -= c.parameterIds.size();
+    }
+  }
   map_->setData(rows, columns, std::move(values),
                 tr("(p/y)·dy/dp at t = %1").arg(time_->itemText(index)));
-  note_->setText(undefined == 0 ? tr("Red: y grows with p; blue: y falls. Hover a cell for its value.")
-                                : tr("Grey: %n entries where |y| <= atol (%1), scaled value undefined.", "",
-                                     static_cast<int>(undefined)).arg(shortNumber(r->guard())));
+  QStringList notes;
+  if (undefined > 0)
+    notes << tr("Grey: %n entries where |y| <= atol (%1), scaled value undefined.", "",
+                static_cast<int>(undefined)).arg(shortNumber(r->guard()));
+  if (!valueless.isEmpty())
+    notes << tr("Grey rows: %1 without a value at this time (NaN).").arg(valueless.join(QStringLiteral(", ")));
+  note_->setText(notes.isEmpty() ? tr("Red: y grows with p; blue: y falls. Hover a cell for its value.")
+                                 : notes.join(QLatin1Char(' ')));
 }
 
 QList<api::ExportFormat> HeatMapView::exportFormats() const { return imageExportFormats(title()); }

@@ -92,6 +92,13 @@ class TestSensitivityComparison : public QObject {
     QVERIFY(std::isinf(n.maxRelative));
     QCOMPARE(n.worstTime, std::size_t(0));
     QCOMPARE(n.worstParameter, std::size_t(1));
+    // NaN in both (an output with no value at t0, issue 30): nothing to compare there; the
+    // other entries decide (t1, B-k2 off by 0.5 of 8).
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const auto both = tasks::compareSensitivities(grid({nan, nan, 3, 4, 5, 6, 7, 8.5}),
+                                                  grid({nan, nan, 3, 4, 5, 6, 7, 8}));
+    QCOMPARE(both.maxRelative, 0.5 / 8);
+    QCOMPARE(both.maxOverTime[0], 0.0);
   }
 
   void mismatchedResultsAreRefused() {

@@ -6,6 +6,7 @@
 // finite axis range), the table shows NaN there and the status line names alpha. A screenshot of
 // that window goes to $SENSODE_SCREENSHOT_DIR (default: the system's temporary folder) for a look.
 #include <QCheckBox>
+#include <QComboBox>
 #include <QChart>
 #include <QDir>
 #include <QJsonArray>
@@ -234,6 +235,16 @@ class TestChosenOutputs : public QObject {
     QCOMPARE(rows->rowCount(), 41 * 2);
     QVERIFY(std::isnan(rows->data(rows->index(0, 3), Qt::UserRole).toDouble()));
     QVERIFY(std::isfinite(rows->data(rows->index(2, 3), Qt::UserRole).toDouble()));
+    // The heat map at t = 0 greys alpha's row and says why.
+    api::TaskResultView* heat = sens->resultView(QStringLiteral("Heat map"));
+    QVERIFY(heat);
+    auto* time = heat->findChild<QComboBox*>(QStringLiteral("heatMapTime"));
+    QVERIFY(time);
+    time->setCurrentIndex(0);
+    bool said = false;
+    for (QLabel* label : heat->findChildren<QLabel*>())
+      said = said || label->text().contains(QStringLiteral("Grey rows: alpha without a value at this time"));
+    QVERIFY(said);
   }
 
   // A value with no number inside a series splits its line into pieces under one legend entry
