@@ -220,6 +220,15 @@ class TestChosenOutputs : public QObject {
     QTest::qWait(50);
     QVERIFY(w.grab().save(png));
     qInfo("screenshot: %s", qPrintable(png));
+    // alpha alone over [0, 1] (docs/screenshots/undefined-output-gap.png): the gap from t = 0.
+    panel->setupWidget()->setSettings({{"t_end", 1.0}, {"points", 21}, {"outputs", QJsonArray{"alpha"}}});
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
+    QCOMPARE(chart->chart()->series().size(), 1);
+    QCOMPARE(linesOf(chart, QStringLiteral("alpha")).front()->at(0).x(), 0.05);
+    QTest::qWait(50);
+    const QString alone = QDir(folder).filePath(QStringLiteral("undefined-output-gap-alpha.png"));
+    QVERIFY(w.grab().save(alone));
+    qInfo("screenshot: %s", qPrintable(alone));
 
     // The sensitivities task on the same model: alpha's sensitivities are NaN at t = 0, and the
     // status line names it.
