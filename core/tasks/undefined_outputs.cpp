@@ -111,9 +111,11 @@ bool UndefinedOutputLog::note(const OutputColumn& column, double t, const double
   UndefinedOutput undefined{column.id, {t}, shortened(sys.pool->toString(formula)), reads,
                             spelling(value)};
   // The value is only read by a person as long as the right-hand side is finite; where it is
-  // not (the rule drives a reaction), no state after t has a value either.
-  f_.resize(sys.states.size());
-  model_.rhs(t, x, p, f_.data());
+  // not (the rule drives a reaction), no state after t has a value either. (A model with delays
+  // evaluates f only with its history attached, which the sensitivities' check after the run has
+  // not; its integrators test f themselves.)
+  f_.assign(model_.hasDelays() ? 0 : sys.states.size(), 0.0);
+  if (!f_.empty()) model_.rhs(t, x, p, f_.data());
   for (std::size_t i = 0; i < f_.size(); ++i) {
     if (!std::isfinite(f_[i])) {
       throw InvalidInput(whatIsUndefined(undefined) +
