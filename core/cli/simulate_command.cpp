@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // sensode simulate MODEL.xml [--t-end T] [--points N | --times t1,t2,...] [--method odesd|cvodes]
 //                  [--rtol R] [--atol A] [--set ID=VALUE ...] [--event-times] [--out FILE.csv]
-//                  [--stats FILE.json]
+//                  [--stats FILE.json] [--save-model FILE.xml]
 //
 // Imports the model, compiles it, runs the time-course task and writes the trajectory (CSV, with
 // --out) and the solver statistics (JSON, with --stats). Stdout gets a short human summary.
@@ -25,6 +25,7 @@
 #include "core/symbolic/compiled_model.h"
 #include "core/symbolic/ode_system.h"
 #include "core/tasks/time_course_task.h"
+#include "core/model/sbml_writer.h"
 
 namespace sensode::cli {
 namespace {
@@ -47,6 +48,9 @@ const std::vector<OptionSpec>& simulateOptions() {
        "models with events: add two rows at every event time, the values just before and after"},
       {"--out", "FILE.csv", "write the trajectory: time,<id>,... one row per output time"},
       {"--stats", "FILE.json", "write solver statistics as one JSON object"},
+      {"--save-model", "FILE.xml",
+       "write the model with the --set values in it (SBML, through libSBML; reloads to the same "
+       "time course)"},
       {"--help", "", "show this help"},
   };
   return specs;
@@ -58,6 +62,7 @@ struct SimulateSettings {
   tasks::TimeCourseOptions options;
   std::vector<std::pair<std::string, double>> overrides;
   std::optional<std::string> out, stats;
+  std::optional<std::string> saveModel;
   bool eventRows = false;
 };
 
@@ -88,9 +93,19 @@ SimulateSettings parseSimulate(const Arguments& a) {
   s.out = a.string("--out");
   s.stats = a.string("--stats");
   s.eventRows = a.has("--event-times");
+  s.saveModel = a.string("--save-model");
   return s;
 }
 
+
+// --save-model: the warnings (a removed initial assignment, a flattened comp model) go to
+// stderr as the import's do.
+void saveEditedModel(const std::string& modelPath,
+                     const std::vector<std::pair<std::string, double>>& overrides,
+                     const std::string& target) {
+  for (const std::string& w : model::writeSbmlWithValues(modelPath, overrides, target))
+    std::cerr << "sensode: warning: " << target << ": " << w << "\n";
+}
 
 // The moieties (conservation laws) of the species reactions change, e.g. "E + C; S + C + P";
 // empty when there are none.
@@ -178,8 +193,9 @@ int runSimulate(std::span<const std::string> args) {
     return 0;
   }
   const SimulateSettings s = parseSimulate(a);
-  checkFiles(s.modelPath, {s.out, s.stats});
+  checkFiles(s.modelPath, {s.out, s.stats, s.saveModel});
   const CommandModel loaded = loadCommandModel(s.modelPath, s.overrides);
+  if (s.saveModel) saveEditedModel(s.modelPath, s.overrides, *s.saveModel);
   const auto& compiled = loaded.model;
   const double loadSeconds = loaded.loadSeconds;
 

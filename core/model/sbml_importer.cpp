@@ -852,12 +852,12 @@ Model importDocument(SBMLDocument& doc, const std::string& file) {
 // resolvers) that are not documented as thread-safe, so imports run one at a time wherever they
 // come from (a GUI reading a model while a task's worker compiles another, the suite runner's
 // threads). The importer's result owns its data; everything after it runs in parallel.
+}  // namespace
+
 std::mutex& libsbmlMutex() {
   static std::mutex m;
   return m;
 }
-
-}  // namespace
 
 Model importSbmlFile(const std::filesystem::path& file) {
   const std::string name = file.string();
