@@ -15,6 +15,7 @@
 
 #include "core/common/errors.h"
 #include "core/common/format.h"
+#include "core/model/libsbml_names.h"
 #include "core/model/sbml_importer.h"
 
 LIBSBML_CPP_NAMESPACE_USE
@@ -23,18 +24,6 @@ namespace sensode::model {
 namespace {
 
 namespace fs = std::filesystem;
-
-// libSBML classes whose names clash with ours (see sbml_importer.cpp).
-namespace lsb {
-using Model = ::LIBSBML_CPP_NAMESPACE_QUALIFIER Model;
-using Compartment = ::LIBSBML_CPP_NAMESPACE_QUALIFIER Compartment;
-using Rule = ::LIBSBML_CPP_NAMESPACE_QUALIFIER Rule;
-using InitialAssignment = ::LIBSBML_CPP_NAMESPACE_QUALIFIER InitialAssignment;
-using Species = ::LIBSBML_CPP_NAMESPACE_QUALIFIER Species;
-using Parameter = ::LIBSBML_CPP_NAMESPACE_QUALIFIER Parameter;
-using Reaction = ::LIBSBML_CPP_NAMESPACE_QUALIFIER Reaction;
-using SpeciesReference = ::LIBSBML_CPP_NAMESPACE_QUALIFIER SpeciesReference;
-}  // namespace lsb
 
 class Writer {
  public:
