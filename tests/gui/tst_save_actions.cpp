@@ -130,9 +130,7 @@ class TestSaveActions : public QObject {
     TaskPanel* fromFile = reopened.openTask(QStringLiteral("timecourse"));
     fromFile->setupWidget()->setSettings(settings);
     QCOMPARE(int(testing::clickRunAndWait(fromFile)), int(api::TaskStatus::Succeeded));
-    const QString a = edited->shownResult()->summary(), b = fromFile->shownResult()->summary();
-    QVERIFY(!a.isEmpty());
-    // The exported tables are the full comparison.
+    // The exported tables: every output at every time.
     const auto exportCsv = [&](TaskPanel* panel, const QString& name) {
       for (const TaskPanel::ExportTarget& t : panel->exportTargets())
         if (t.format.id == QLatin1String("csv")) {
@@ -148,7 +146,9 @@ class TestSaveActions : public QObject {
     QFile fa(csvA), fb(csvB);
     QVERIFY(fa.open(QIODevice::ReadOnly) && fb.open(QIODevice::ReadOnly));
     const QList<QByteArray> la = fa.readAll().split('\n'), lb = fb.readAll().split('\n');
+    QVERIFY2(la.size() >= 42, "the export is the 41-point time-course table");
     QCOMPARE(la.size(), lb.size());
+    QCOMPARE(la[0], lb[0]);
     for (qsizetype i = 1; i < la.size(); ++i) {
       const QList<QByteArray> ca = la[i].split(','), cb = lb[i].split(',');
       QCOMPARE(ca.size(), cb.size());
