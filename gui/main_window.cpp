@@ -15,6 +15,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QSet>
 #include <QSettings>
 #include <QStackedWidget>
 #include <QStatusBar>
@@ -24,6 +25,7 @@
 #include <cstdio>
 
 #include "gui/model_browser.h"
+#include "gui/model_table_model.h"
 #include "gui/plugin_loader.h"
 #include "gui/plugins_dialog.h"
 #include "gui/sbml_support_dialog.h"
@@ -133,6 +135,11 @@ void MainWindow::buildMenus() {
   recentMenu_ = fileMenu_->addMenu(tr("Open &Recent"));
   recentMenu_->setObjectName(QStringLiteral("recentMenu"));
   updateRecentMenu();
+  saveModelAction_ =
+      fileMenu_->addAction(tr("&Save model as..."), this, &MainWindow::saveModelDialog);
+  saveModelAction_->setShortcut(QKeySequence::SaveAs);
+  saveModelAction_->setObjectName(QStringLiteral("actionSaveModelAs"));
+  updateSaveAction();
   fileMenu_->addSeparator();
   exportMenu_ = fileMenu_->addMenu(tr("&Export"));
   exportMenu_->setObjectName(QStringLiteral("exportMenu"));
@@ -287,10 +294,94 @@ bool MainWindow::openModel(const QString& path) {
     if (auto* panel = qobject_cast<TaskPanel*>(taskTabs_->widget(i))) panel->setSession(session_);
   }
   addRecentFile(absolute);
+  updateSaveAction();
   setWindowTitle(tr("%1 — Sensode").arg(info.fileName()));
   statusBar()->showMessage(tr("Opened %1").arg(QDir::toNativeSeparators(absolute)), 8000);
   emit modelOpened(absolute);
   return true;
+}
+
+void MainWindow::updateSaveAction() {
+  const bool writable =
+      session_.isOpen() && !plugins_->modelWriters(session_.format).isEmpty();
+  saveModelAction_->setEnabled(writable);
+  saveModelAction_->setStatusTip(
+      writable ? tr("Write the model with the edited values to a new SBML file")
+      : session_.format == QLatin1String("petab")
+          ? tr("A PEtab problem is saved with its fit: Parameter estimation ▸ Save fitted problem")
+          : tr("Open a model first (and load a plugin that writes models)"));
+  saveModelAction_->setToolTip(saveModelAction_->statusTip());
+}
+
+void MainWindow::saveModelDialog() {
+  if (!session_.isOpen()) return;
+  QString dir;
+  if (options_.useSettings) dir = settings()->value(QStringLiteral("dirs/save")).toString();
+  if (dir.isEmpty()) dir = QFileInfo(session_.filePath).absolutePath();
+  const QString suggested = QDir(dir).filePath(
+      QStringLiteral("%1_edited.xml").arg(QFileInfo(session_.filePath).completeBaseName()));
+  QString path = QFileDialog::getSaveFileName(this, tr("Save model as"), suggested,
+                                              tr("SBML models (*.xml *.sbml)"));
+  if (path.isEmpty()) return;
+  if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".xml");
+  if (options_.useSettings)
+    settings()->setValue(QStringLiteral("dirs/save"), QFileInfo(path).absolutePath());
+  saveModelAs(path);
+}
+
+bool MainWindow::saveModelAs(const QString& path) {
+  const QList<const api::ModelWriter*> writers =
+      session_.isOpen() ? plugins_->modelWriters(session_.format) : QList<const api::ModelWriter*>{};
+  if (writers.isEmpty()) {
+    reportError(tr("Cannot save model"),
+                session_.isOpen() ? tr("no loaded plugin writes %1 files").arg(session_.format)
+                                  : tr("no model is open"));
+    return false;
+  }
+  QStringList warnings;
+  QString why;
+  if (!writers.first()->saveModel(session_, QFileInfo(path).absoluteFilePath(), &warnings, &why)) {
+    reportError(tr("Cannot save model"), why);
+    return false;
+  }
+  for (const QString& w : warnings)
+    std::fprintf(stderr, "sensode-gui: warning: %s: %s\n", qPrintable(path), qPrintable(w));
+  const QString saved =
+      tr("Saved %1 with %n edited value(s)", "", int(session_.overrides.size()))
+          .arg(QDir::toNativeSeparators(path));
+  statusBar()->showMessage(warnings.isEmpty() ? saved
+                                              : saved + QStringLiteral("; ") + warnings.join(QStringLiteral("; ")),
+                           10000);
+  if (options_.interactive && !warnings.isEmpty()) {
+    auto* box = new QMessageBox(QMessageBox::Information, tr("Model saved"), saved + QLatin1Char('.'),
+                                QMessageBox::Ok, this);
+    box->setInformativeText(warnings.join(QLatin1Char('\n')));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+  }
+  return true;
+}
+
+QStringList MainWindow::applyOverrides(const QMap<QString, double>& values) {
+  QSet<QString> editable;
+  for (const QString& title : browser_->tableTitles())
+    if (const ModelTableModel* model = browser_->tableModel(title))
+      for (const api::ModelTable::Row& row : model->table().rows)
+        if (!row.overrideId.isEmpty()) editable.insert(row.overrideId);
+  QMap<QString, double> merged = session_.overrides;
+  QStringList ignored;
+  for (auto it = values.cbegin(); it != values.cend(); ++it) {
+    if (editable.contains(it.key())) merged.insert(it.key(), it.value());
+    else ignored << it.key();
+  }
+  browser_->setOverrides(merged);
+  setOverrides(browser_->overrides());
+  statusBar()->showMessage(
+      tr("%n value(s) applied to the model", "", int(values.size() - ignored.size())) +
+          (ignored.isEmpty() ? QString()
+                             : tr("; not in the open model: %1").arg(ignored.join(QStringLiteral(", ")))),
+      10000);
+  return ignored;
 }
 
 void MainWindow::setOverrides(const QMap<QString, double>& overrides) {
@@ -342,6 +433,13 @@ TaskPanel* MainWindow::openTask(const QString& id) {
     }
   }
   panel->setSession(session_);
+  // Views that propose values for the model (the estimation task's "Apply best fit").
+  QList<QObject*> widgets{panel->setupWidget()};
+  for (api::TaskResultView* view : panel->resultViews()) widgets << view;
+  for (QObject* widget : widgets)
+    if (auto* source = qobject_cast<api::OverrideSource*>(widget))
+      source->setApplyOverrides(
+          [this](const QMap<QString, double>& values) { return applyOverrides(values); });
   connect(panel, &TaskPanel::errorOccurred, this, &MainWindow::reportError);
   connect(panel, &TaskPanel::statusMessage, this,
           [this](const QString& text) { statusBar()->showMessage(text); });

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The desktop host's main window: File (Open, Open Recent, Export, Quit), a Tasks menu built from
+// The desktop host's main window: File (Open, Open Recent, Save model as, Export, Quit), a Tasks
+// menu built from
 // the loaded plugins, Help (Plugins, SBML support, About); the model browser as a dock; one tab
 // per open task. It knows no numerics: models reach tasks as an api::ModelSession and results
 // come back as opaque api::TaskResult objects.
@@ -53,6 +54,14 @@ class MainWindow : public QMainWindow {
   // Opens an SBML file (or PEtab yaml); false and an error report on failure, in which case the
   // previously open model stays open.
   bool openModel(const QString& path);
+  // File ▸ Save model as... without the dialog: writes the open model with the edited values to
+  // `path` through a plugin's api::ModelWriter. False and an error report on failure. The
+  // session stays on the file it opened.
+  bool saveModelAs(const QString& path);
+  // Merges `values` into the edited values (the browser shows them, the tasks use them); ids
+  // the browser has no editable row for are left out and returned. What a task's "Apply best
+  // fit" calls (api::OverrideSource).
+  QStringList applyOverrides(const QMap<QString, double>& values);
   const api::ModelSession& session() const { return session_; }
   // Opens (or brings to front) the task's tab; nullptr and an error report for an unknown id.
   TaskPanel* openTask(const QString& id);
@@ -84,6 +93,8 @@ class MainWindow : public QMainWindow {
   void buildMenus();
   void buildTaskActions();
   void openFileDialog();
+  void saveModelDialog();
+  void updateSaveAction();
   void updateRecentMenu();
   void addRecentFile(const QString& path);
   void exportFromPanel(TaskPanel* panel, api::TaskResultView* view,
@@ -104,6 +115,7 @@ class MainWindow : public QMainWindow {
   QLabel* welcome_ = nullptr;
   QMenu* fileMenu_ = nullptr;
   QMenu* recentMenu_ = nullptr;
+  QAction* saveModelAction_ = nullptr;
   QMenu* exportMenu_ = nullptr;
   QMenu* tasksMenu_ = nullptr;
   QMenu* helpMenu_ = nullptr;

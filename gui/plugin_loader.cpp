@@ -107,6 +107,7 @@ void PluginLoader::adopt(QObject* instance, const QJsonObject& metaData, PluginR
     return;
   }
   record.plugin = plugin;
+  record.writer = qobject_cast<api::ModelWriter*>(instance);
   record.loaded = true;
 
   QStringList refused;
@@ -145,6 +146,14 @@ QList<const api::TaskPlugin*> PluginLoader::modelReaders(const QString& format) 
     if (r.loaded && r.plugin && r.plugin->modelFormats().contains(format)) readers << r.plugin;
   }
   return readers;
+}
+
+QList<const api::ModelWriter*> PluginLoader::modelWriters(const QString& format) const {
+  QList<const api::ModelWriter*> writers;
+  for (const PluginRecord& r : records_) {
+    if (r.loaded && r.writer && r.writer->writableFormats().contains(format)) writers << r.writer;
+  }
+  return writers;
 }
 
 int PluginLoader::failureCount() const {

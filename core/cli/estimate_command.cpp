@@ -23,6 +23,9 @@
 //                    converged, every parameter
 //   summary.json     objectives (best, nominal), success rate, timing, χ², FIM rank and
 //                    eigenvalues, fallbacks
+//   problem.yaml     the PEtab problem with the best fit as its nominal values (its parameter
+//                    table rewritten, the other files copied: core/petab/problem_writer.h), so
+//                    that `sensode gradient DIR/problem.yaml` evaluates the best fit
 // Progress: one stderr line per finished start. Ctrl-C cancels: the starts finished so far are
 // written and the command exits with status 1.
 #include <algorithm>
@@ -42,6 +45,7 @@
 #include "core/cli/stats_json.h"
 #include "core/common/errors.h"
 #include "core/estimation/estimation.h"
+#include "core/estimation/fitted_problem.h"
 
 namespace sensode::cli {
 namespace {
@@ -90,7 +94,8 @@ const std::vector<OptionSpec>& estimateOptions() {
       {"--no-start-values", "", "every start from the Latin hypercube (no start at the nominal "
                                 "values)"},
       {"--out", "DIR", "write parameters.csv, multistart.csv, profile_<id>.csv, summary.json "
-                       "(DIR is created if missing)"},
+                       "and problem.yaml, the PEtab problem at the best fit with copies of its "
+                       "files (DIR is created if missing)"},
       {"--help", "", "show this help"},
   };
   return specs;
@@ -308,6 +313,7 @@ int runEstimate(std::span<const std::string> args) {
     if (ec || !fs::is_directory(*outDir))
       throw Error(*outDir + ": cannot create the folder for the results (" + ec.message() + ")");
   }
+  if (outDir) petab::checkProblemFolder(fs::absolute(yaml), fs::absolute(*outDir));
 
   interrupted = 0;
   const auto previous = std::signal(SIGINT, onInterrupt);
@@ -337,6 +343,7 @@ int runEstimate(std::span<const std::string> args) {
     if (!r.best.empty()) writeParameters(dir / "parameters.csv", r);
     for (const estimation::Profile& p : r.profiles)
       writeProfile(dir / ("profile_" + p.parameterId + ".csv"), r, p);
+    if (!r.best.empty()) estimation::writeFittedProblem(fs::absolute(yaml), r, dir);
   }
   std::printf("optimizer %s (%s)\n", estimation::toString(r.optimizer), r.optimizerReason.c_str());
   if (r.global != estimation::GlobalPhase::None)

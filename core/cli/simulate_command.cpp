@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // sensode simulate MODEL.xml [--t-end T] [--points N | --times t1,t2,...] [--method odesd|cvodes]
 //                  [--rtol R] [--atol A] [--set ID=VALUE ...] [--event-times] [--outputs ID,...]
-//                  [--out FILE.csv] [--stats FILE.json]
+//                  [--out FILE.csv] [--stats FILE.json] [--save-model FILE.xml]
 //
 // Imports the model, compiles it, runs the time-course task and writes the trajectory (CSV, with
 // --out) and the solver statistics (JSON, with --stats). Stdout gets a short human summary; an
@@ -27,6 +27,7 @@
 #include "core/symbolic/compiled_model.h"
 #include "core/symbolic/ode_system.h"
 #include "core/tasks/time_course_task.h"
+#include "core/model/sbml_writer.h"
 
 namespace sensode::cli {
 namespace {
@@ -52,6 +53,9 @@ const std::vector<OptionSpec>& simulateOptions() {
        "reactions (default: species, then time-varying quantities)"},
       {"--out", "FILE.csv", "write the trajectory: time,<id>,... one row per output time"},
       {"--stats", "FILE.json", "write solver statistics as one JSON object"},
+      {"--save-model", "FILE.xml",
+       "write the model with the --set values in it (SBML, through libSBML; reloads to the same "
+       "time course)"},
       {"--help", "", "show this help"},
   };
   return specs;
@@ -64,6 +68,7 @@ struct SimulateSettings {
   std::vector<std::pair<std::string, double>> overrides;
   std::vector<std::string> outputs;  // empty = the default columns
   std::optional<std::string> out, stats;
+  std::optional<std::string> saveModel;
   bool eventRows = false;
 };
 
@@ -95,9 +100,19 @@ SimulateSettings parseSimulate(const Arguments& a) {
   s.out = a.string("--out");
   s.stats = a.string("--stats");
   s.eventRows = a.has("--event-times");
+  s.saveModel = a.string("--save-model");
   return s;
 }
 
+
+// --save-model: the warnings (a removed initial assignment, a flattened comp model) go to
+// stderr as the import's do.
+void saveEditedModel(const std::string& modelPath,
+                     const std::vector<std::pair<std::string, double>>& overrides,
+                     const std::string& target) {
+  for (const std::string& w : model::writeSbmlWithValues(modelPath, overrides, target))
+    std::cerr << "sensode: warning: " << target << ": " << w << "\n";
+}
 
 // The moieties (conservation laws) of the species reactions change, e.g. "E + C; S + C + P";
 // empty when there are none.
@@ -189,8 +204,9 @@ int runSimulate(std::span<const std::string> args) {
     return 0;
   }
   const SimulateSettings s = parseSimulate(a);
-  checkFiles(s.modelPath, {s.out, s.stats});
+  checkFiles(s.modelPath, {s.out, s.stats, s.saveModel});
   const CommandModel loaded = loadCommandModel(s.modelPath, s.overrides);
+  if (s.saveModel) saveEditedModel(s.modelPath, s.overrides, *s.saveModel);
   const auto& compiled = loaded.model;
   const double loadSeconds = loaded.loadSeconds;
 

@@ -28,25 +28,13 @@
 #include <vector>
 
 #include "core/common/errors.h"
+#include "core/model/libsbml_names.h"
 #include "core/model/xml_nesting.h"
 
 LIBSBML_CPP_NAMESPACE_USE
 
 namespace sensode::model {
 namespace {
-
-// libSBML classes whose names clash with ours. Debian builds libSBML without its C++ namespace,
-// so they are reached from the global scope either way.
-namespace lsb {
-using Model = ::LIBSBML_CPP_NAMESPACE_QUALIFIER Model;
-using Compartment = ::LIBSBML_CPP_NAMESPACE_QUALIFIER Compartment;
-using Species = ::LIBSBML_CPP_NAMESPACE_QUALIFIER Species;
-using Parameter = ::LIBSBML_CPP_NAMESPACE_QUALIFIER Parameter;
-using Reaction = ::LIBSBML_CPP_NAMESPACE_QUALIFIER Reaction;
-using SpeciesReference = ::LIBSBML_CPP_NAMESPACE_QUALIFIER SpeciesReference;
-using Rule = ::LIBSBML_CPP_NAMESPACE_QUALIFIER Rule;
-using InitialAssignment = ::LIBSBML_CPP_NAMESPACE_QUALIFIER InitialAssignment;
-}  // namespace lsb
 
 using symbolic::Op;
 
@@ -852,12 +840,12 @@ Model importDocument(SBMLDocument& doc, const std::string& file) {
 // resolvers) that are not documented as thread-safe, so imports run one at a time wherever they
 // come from (a GUI reading a model while a task's worker compiles another, the suite runner's
 // threads). The importer's result owns its data; everything after it runs in parallel.
+}  // namespace
+
 std::mutex& libsbmlMutex() {
   static std::mutex m;
   return m;
 }
-
-}  // namespace
 
 Model importSbmlFile(const std::filesystem::path& file) {
   const std::string name = file.string();

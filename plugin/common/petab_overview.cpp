@@ -34,7 +34,7 @@ api::ModelOverview readPetabOverview(const QString& path) {
                              {QStringLiteral("Id"), QStringLiteral("Scale"),
                               QStringLiteral("Lower bound"), QStringLiteral("Upper bound"),
                               QStringLiteral("Nominal value"), QStringLiteral("Estimated")},
-                             -1,
+                             4,  // estimated parameters' nominal values are editable
                              {}};
   int estimated = 0;
   for (const petab::Parameter& p : pr.parameters) {
@@ -43,7 +43,9 @@ api::ModelOverview readPetabOverview(const QString& path) {
                              overviewNumber(p.lowerBound), overviewNumber(p.upperBound),
                              overviewNumber(p.nominalValue),
                              p.estimate ? QStringLiteral("yes") : QStringLiteral("no")},
-                            {},
+                            // Edited values are the problem's nominal values for the
+                            // tasks (an applied best fit); fixed ones stay the table's.
+                            p.estimate ? q(p.id) : QString(),
                             p.nominalValue,
                             q(p.name)});
   }

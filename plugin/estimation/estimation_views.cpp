@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "plugin/common/provenance.h"
+#include "plugin/estimation/best_fit_view.h"
 #include "plugin/estimation/curve_chart_view.h"
 #include "plugin/estimation/estimation_task.h"
 #include "plugin/gradient/measurement_chart_view.h"
@@ -387,7 +388,10 @@ QList<api::TaskResultView*> createResultViews(QWidget* parent) {
   auto* correlations = new CorrelationView(parent);
   auto* profileView = new CurveChartView(QStringLiteral("Profiles"), &profiles, parent);
   auto* stats = new KeyValueView(QStringLiteral("Statistics"), &statistics, parent);
-  return {waterfallView, fit, parameters, starts, correlations, profileView, stats};
+  // Best fit before Statistics: its buttons right under Run, where the run's end is seen.
+  return {waterfallView, fit,         parameters,
+          starts,        correlations, profileView,
+          new BestFitView(parent),     stats};
 }
 
 }  // namespace sensode::plugin::estimation

@@ -392,6 +392,28 @@ MeasurementPoints measurementPoints(const petab::Problem& problem,
   return points;
 }
 
+namespace {
+
+// The open PEtab problem's edited nominal values (the model browser's PEtab parameters, e.g. an
+// applied best fit) under the task's own parameter values, which win.
+std::vector<std::pair<std::string, double>> withSessionValues(
+    const api::ModelSession& session, const QString& path,
+    const std::vector<std::pair<std::string, double>>& taskValues) {
+  std::vector<std::pair<std::string, double>> values;
+  if (session.format != QLatin1String("petab") || QFileInfo(path) != QFileInfo(session.filePath))
+    return taskValues;
+  for (auto it = session.overrides.cbegin(); it != session.overrides.cend(); ++it) {
+    const std::string id = it.key().toStdString();
+    if (std::none_of(taskValues.begin(), taskValues.end(),
+                     [&](const auto& v) { return v.first == id; }))
+      values.emplace_back(id, it.value());
+  }
+  values.insert(values.end(), taskValues.begin(), taskValues.end());
+  return values;
+}
+
+}  // namespace
+
 std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
                                            const QJsonObject& settingsJson, RunContext& context) {
   const Settings settings = parseSettings(settingsJson);
@@ -409,7 +431,8 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
   const petab::Problem problem = petab::loadProblem(QFile::encodeName(path).toStdString());
   const double loadSeconds = static_cast<double>(loadTimer.nsecsElapsed()) * 1e-9;
   std::vector<double> scaled;
-  std::vector<ParameterRow> rows = parameterRows(problem, settings.parameters, &scaled);
+  std::vector<ParameterRow> rows =
+      parameterRows(problem, withSessionValues(session, path, settings.parameters), &scaled);
   if (context.cancelled())
     return std::make_shared<MessageResult>(api::TaskStatus::Cancelled,
                                            QStringLiteral("cancelled while reading the problem"));
