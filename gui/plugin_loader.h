@@ -20,6 +20,7 @@
 #include <memory>
 #include <vector>
 
+#include "gui/plugin_api/results_opener.h"
 #include "gui/plugin_api/task_plugin.h"
 
 class QPluginLoader;
@@ -36,6 +37,7 @@ struct PluginRecord {
   QString error;        // why it failed, or why some of its tasks were refused
   QStringList taskIds;  // tasks the host accepted from it
   api::TaskPlugin* plugin = nullptr;
+  api::ResultsOpener* resultsOpener = nullptr;  // when the plugin also opens saved results
 };
 
 class PluginLoader {
@@ -58,6 +60,8 @@ class PluginLoader {
   // Loaded plugins that can read `format` ("sbml", "petab") for the model browser.
   QList<const api::TaskPlugin*> modelReaders(const QString& format) const;
   int failureCount() const;
+  // Loaded plugins that open saved results (results_opener.h), in load order.
+  QList<const api::ResultsOpener*> resultsOpeners() const;
 
  private:
   void adopt(QObject* instance, const QJsonObject& metaData, PluginRecord record);

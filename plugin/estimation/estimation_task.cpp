@@ -258,7 +258,8 @@ int Result::startsAtBest() const {
 }
 
 QString Result::summary() const {
-  return QStringLiteral("Estimation (%1): best objective %2, %3 of %4 starts within %5 of it, "
+  return (note_.isEmpty() ? QString() : note_ + QStringLiteral(" — ")) +
+         QStringLiteral("Estimation (%1): best objective %2, %3 of %4 starts within %5 of it, "
                         "%6 parameters, %7 s%8")
       .arg(optimizerLabel(core_->optimizer), shortNumber(core_->bestObjective))
       .arg(startsAtBest())
@@ -406,20 +407,34 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
       core::runEstimation({yaml}, settings.options, monitor));
   const double wall = static_cast<double>(timer.nsecsElapsed()) * 1e-9;
   using Status = core::EstimationResult::Status;
-  if (result->status == Status::UserAbort)
+  // A cancel keeps the starts that finished (core drops the cancelled ones) and shows them, with
+  // the best fit evaluated once more (the run's token is cancelled, so not under it).
+  if (result->status == Status::UserAbort && result->best.empty())
     return std::make_shared<MessageResult>(
         api::TaskStatus::Cancelled,
-        QStringLiteral("cancelled after %1 of %2 starts; the previous results stay")
-            .arg(result->starts.size())
+        QStringLiteral("cancelled after 0 of %1 starts; the previous results stay")
             .arg(settings.options.starts));
-  if (result->status != Status::Success)
+  QString note;
+  if (result->status == Status::UserAbort) {
+    note = QStringLiteral("cancelled after %1 of %2 starts; the %1 finished are kept")
+               .arg(result->starts.size())
+               .arg(settings.options.starts);
+    try {
+      core::evaluateBestFit(problem, settings.options, {}, *result);
+    } catch (const Error&) {
+    }
+  }
+  if (result->status != Status::Success && result->status != Status::UserAbort)
     return std::make_shared<MessageResult>(api::TaskStatus::Failed, q(result->message),
                                            QJsonObject{}, q(result->details));
   auto fit = std::make_shared<const MeasurementPoints>(
       gradient::measurementPoints(problem, result->bestFit));
   QJsonObject provenance =
       provenanceOf(path, problem, session, settingsJson, settings, *result, loadSeconds);
-  return std::make_shared<Result>(std::move(result), std::move(fit), wall, std::move(provenance));
+  auto shown = std::make_shared<Result>(std::move(result), std::move(fit), wall,
+                                        std::move(provenance));
+  shown->setNote(note);
+  return shown;
 }
 
 api::TaskDescription description() {
