@@ -64,6 +64,13 @@ class SharedProgress {
     if (outer_.callback && outer_.callback({done_, total_, evaluations_.load()}) == Decision::Abort)
       stop_.cancel();
   }
+  // Evaluations outside the units (the global phase's): the count moves while no unit is done.
+  void evaluationsDone(long evaluations) {
+    const std::lock_guard lock(mutex_);
+    evaluations_ += evaluations;
+    if (outer_.callback && outer_.callback({done_, total_, evaluations_.load()}) == Decision::Abort)
+      stop_.cancel();
+  }
   bool stopped() const { return stop_.cancelled() || outer_.token.cancelled(); }
   std::mutex& mutex() { return mutex_; }
 
@@ -231,7 +238,8 @@ StartPlan makeStartPlan(const PreparedFit& fit, const EstimationOptions& options
     plan.global = GlobalPhase::Screen;
     detail::ScreenedStarts screened =
         detail::screenStarts(fit.problem->yamlFile, problem, setup, sampled, options.screen,
-                             options.seed, threads, progress.monitor());
+                             options.seed, threads, progress.monitor(),
+                             [&] { progress.evaluationsDone(1); });
     plan.screenedPoints = screened.screened;
     plan.screenSeconds = seconds(globalStarted);
     plan.globalEvaluations = screened.screened;

@@ -383,7 +383,12 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
   if (context.cancelled())
     return std::make_shared<MessageResult>(api::TaskStatus::Cancelled,
                                            QStringLiteral("cancelled while reading the problem"));
-  context.setProgressText([](const ProgressInfo& info) {
+  // Before the first start finishes, the global phase's evaluations are what moves.
+  context.setProgressText([screened](const ProgressInfo& info) {
+    if (info.t == 0 && info.steps > 0 && screened > 0)
+      return QStringLiteral("screening %1 points: %2 evaluated, then the starts")
+          .arg(screened)
+          .arg(info.steps);
     return QStringLiteral("%1 of %2 starts and profile points done, %3 objective evaluations")
         .arg(info.t, 0, 'f', 0)
         .arg(info.tEnd, 0, 'f', 0)
