@@ -15,7 +15,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <csignal>
+#include <limits>
 #include <filesystem>
 #include <map>
 #include <thread>
@@ -150,7 +152,7 @@ class TestEstimateResume : public QObject {
     QVERIFY2(term.errLines.last().contains("--resume " + cut), qPrintable(term.errLines.join("\n")));
     const QList<int> first = reportedStarts(term.errLines);
     QVERIFY(first.size() >= 3);
-    QCOMPARE(static_cast<int>(records(cut).size()), first.size());
+    QCOMPARE(static_cast<qsizetype>(records(cut).size()), first.size());
 
     // SIGKILL of the resumed run: nothing is cleaned up, the records on disk are all there is.
     const Interrupted killed = interruptAfter({"estimate", "--resume", cut}, cut,
@@ -171,7 +173,7 @@ class TestEstimateResume : public QObject {
       QVERIFY2(all.count(i) == 1, qPrintable(QStringLiteral("start %1 reported %2 times")
                                                  .arg(i)
                                                  .arg(all.count(i))));
-    QCOMPARE(all.size(), starts);
+    QCOMPARE(all.size(), qsizetype(starts));
     compareRecords(records(cut), records(whole), starts);
   }
 
