@@ -329,7 +329,8 @@ int runEstimate(std::span<const std::string> given) {
     store.emplace(*outDir);
     if (!store->hasRun()) {
       store->writeFile("command.txt", commandText(args));
-    } else if (store->plan()) {
+    } else if (store->plan() && store->readFile("command.txt") == commandText(args)) {
+      // (Another command is checked against the stored run's fingerprint by runEstimation.)
       resumed = static_cast<int>(store->finishedStarts().size());
       std::fprintf(stderr, "resuming %s: %d of %d starts finished there\n", outDir->c_str(),
                    resumed, o.starts);

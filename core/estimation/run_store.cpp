@@ -304,13 +304,10 @@ void RunStore::writeFile(const std::string& name, const std::string& content) co
     written += static_cast<std::size_t>(n);
   }
   if (::fsync(fd) != 0 || ::close(fd) != 0) ioError(temporary, "cannot flush to disk");
+  // The folder is not flushed after the rename: after a power loss a record can be missing
+  // (and its start is computed again), never half there; flushing it too doubled the cost of a
+  // record (docs/benchmarks/estimation.md, "Multistart over MPI ranks").
   if (::rename(temporary.c_str(), target.c_str()) != 0) ioError(target, "cannot rename into");
-  // The rename itself is durable once the folder is flushed.
-  const int dirFd = ::open(target.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dirFd >= 0) {
-    ::fsync(dirFd);
-    ::close(dirFd);
-  }
 }
 
 std::optional<std::string> RunStore::readFile(const std::string& name) const {

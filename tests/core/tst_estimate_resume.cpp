@@ -138,7 +138,7 @@ class TestEstimateResume : public QObject {
   void killAndResume() {
     QTemporaryDir tmp;
     const QString whole = tmp.path() + "/whole", cut = tmp.path() + "/cut";
-    const int starts = 24;
+    const int starts = 200;
     const auto reference = sensode::test::runProcess(
         SENSODE_CLI_PATH, QStringList{"estimate", kDecay, "--out", whole} + runOptions(starts),
         120000);
