@@ -358,8 +358,20 @@ class TestEstimationTask : public QObject {
     QVERIFY2(progressText->text().contains(QStringLiteral("objective evaluations")),
              qPrintable(progressText->text()));
     QVERIFY2(panel->isRunning(), "the run ended before it could be cancelled");
-    SENSODE_VERIFY_CANCEL_WITHIN(panel, finished, 0.5);
-    QCOMPARE(panel->shownResult(), before);
+    const double seconds = testing::clickCancelAndWait(panel, finished);
+    qInfo("Cancel to finished: %.3f s", seconds);
+    QVERIFY2(seconds >= 0 && seconds < 0.5, qPrintable(QStringLiteral("cancel took %1 s").arg(seconds)));
+    // A start that failed at once (L-BFGS with finite differences can) has finished: then the
+    // cancel shows the starts it kept and says so (issue 31); otherwise the previous results stay.
+    if (finished.first().at(0).value<api::TaskStatus>() == api::TaskStatus::Cancelled) {
+      QCOMPARE(panel->shownResult(), before);
+    } else {
+      const auto* kept = dynamic_cast<const plugin::estimation::Result*>(panel->shownResult().get());
+      QVERIFY(kept && kept != before.get());
+      QVERIFY2(progressText->text().contains(QStringLiteral("cancelled after %1 of 500 starts")
+                                                 .arg(kept->core()->starts.size())),
+               qPrintable(progressText->text()));
+    }
   }
 
   // Cancel once starts have finished keeps them: the views show them and the panel says how
