@@ -6,12 +6,7 @@
 // the StartPlan once (as text, work_units.h) and then only indices; they send back each
 // StartResult as text. So a unit is a few bytes out and about 30 bytes per parameter back.
 //
-// Messages (tags), all between rank 0 and one worker:
-//   worker → 0  Ready (after loading the problem) | Failed (text: why it could not load)
-//               | Result (text: StartResult)
-//   0 → worker  Plan (text) | Unit (int: start index) | Cancel (the running unit) | Stop
-// Rank 0 polls with MPI_Iprobe and a short sleep (and workers do too while idle): a blocking
-// probe spins a core, which on an oversubscribed node takes it from the ranks that compute.
+// The protocol (unit_dispatch.h) is the estimation's only through the texts it carries.
 //
 // A worker that returns a start cancelled while rank 0 is not stopping (it got a signal of its
 // own) gets no further units; its start goes to another worker. A rank that dies ends the job
@@ -19,11 +14,9 @@
 // computes only the others.
 #pragma once
 
-#include <deque>
-#include <map>
-#include <set>
 #include <string>
 
+#include "core/estimation/mpi/unit_dispatch.h"
 #include "core/estimation/start_executor.h"
 
 namespace sensode::estimation::mpi {
@@ -49,23 +42,15 @@ class MpiSession {
 class MpiStartExecutor : public StartExecutor {
  public:
   MpiStartExecutor(int ranks, int threads);
-  ~MpiStartExecutor() override;  // sends Stop to every worker
   void run(const petab::Problem& problem, const detail::StartContext& context,
            const StartPlan& plan, const std::vector<int>& indices, const ProgressMonitor& monitor,
            const std::function<bool()>& stopped, const StartSink& sink) override;
   std::string describe() const override;
-  // Workers that could not load the problem or stopped taking units, with the reason.
-  const std::map<int, std::string>& lostWorkers() const { return lost_; }
-  long messagesSent() const { return messagesSent_; }
-  long bytesReceived() const { return bytesReceived_; }
+  const UnitDispatcher& dispatcher() const { return dispatcher_; }
 
  private:
-  int ranks_;
+  UnitDispatcher dispatcher_;  // its destructor sends Stop to every worker
   int threads_;
-  std::set<int> ready_;      // workers that reported Ready
-  std::set<int> havePlan_;   // workers that hold the current plan
-  std::map<int, std::string> lost_;
-  long messagesSent_ = 0, bytesReceived_ = 0;
 };
 
 // A worker rank's whole life: load, then run units until Stop. `interrupted` is the process's
