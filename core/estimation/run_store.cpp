@@ -21,11 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string number(double v) {
-  char buffer[40];
-  std::snprintf(buffer, sizeof buffer, "%.17g", v);
-  return buffer;
-}
+std::string number(double v) { return exactNumber(v); }
 
 // FNV-1a, 64 bits: enough to tell an edited file from its original (not a security hash).
 std::string fileHash(const fs::path& file) {
@@ -218,18 +214,8 @@ RunStore::RunStore(fs::path dir) : dir_(std::move(dir)) {
 bool RunStore::hasRun() const { return fs::is_regular_file(dir_ / "run.txt"); }
 
 RunFingerprint RunStore::fingerprint() const {
-  RunFingerprint f;
   const auto text = readFile("run.txt");
-  if (!text) return f;
-  std::istringstream in(*text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    const std::size_t space = line.find(' ');
-    f.emplace_back(line.substr(0, space),
-                   space == std::string::npos ? std::string() : line.substr(space + 1));
-  }
-  return f;
+  return text ? keyValueLines(*text) : RunFingerprint{};
 }
 
 void RunStore::saveFingerprint(const RunFingerprint& fingerprint) const {

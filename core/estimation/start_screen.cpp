@@ -33,6 +33,7 @@ ScreenedStarts screenStarts(const std::filesystem::path& yaml, const petab::Prob
                values[static_cast<std::size_t>(i)] =
                    f.value(candidates[static_cast<std::size_t>(i)].data(), nullptr);
              } catch (const Cancelled&) {
+               return;  // not evaluated: nothing to count
              } catch (const Error&) {
                // Where the model cannot be simulated is no start: left at infinity.
              }

@@ -13,11 +13,7 @@
 namespace sensode::estimation {
 namespace {
 
-std::string number(double v) {
-  char buffer[40];
-  std::snprintf(buffer, sizeof buffer, "%.17g", v);
-  return buffer;
-}
+std::string number(double v) { return exactNumber(v); }
 
 std::string oneLine(std::string s) {
   for (char& c : s)
@@ -31,18 +27,8 @@ std::string numbers(const std::vector<double>& values) {
   return out;
 }
 
-// The text as (key, rest of line) pairs, in order.
 std::vector<std::pair<std::string, std::string>> lines(const std::string& text) {
-  std::vector<std::pair<std::string, std::string>> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    const std::size_t space = line.find(' ');
-    out.emplace_back(line.substr(0, space),
-                     space == std::string::npos ? std::string() : line.substr(space + 1));
-  }
-  return out;
+  return keyValueLines(text);
 }
 
 class Reader {
@@ -77,6 +63,25 @@ class Reader {
 };
 
 }  // namespace
+
+std::string exactNumber(double v) {
+  char buffer[40];
+  std::snprintf(buffer, sizeof buffer, "%.17g", v);
+  return buffer;
+}
+
+std::vector<std::pair<std::string, std::string>> keyValueLines(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const std::size_t space = line.find(' ');
+    out.emplace_back(line.substr(0, space),
+                     space == std::string::npos ? std::string() : line.substr(space + 1));
+  }
+  return out;
+}
 
 std::optional<StartStatus> startStatusFromString(const std::string& s) {
   for (StartStatus st : {StartStatus::Converged, StartStatus::MaxIterations, StartStatus::Failed,

@@ -62,6 +62,11 @@ void sortStartsByObjective(std::vector<StartResult>& starts);
 std::string toText(const detail::ProfileDirection& direction);
 detail::ProfileDirection profileDirectionFromText(const std::string& text, const std::string& what);
 
+// `v` printed with %.17g: read back, the same double.
+std::string exactNumber(double v);
+// Line-oriented `key value` text as (key, rest of the line) pairs, in order; empty lines skipped.
+std::vector<std::pair<std::string, std::string>> keyValueLines(const std::string& text);
+
 std::optional<StartStatus> startStatusFromString(const std::string& s);
 
 }  // namespace sensode::estimation

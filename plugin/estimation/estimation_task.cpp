@@ -260,13 +260,14 @@ int Result::startsAtBest() const {
 QString Result::summary() const {
   return (note_.isEmpty() ? QString() : note_ + QStringLiteral(" — ")) +
          QStringLiteral("Estimation (%1): best objective %2, %3 of %4 starts within %5 of it, "
-                        "%6 parameters, %7 s%8")
+                        "%6 parameters%7%8")
       .arg(optimizerLabel(core_->optimizer), shortNumber(core_->bestObjective))
       .arg(startsAtBest())
       .arg(core_->starts.size())
       .arg(kConvergedTolerance)
       .arg(core_->parameters.size())
-      .arg(wallSeconds_, 0, 'g', 3)
+      // Results read from a folder have no wall time of their own.
+      .arg(wallSeconds_ > 0 ? QStringLiteral(", %1 s").arg(wallSeconds_, 0, 'g', 3) : QString())
       .arg(fallbackNote(core_->fallbacks));
 }
 

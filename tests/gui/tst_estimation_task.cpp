@@ -103,6 +103,16 @@ QJsonObject decaySettings(int starts) {
           {"profile", QJsonArray{QStringLiteral("k")}}};
 }
 
+// The estimation task on the decay problem in a shown window, with `settings` and no profile.
+TaskPanel* decayTask(MainWindow& w, QJsonObject settings) {
+  w.show();
+  if (!w.openModel(kDecay)) return nullptr;
+  TaskPanel* panel = w.openTask(QStringLiteral("estimation"));
+  settings.insert("profile", QJsonArray{});
+  if (panel) panel->setupWidget()->setSettings(settings);
+  return panel;
+}
+
 }  // namespace
 
 class TestEstimationTask : public QObject {
@@ -332,12 +342,8 @@ class TestEstimationTask : public QObject {
 
   void cancelStopsFastAndKeepsThePreviousResults() {
     MainWindow w(testing::testWindowOptions());
-    w.show();
-    QVERIFY(w.openModel(kDecay));
-    TaskPanel* panel = w.openTask(QStringLiteral("estimation"));
-    QJsonObject s = decaySettings(2);
-    s.insert("profile", QJsonArray{});
-    panel->setupWidget()->setSettings(s);
+    TaskPanel* panel = decayTask(w, decaySettings(2));
+    QVERIFY(panel);
     QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
     const auto before = panel->shownResult();
 
@@ -378,15 +384,12 @@ class TestEstimationTask : public QObject {
   // many of how many it kept.
   void cancelKeepsTheFinishedStarts() {
     MainWindow w(testing::testWindowOptions());
-    w.show();
-    QVERIFY(w.openModel(kDecay));
-    TaskPanel* panel = w.openTask(QStringLiteral("estimation"));
     QJsonObject s = decaySettings(400);
-    s.insert("profile", QJsonArray{});
     s.insert("global", "none");
     s.insert("polish", 0);
     s.insert("threads", 1);
-    panel->setupWidget()->setSettings(s);
+    TaskPanel* panel = decayTask(w, s);
+    QVERIFY(panel);
     QSignalSpy finished(panel, &TaskPanel::runFinished);
     QTest::mouseClick(panel->runButton(), Qt::LeftButton);
     auto* progressText = panel->findChild<QLabel*>(QStringLiteral("progressText"));
