@@ -4,7 +4,8 @@
 #     serially and under `mpirun -n N` for N in BENCH_RANKS (2 4 8; past the cores with
 #     --oversubscribe): wall time of each, and every start's objective against the serial run's
 #     (largest relative difference; the acceptance is 1e-8).
-#  2. Rank 0's dispatch throughput: the decay test problem with BENCH_DISPATCH_STARTS (2000)
+#  2. Rank 0's dispatch throughput: tests/bench/bench_mpi_dispatch (units that compute nothing,
+#     on 2, 3 and 5 ranks) and the decay test problem with BENCH_DISPATCH_STARTS (2000)
 #     starts of one iteration each (the least a unit can be), serially and on 2 and 3 ranks:
 #     units per second, and the bytes of the plan and of a start's record (what goes over MPI).
 # Prints `uptime` first: the machine is shared, and the times mean little without its load.
@@ -64,4 +65,9 @@ for n in 2 3; do
 done
 echo "plan.txt: decay $(wc -c < "$out/dispatch-serial/plan.txt") bytes ($dispatch_starts starts, 2 parameters), Boehm $(wc -c < "$out/boehm-serial/plan.txt") bytes ($starts starts)"
 echo "a start's record: decay $(wc -c < "$out/dispatch-serial/starts/000000.txt") bytes, Boehm $(wc -c < "$out/boehm-serial/starts/000000.txt") bytes"
+bench="${BENCH_DISPATCH:-$root/build/tests/bench/bench_mpi_dispatch}"
+if [ -x "$bench" ]; then
+  echo "## Dispatch with empty units (bench_mpi_dispatch, 775-byte results)"
+  for n in 2 3 5; do mpirun --oversubscribe -n "$n" "$bench" 20000 775 2580 | tail -1; done
+fi
 echo "results in $out"
