@@ -140,7 +140,7 @@ void MainWindow::buildMenus() {
   saveModelAction_->setShortcut(QKeySequence::SaveAs);
   saveModelAction_->setObjectName(QStringLiteral("actionSaveModelAs"));
   updateSaveAction();
-  fileMenu_->addSeparator();
+  QAction* beforeExport = fileMenu_->addSeparator();
   exportMenu_ = fileMenu_->addMenu(tr("&Export"));
   exportMenu_->setObjectName(QStringLiteral("exportMenu"));
   connect(exportMenu_, &QMenu::aboutToShow, this, &MainWindow::updateExportMenu);
@@ -151,6 +151,7 @@ void MainWindow::buildMenus() {
   tasksMenu_ = menuBar()->addMenu(tr("&Tasks"));
   tasksMenu_->setObjectName(QStringLiteral("tasksMenu"));
   buildTaskActions();
+  buildOpenResultsActions(beforeExport);
 
   helpMenu_ = menuBar()->addMenu(tr("&Help"));
   QAction* pluginsAction =
@@ -406,6 +407,56 @@ TaskPanel* MainWindow::taskPanel(const QString& id) const {
 
 TaskPanel* MainWindow::currentTaskPanel() const {
   return qobject_cast<TaskPanel*>(taskTabs_->currentWidget());
+}
+
+void MainWindow::buildOpenResultsActions(QAction* before) {
+  int n = 0;
+  for (const api::ResultsOpener* opener : plugins_->resultsOpeners()) {
+    auto* action = new QAction(tr("Open %1").arg(opener->openResultsLabel()), fileMenu_);
+    action->setObjectName(QStringLiteral("actionOpenResults%1").arg(n++));
+    fileMenu_->insertAction(before, action);
+    connect(action, &QAction::triggered, this, [this, opener] {
+      const QString folder = QFileDialog::getExistingDirectory(
+          this, tr("Open %1").arg(opener->openResultsLabel()),
+          options_.useSettings ? settings()->value(QStringLiteral("dirs/results")).toString()
+                               : QString());
+      if (folder.isEmpty()) return;
+      if (options_.useSettings) settings()->setValue(QStringLiteral("dirs/results"), folder);
+      QString why;
+      if (!showOpenedResults(*opener, folder, &why))
+        reportError(tr("Cannot open results"), why);
+    });
+  }
+}
+
+bool MainWindow::showOpenedResults(const api::ResultsOpener& opener, const QString& folder,
+                                   QString* errorString) {
+  QApplication::setOverrideCursor(Qt::WaitCursor);
+  const std::optional<api::OpenedResults> opened = opener.openResults(folder, errorString);
+  QApplication::restoreOverrideCursor();
+  if (!opened) return false;
+  TaskPanel* panel = openTask(opened->taskId);
+  if (!panel) {
+    if (errorString) *errorString = lastError_;
+    return false;
+  }
+  if (!opened->settings.isEmpty()) panel->setupWidget()->setSettings(opened->settings);
+  panel->showOpenedResult(opened->result, folder);
+  statusBar()->showMessage(
+      tr("Opened %1: %2").arg(QDir::toNativeSeparators(folder), opened->result->summary()), 8000);
+  return true;
+}
+
+bool MainWindow::openResultsFolder(const QString& folder) {
+  QString firstError;
+  for (const api::ResultsOpener* opener : plugins_->resultsOpeners()) {
+    QString why;
+    if (showOpenedResults(*opener, folder, &why)) return true;
+    if (firstError.isEmpty()) firstError = why;
+  }
+  reportError(tr("Cannot open results"),
+              firstError.isEmpty() ? tr("no loaded plugin opens saved results") : firstError);
+  return false;
 }
 
 TaskPanel* MainWindow::openTask(const QString& id) {

@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 
+#include "gui/plugin_api/results_opener.h"
 #include "gui/plugin_api/task_plugin.h"
 
 class QLabel;
@@ -65,6 +66,10 @@ class MainWindow : public QMainWindow {
   const api::ModelSession& session() const { return session_; }
   // Opens (or brings to front) the task's tab; nullptr and an error report for an unknown id.
   TaskPanel* openTask(const QString& id);
+  // Opens saved results (File ▸ Open ... results): the first plugin whose ResultsOpener reads
+  // `folder` shows them in its task's panel, with the run's settings in the set-up form. False
+  // and an error report when none can.
+  bool openResultsFolder(const QString& folder);
   TaskPanel* taskPanel(const QString& id) const;
   TaskPanel* currentTaskPanel() const;
 
@@ -92,6 +97,9 @@ class MainWindow : public QMainWindow {
  private:
   void buildMenus();
   void buildTaskActions();
+  void buildOpenResultsActions(QAction* before);
+  bool showOpenedResults(const api::ResultsOpener& opener, const QString& folder,
+                         QString* errorString);
   void openFileDialog();
   void saveModelDialog();
   void updateSaveAction();

@@ -108,6 +108,7 @@ void PluginLoader::adopt(QObject* instance, const QJsonObject& metaData, PluginR
   }
   record.plugin = plugin;
   record.writer = qobject_cast<api::ModelWriter*>(instance);
+  record.resultsOpener = qobject_cast<api::ResultsOpener*>(instance);
   record.loaded = true;
 
   QStringList refused;
@@ -159,6 +160,13 @@ QList<const api::ModelWriter*> PluginLoader::modelWriters(const QString& format)
 int PluginLoader::failureCount() const {
   return static_cast<int>(std::count_if(records_.begin(), records_.end(),
                                         [](const PluginRecord& r) { return !r.error.isEmpty(); }));
+}
+
+QList<const api::ResultsOpener*> PluginLoader::resultsOpeners() const {
+  QList<const api::ResultsOpener*> out;
+  for (const PluginRecord& r : records_)
+    if (r.loaded && r.resultsOpener) out.append(r.resultsOpener);
+  return out;
 }
 
 }  // namespace sensode::gui

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "gui/plugin_api/model_editing.h"
+#include "gui/plugin_api/results_opener.h"
 #include "gui/plugin_api/task_plugin.h"
 
 class QPluginLoader;
@@ -39,6 +40,7 @@ struct PluginRecord {
   api::TaskPlugin* plugin = nullptr;
   // The plugin's model writer (gui/plugin_api/model_editing.h), when it implements one.
   api::ModelWriter* writer = nullptr;
+  api::ResultsOpener* resultsOpener = nullptr;  // when the plugin also opens saved results
 };
 
 class PluginLoader {
@@ -63,6 +65,8 @@ class PluginLoader {
   // Loaded plugins that can write `format` with edited values (File ▸ Save model as...).
   QList<const api::ModelWriter*> modelWriters(const QString& format) const;
   int failureCount() const;
+  // Loaded plugins that open saved results (results_opener.h), in load order.
+  QList<const api::ResultsOpener*> resultsOpeners() const;
 
  private:
   void adopt(QObject* instance, const QJsonObject& metaData, PluginRecord record);

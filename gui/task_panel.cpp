@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "gui/task_panel.h"
 
+#include <QDir>
 #include <QFileInfo>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -185,6 +186,22 @@ void TaskPanel::setRunning(bool running) {
   setup_->setEnabled(!running);
 }
 
+void TaskPanel::show(const std::shared_ptr<const api::TaskResult>& result) {
+  shown_ = result;
+  for (api::TaskResultView* view : views_) view->showResult(result);
+  export_->setEnabled(!exportTargets().isEmpty());
+}
+
+void TaskPanel::showOpenedResult(const std::shared_ptr<const api::TaskResult>& result,
+                                 const QString& source) {
+  progress_->setRange(0, 1);
+  progress_->setValue(1);
+  progressText_->setToolTip(QDir::toNativeSeparators(source));
+  progressText_->setText(tr("Opened %1: %2")
+                             .arg(QFileInfo(source).fileName(), result->summary()));
+  show(result);
+}
+
 void TaskPanel::onFinished() {
   setRunning(false);
   progress_->setRange(0, 1);
@@ -202,9 +219,7 @@ void TaskPanel::onFinished() {
       progress_->setValue(1);
       progressText_->setToolTip({});
       progressText_->setText(tr("Done: %1").arg(result->summary()));
-      shown_ = result;
-      for (api::TaskResultView* view : views_) view->showResult(result);
-      export_->setEnabled(!exportTargets().isEmpty());
+      show(result);
       emit statusMessage(result->summary());
       break;
     case api::TaskStatus::Cancelled:

@@ -45,6 +45,9 @@ class TaskPanel : public QWidget {
   QProgressBar* progressBar() const { return progress_; }
 
   void setSession(const api::ModelSession& session);
+  // Shows a result read from `source` (saved results, results_opener.h) as a finished run's.
+  void showOpenedResult(const std::shared_ptr<const api::TaskResult>& result,
+                        const QString& source);
 
   // Every (view, format) pair the views offer.
   struct ExportTarget {
@@ -76,6 +79,7 @@ class TaskPanel : public QWidget {
 
  private:
   void onFinished();
+  void show(const std::shared_ptr<const api::TaskResult>& result);
   void setRunning(bool running);
   void showExportMenu();
 

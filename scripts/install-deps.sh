@@ -14,6 +14,7 @@ packages=(
   libyaml-cpp-dev       # PEtab problem files
   libnlopt-dev          # parameter estimation: bounded L-BFGS
   libtcc-dev            # in-memory C compiler: native evaluation from a model's first call
+  libopenmpi-dev openmpi-bin  # mpirun sensode estimate: the multistart over MPI ranks
   qt6-base-dev          # Qt Widgets, Qt Test
   qt6-charts-dev
   qt6-svg-dev           # Debian 12's name for the Qt 6 SVG module's dev files

@@ -77,12 +77,16 @@ class Result : public api::TaskResult {
   double wallSeconds() const { return wallSeconds_; }
   // Starts whose objective is within kConvergedTolerance of the best.
   int startsAtBest() const;
+  // Where the result came from when not from a complete run ("cancelled after 3 of 20 starts",
+  // "from results-dir"): heads the summary.
+  void setNote(QString note) { note_ = std::move(note); }
 
  private:
   std::shared_ptr<const sensode::estimation::EstimationResult> core_;
   std::shared_ptr<const MeasurementPoints> fit_;
   double wallSeconds_ = 0;
   QJsonObject provenance_;
+  QString note_;
 };
 
 std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,

@@ -23,14 +23,21 @@ RunContext::RunContext(QPromise<void>& promise, CancelToken token)
       const double fraction =
           (sliceIndex_ + std::clamp(info.t / info.tEnd, 0.0, 1.0)) / sliceCount_;
       const int value = static_cast<int>(fraction * kProgressMaximum);
-      if (value != lastValue_) {
-        lastValue_ = value;
-        promise_.setProgressValueAndText(
-            value, prefix_ + (progressText_ ? progressText_(info)
-                                            : QStringLiteral("t = %1 of %2, %3 steps")
-                                                  .arg(info.t, 0, 'g', 4)
-                                                  .arg(info.tEnd, 0, 'g', 4)
-                                                  .arg(info.steps)));
+      constexpr qint64 kTextInterval = 250;  // ms
+      if (value != lastValue_ || (progressText_ && lastValue_ >= 0 && textTimer_.isValid() &&
+                                  textTimer_.elapsed() > kTextInterval)) {
+        const QString text =
+            prefix_ + (progressText_ ? progressText_(info)
+                                     : QStringLiteral("t = %1 of %2, %3 steps")
+                                           .arg(info.t, 0, 'g', 4)
+                                           .arg(info.tEnd, 0, 'g', 4)
+                                           .arg(info.steps));
+        textTimer_.start();
+        if (value != lastValue_ || text != lastText_) {
+          lastValue_ = value;
+          lastText_ = text;
+          promise_.setProgressValueAndText(value, text);
+        }
       }
     }
     return Decision::Continue;
