@@ -96,6 +96,12 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
 
   void* mem = d.mem.get();
   d.advanced = true;
+  // The callbacks see the monitor while CVode() runs (Cancel within a step); never afterwards.
+  struct MonitorScope {
+    Impl& d;
+    ~MonitorScope() { d.monitor = nullptr; }
+  } scope{d};
+  d.monitor = &monitor;
   try {
     double tn = d.t;
     sundials::checkCvode(CVodeGetCurrentTime(mem, &tn), "CVodeGetCurrentTime");
@@ -115,6 +121,8 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
       }
       d.record = {};
       d.cvodeMessage.clear();
+      d.callsThisStep = 0;
+      d.nonFiniteIteratesThisStep = 0;
       int flag = 0;
       {
         const BlockLengthScope blocks(d.augmented ? d.nx : 0);
@@ -122,6 +130,7 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
       }
       if (flag < 0) d.throwCvodeFailure(flag);
       if (d.record.kind != CallbackRecord::Kind::None) d.recovered = d.record;
+      d.checkAcceptedStep(tPrevious, tn);
       ++stepsHere;
       // Steps below the resolution of t (CVODES only warns "t + h = t") leave t where it is
       // while x keeps moving: typically a blow-up. Stop instead of burning maxSteps.
