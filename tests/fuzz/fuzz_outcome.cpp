@@ -3,6 +3,7 @@
 
 #include <QtCore/QDir>
 #include <QtCore/QFile>
+#include <QtCore/QRegularExpression>
 
 #include <utility>
 
@@ -45,10 +46,11 @@ void FuzzTally::run(const QString& mutation) {
 }
 
 void FuzzTally::failure(const QString& mutation, const QString& id, const QString& description,
-                        const QString& problem, const QMap<QString, QByteArray>& files) {
+                        const QString& problem, const QMap<QString, QByteArray>& files,
+                        bool overTime) {
   Counts& c = byMutation_[mutation];
   ++c.mutants;
-  if (known_.contains(id)) {
+  if (known_.contains(id) && !overTime) {
     ++c.known;
     knownSeen_ << id;
     return;
@@ -88,6 +90,41 @@ QString FuzzTally::summary() const {
     lines << "  " + line(it.key(), c);
   }
   return "fuzz: " + line(what_, total) + "\n" + lines.join('\n');
+}
+
+QString unexplainedNan(const QString& csvFile, const QStringList& errLines) {
+  QFile f(csvFile);
+  if (!f.open(QIODevice::ReadOnly | QIODevice::Text)) return "cannot read " + csvFile;
+  const auto explained = [&](const QString& id) {
+    const QRegularExpression word("(^|[^A-Za-z0-9_])" + QRegularExpression::escape(id) +
+                                  "([^A-Za-z0-9_]|$)");
+    for (const QString& line : errLines)
+      if (line.contains(QStringLiteral("warning:")) && word.match(line).hasMatch()) return true;
+    return false;
+  };
+  QStringList header;
+  qsizetype variableColumn = -1;
+  long row = 0;
+  while (!f.atEnd()) {
+    const QString line = QString::fromUtf8(f.readLine()).trimmed();
+    if (line.isEmpty()) continue;
+    const QStringList cells = line.split(',');
+    if (header.isEmpty()) {
+      header = cells;
+      variableColumn = header.indexOf(QStringLiteral("variable"));
+      continue;
+    }
+    ++row;
+    for (qsizetype c = 0; c < cells.size(); ++c) {
+      const QString cell = cells[c].trimmed().toLower();
+      if (cell != QStringLiteral("nan") && cell != QStringLiteral("-nan")) continue;
+      const QString column = c < header.size() ? header[c] : QString::number(c);
+      const QString id = variableColumn >= 0 && variableColumn < cells.size() ? cells[variableColumn] : column;
+      if (!explained(id))
+        return QStringLiteral("row %1, column '%2' (output '%3'): %4").arg(row).arg(column, id, cells[c]);
+    }
+  }
+  return {};
 }
 
 }  // namespace sensode::test::fuzz

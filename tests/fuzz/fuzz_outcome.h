@@ -4,9 +4,14 @@
 // signal, a hang, another exit status, a malformed message, NaN in the output). Failing mutants
 // are kept on disk for reproduction; the summary is one line per mutation and one in total.
 //
+// A run over its time limit (a hang) always fails: it is never excused by the known failures.
+//
+// Undefined outputs: a NaN in an output column of a run with exit status 0 passes only when
+// stderr has a line with "warning:" that names that output's id (undefinedOutputNaN below).
+//
 // Failures that are known and reported (known_failures.tsv beside the tests: `test<TAB>mutant
 // <TAB>reason`, '#' comments) are counted apart and do not fail the run; a listed mutant that did
-// not fail is reported as stale (a warning: a listed hang may finish in time on an idle machine).
+// not fail is reported as stale (a warning: it may have been fixed).
 #pragma once
 
 #include <QtCore/QByteArray>
@@ -28,9 +33,11 @@ class FuzzTally {
   void clearError(const QString& mutation, bool namesPlace);
   void run(const QString& mutation);
   // `id`: "mutant-0042"; `description`: base, mutation and change; `problem`: what went wrong.
-  // `files`: name → content of the mutant's files, written to failuresDir/id/.
+  // `files`: name → content of the mutant's files, written to failuresDir/id/. `overTime`: the
+  // run exceeded its time limit, which known_failures.tsv cannot excuse.
   void failure(const QString& mutation, const QString& id, const QString& description,
-               const QString& problem, const QMap<QString, QByteArray>& files);
+               const QString& problem, const QMap<QString, QByteArray>& files,
+               bool overTime = false);
 
   int failures() const { return failures_.size(); }
   // Listed known failures that did not fail in this run.
@@ -52,5 +59,11 @@ class FuzzTally {
   QMap<QString, QString> known_;  // mutant id → reason
   QStringList knownSeen_;
 };
+
+// The first NaN cell of a CSV written with exit status 0 that no warning explains ("row 3, column
+// 'S1': nan"), or empty. A NaN is explained when a line of `errLines` contains "warning:" and
+// the output's id as a word: the id is the cell's column name (simulate) or, in the long
+// sensitivities format, the row's `variable` cell. ±inf cells are not judged here.
+QString unexplainedNan(const QString& csvFile, const QStringList& errLines);
 
 }  // namespace sensode::test::fuzz
