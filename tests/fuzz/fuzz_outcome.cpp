@@ -7,6 +7,8 @@
 
 #include <utility>
 
+#include "support/cli_process.h"
+
 namespace sensode::test::fuzz {
 
 FuzzTally::FuzzTally(QString what, QString failuresDir)
@@ -93,8 +95,6 @@ QString FuzzTally::summary() const {
 }
 
 QString unexplainedNan(const QString& csvFile, const QStringList& errLines) {
-  QFile f(csvFile);
-  if (!f.open(QIODevice::ReadOnly | QIODevice::Text)) return "cannot read " + csvFile;
   const auto explained = [&](const QString& id) {
     const QRegularExpression word("(^|[^A-Za-z0-9_])" + QRegularExpression::escape(id) +
                                   "([^A-Za-z0-9_]|$)");
@@ -102,29 +102,17 @@ QString unexplainedNan(const QString& csvFile, const QStringList& errLines) {
       if (line.contains(QStringLiteral("warning:")) && word.match(line).hasMatch()) return true;
     return false;
   };
-  QStringList header;
-  qsizetype variableColumn = -1;
-  long row = 0;
-  while (!f.atEnd()) {
-    const QString line = QString::fromUtf8(f.readLine()).trimmed();
-    if (line.isEmpty()) continue;
-    const QStringList cells = line.split(',');
-    if (header.isEmpty()) {
-      header = cells;
-      variableColumn = header.indexOf(QStringLiteral("variable"));
-      continue;
-    }
-    ++row;
-    for (qsizetype c = 0; c < cells.size(); ++c) {
-      const QString cell = cells[c].trimmed().toLower();
-      if (cell != QStringLiteral("nan") && cell != QStringLiteral("-nan")) continue;
-      const QString column = c < header.size() ? header[c] : QString::number(c);
-      const QString id = variableColumn >= 0 && variableColumn < cells.size() ? cells[variableColumn] : column;
-      if (!explained(id))
-        return QStringLiteral("row %1, column '%2' (output '%3'): %4").arg(row).arg(column, id, cells[c]);
-    }
-  }
-  return {};
+  return sensode::test::firstCsvCell(
+      csvFile, [&](const QStringList& header, const QStringList& cells, qsizetype c) {
+        const QString cell = cells[c].trimmed().toLower();
+        if (cell != QStringLiteral("nan") && cell != QStringLiteral("-nan")) return false;
+        // The output: the column (simulate), or the row's `variable` (long sensitivities format).
+        const qsizetype variable = header.indexOf(QStringLiteral("variable"));
+        const QString id = variable >= 0 && variable < cells.size() ? cells[variable]
+                           : c < header.size()                       ? header[c]
+                                                                     : QString();
+        return !explained(id);
+      });
 }
 
 }  // namespace sensode::test::fuzz

@@ -7,7 +7,7 @@
 // A run over its time limit (a hang) always fails: it is never excused by the known failures.
 //
 // Undefined outputs: a NaN in an output column of a run with exit status 0 passes only when
-// stderr has a line with "warning:" that names that output's id (undefinedOutputNaN below).
+// stderr has a line with "warning:" that names that output's id (unexplainedNan below).
 //
 // Failures that are known and reported (known_failures.tsv beside the tests: `test<TAB>mutant
 // <TAB>reason`, '#' comments) are counted apart and do not fail the run; a listed mutant that did

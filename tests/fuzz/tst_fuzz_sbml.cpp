@@ -41,40 +41,36 @@ constexpr int kFirstMagnitudeId = 1000;
 // Suite models simulate in milliseconds: a run over this is a hang and fails, listed or not.
 constexpr int kRunTimeoutMs = 20000;
 
-// Suite models Sensode supports (a text check for the constructs it refuses), so that the
-// mutations meet the importer's and the integrators' checks rather than the early refusal.
-std::vector<QString> supportedSuiteModels() {
+// The L3V2 files of the suite cases whose text `keep` accepts.
+template <class Keep>
+std::vector<QString> suiteModels(Keep keep) {
   std::vector<QString> files;
   const QStringList cases = QDir(kCases).entryList({"0*"}, QDir::Dirs, QDir::Name);
   for (const QString& c : cases) {
     const QString file = kCases + "/" + c + "/" + c + "-sbml-l3v2.xml";
     QFile f(file);
-    if (!f.open(QIODevice::ReadOnly)) continue;
-    const QByteArray text = f.readAll();
-    if (text.contains("<event") || text.contains("algebraicRule") || text.contains("delay") ||
-        text.contains("fast=\"true\"") || text.contains("fbc:") || text.contains("comp:"))
-      continue;
-    files.push_back(file);
+    if (f.open(QIODevice::ReadOnly) && keep(f.readAll())) files.push_back(file);
   }
   return files;
 }
 
-// Suite models with event delays (the magnitude mutation of an event delay), with the same
-// refusals as supportedSuiteModels except events and delays.
+// Constructs Sensode refuses outright (or treats apart): a mutant of such a model would meet the
+// early refusal rather than the importer's and the integrators' checks.
+bool refusedEarly(const QByteArray& text) {
+  return text.contains("algebraicRule") || text.contains("fast=\"true\"") || text.contains("fbc:") ||
+         text.contains("comp:");
+}
+
+// Suite models Sensode supports, without events and delays (a text check).
+std::vector<QString> supportedSuiteModels() {
+  return suiteModels([](const QByteArray& text) {
+    return !refusedEarly(text) && !text.contains("<event") && !text.contains("delay");
+  });
+}
+
+// Suite models with delays (the magnitude mutation of an event delay), otherwise supported.
 std::vector<QString> delayedEventModels() {
-  std::vector<QString> files;
-  const QStringList cases = QDir(kCases).entryList({"0*"}, QDir::Dirs, QDir::Name);
-  for (const QString& c : cases) {
-    const QString file = kCases + "/" + c + "/" + c + "-sbml-l3v2.xml";
-    QFile f(file);
-    if (!f.open(QIODevice::ReadOnly)) continue;
-    const QByteArray text = f.readAll();
-    if (!text.contains("<delay") || text.contains("algebraicRule") ||
-        text.contains("fast=\"true\"") || text.contains("fbc:") || text.contains("comp:"))
-      continue;
-    files.push_back(file);
-  }
-  return files;
+  return suiteModels([](const QByteArray& text) { return !refusedEarly(text) && text.contains("<delay"); });
 }
 
 QByteArray readFile(const QString& path) {

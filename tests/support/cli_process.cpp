@@ -89,7 +89,9 @@ bool isLabelColumn(const QString& name) {
 
 }  // namespace
 
-QString firstNonFiniteCell(const QString& csvFile, bool nanOnly) {
+QString firstCsvCell(
+    const QString& csvFile,
+    const std::function<bool(const QStringList& header, const QStringList& cells, qsizetype column)>& isBad) {
   QFile f(csvFile);
   if (!f.open(QIODevice::ReadOnly | QIODevice::Text)) return "cannot read " + csvFile;
   QStringList header;
@@ -104,16 +106,22 @@ QString firstNonFiniteCell(const QString& csvFile, bool nanOnly) {
     }
     ++row;
     for (qsizetype c = 0; c < cells.size(); ++c) {
+      if (!isBad(header, cells, c)) continue;
       const QString column = c < header.size() ? header[c] : QString::number(c);
-      if (isLabelColumn(column)) continue;
-      const QString cell = cells[c].trimmed().toLower();
-      const bool nan = cell == "nan" || cell == "-nan";
-      const bool inf = cell == "inf" || cell == "-inf" || cell == "+inf";
-      if (nan || (inf && !nanOnly))
-        return QStringLiteral("row %1, column '%2': %3").arg(row).arg(column, cells[c]);
+      return QStringLiteral("row %1, column '%2': %3").arg(row).arg(column, cells[c]);
     }
   }
   return {};
+}
+
+QString firstNonFiniteCell(const QString& csvFile, bool nanOnly) {
+  return firstCsvCell(csvFile, [nanOnly](const QStringList& header, const QStringList& cells, qsizetype c) {
+    if (c < header.size() && isLabelColumn(header[c])) return false;
+    const QString cell = cells[c].trimmed().toLower();
+    const bool nan = cell == "nan" || cell == "-nan";
+    const bool inf = cell == "inf" || cell == "-inf" || cell == "+inf";
+    return nan || (inf && !nanOnly);
+  });
 }
 
 long csvDataRows(const QString& csvFile) {

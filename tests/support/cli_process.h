@@ -8,6 +8,8 @@
 #include <QtCore/QString>
 #include <QtCore/QStringList>
 
+#include <functional>
+
 namespace sensode::test {
 
 struct CliRun {
@@ -40,6 +42,12 @@ bool namesPlace(const CliRun& run);
 // after the header parses as a finite number or is a non-numeric label (the sensitivities CSV has
 // id columns). `nanOnly`: only NaN counts, ±inf passes.
 QString firstNonFiniteCell(const QString& csvFile, bool nanOnly = false);
+
+// The first data cell `isBad(header, cells, column)` flags, as "row 12, column 'S1': nan", or
+// empty; "cannot read FILE" when the file cannot be read. (Rows split at ',', no quoting.)
+QString firstCsvCell(
+    const QString& csvFile,
+    const std::function<bool(const QStringList& header, const QStringList& cells, qsizetype column)>& isBad);
 
 // Number of data rows (lines after the header) of a CSV file; -1 when it cannot be read.
 long csvDataRows(const QString& csvFile);
