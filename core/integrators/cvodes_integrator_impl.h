@@ -364,8 +364,9 @@ struct CvodesIntegrator::Impl {
       case CallbackRecord::Kind::Exception:
         return "the model could not be evaluated" + at + ": " + record.what;
       case CallbackRecord::Kind::NonFiniteState:
+        // record.t is the end of the attempted step, which CVODES then cut.
         return "state " + self.stateName(record.row) + " became non-finite (" + num(record.value) +
-               ")" + at;
+               ") in a step to t = " + num(record.t);
       case CallbackRecord::Kind::NonFiniteTime:
         return "the step size is not a number: CVODES evaluated the model at t = " +
                num(record.t);

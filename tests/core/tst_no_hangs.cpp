@@ -127,6 +127,25 @@ class TestNoHangs : public QObject {
     }
     QCOMPARE(rows, 11);
   }
+
+  // The same model run on to t = 1e9: B = 1 + (1 − 1e300)·t passes −1.8e308 at t = 1.8e8. The
+  // run must stop there naming B as a state that became −inf (a finite CSV would be wrong).
+  void stateOverflowIsNamed_data() { largeFiniteRateStillSimulates_data(); }
+
+  void stateOverflowIsNamed() {
+    QFETCH(QString, method);
+    QVERIFY(tmp_.isValid());
+    const QString model = write(QStringLiteral("01431-1e300-long.xml"), mutant("1e300", false));
+    QVERIFY(!model.isEmpty());
+    const auto run = sensode::test::runProcess(
+        kCli, {"simulate", model, "--method", method, "--t-end", "1e9", "--points", "11", "--out",
+               tmp_.filePath("long-" + method + ".csv")},
+        kLimitMs);
+    QVERIFY2(sensode::test::isClearError(run, model),
+             qPrintable(sensode::test::contractViolation(run, model) + " | " + run.errLines.join(" | ")));
+    QVERIFY2(run.errLines.front().contains(QStringLiteral("state 'B' became non-finite (-inf)")),
+             qPrintable(run.errLines.front()));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestNoHangs)
