@@ -516,7 +516,7 @@ std::optional<Mutant> mutateTable(const std::string& text, const std::string& ro
         for (std::size_t c = 0; c < t[r].size() && c < t[0].size(); ++c)
           if (isNumber(t[r][c])) cells.push_back({r, c});
       if (cells.empty()) return std::nullopt;
-      static const std::vector<std::string> kNumbers = {"NaN", "INF", "-INF", "1e308", "-1e308"};
+      static const std::vector<std::string> kNumbers = {"NaN", "INF", "-INF", "1e308", "-1e308", "1e-320"};
       return setCell(t, rng.pick(cells), rng.pick(kNumbers));
     }
     case TableMutation::RaggedRow: {

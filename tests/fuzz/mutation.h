@@ -80,7 +80,7 @@ enum class TableMutation {
   BadMeasurement,     // a measurement → nan, NaN, inf, -inf, empty, text, 1e400
   UnknownId,          // an id cell (observable, condition, parameter, noise parameter) → unknown
   BadScale,           // parameterScale → log2, LOG, ln, empty; log scale with nominal ≤ 0; bounds swapped
-  SpecialNumber,      // any numeric cell → NaN, INF, -INF, 1e308, -1e308
+  SpecialNumber,      // any numeric cell → NaN, INF, -INF, 1e308, -1e308, 1e-320
   RaggedRow,          // a row loses or gains a cell
   DuplicateId,        // a row's id repeats the previous row's
   Truncate,           // the table cut at a random byte
