@@ -7,6 +7,7 @@
 // must end within kLimitMs with exit status 1 and one line naming B and a time, or with a finite
 // result; the 1e300 model (B(t) = 1 + (1 − 1e300)·t, finite up to t = 10) must still simulate to
 // its analytic solution.
+#include <QtCore/QDir>
 #include <QtCore/QFile>
 #include <QtCore/QRegularExpression>
 #include <QtCore/QTemporaryDir>
@@ -188,6 +189,43 @@ class TestNoHangs : public QObject {
     QFile f(json);
     QVERIFY(f.open(QIODevice::ReadOnly));
     QVERIFY(f.readAll().contains("\"conservation_laws\": \"not determined (conservation laws: "));
+  }
+
+  // Brannmark with one measurement time of 1e308 (once fuzz petab mutant-0094): at its steady
+  // state CVODES's step stops growing near 3e8, so 1e308 is out of reach; the forward-sensitivity
+  // gradient spent all 1e6 steps (27 s of CPU) on that. It must say "too much work" well within
+  // the limit.
+  void unreachableMeasurementTimeEndsEarly() {
+    QVERIFY(tmp_.isValid());
+    const QDir source(QStringLiteral(SENSODE_SHARED_DIR "/petab/Brannmark_JBC2010"));
+    const QDir target(tmp_.filePath(QStringLiteral("brannmark")));
+    QVERIFY(QDir().mkpath(target.path()));
+    for (const QString& f : source.entryList({"*.tsv", "*.yaml", "*.xml"}, QDir::Files))
+      QVERIFY(QFile::copy(source.filePath(f), target.filePath(f)));
+    const QString table = target.filePath(QStringLiteral("measurementData_Brannmark_JBC2010.tsv"));
+    QFile f(table);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QList<QByteArray> lines = f.readAll().split('\n');
+    f.close();
+    const qsizetype timeColumn = lines[0].split('\t').indexOf("time");
+    QVERIFY(timeColumn >= 0);
+    // The first measurement at t = 30 of the time-course experiment (the fuzz mutant's row).
+    qsizetype row = 1;
+    while (row < lines.size() && lines[row].split('\t').value(timeColumn) != "30") ++row;
+    QVERIFY(row < lines.size());
+    QList<QByteArray> cells = lines[row].split('\t');
+    cells[timeColumn] = "1e308";
+    lines[row] = cells.join('\t');
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    f.write(lines.join('\n'));
+    f.close();
+    const QString yaml = target.filePath(QStringLiteral("Brannmark_JBC2010.yaml"));
+    const auto run = sensode::test::runProcess(
+        kCli, {"gradient", yaml, "--out", target.filePath(QStringLiteral("g.csv"))}, kLimitMs);
+    QVERIFY2(sensode::test::isClearError(run, yaml),
+             qPrintable(sensode::test::contractViolation(run, yaml) + " | " + run.errLines.join(" | ")));
+    QVERIFY2(run.errLines.front().contains(QStringLiteral("too much work")), qPrintable(run.errLines.front()));
+    qInfo("%.2f s", run.wallSeconds);
   }
 };
 
