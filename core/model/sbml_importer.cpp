@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/common/cancellation.h"
 #include "core/common/errors.h"
 #include "core/model/libsbml_names.h"
 #include "core/model/xml_nesting.h"
@@ -218,7 +219,9 @@ Model Importer::run(SBMLDocument& doc) {
   checkPackages(doc);
   configureValidation(doc);
   flattenComp(doc);
+  throwIfCancelled();
   checkConsistency(doc);
+  throwIfCancelled();
   const lsb::Model* m = doc.getModel();
   if (m == nullptr) fail("", "the document contains no model");
 
@@ -233,6 +236,7 @@ Model Importer::run(SBMLDocument& doc) {
   importSpecies(*m);
   importParameters(*m);
   importReactions(*m);
+  throwIfCancelled();
   importRules(*m);
   importInitialAssignments(*m);
   importEvents(*m);
@@ -477,6 +481,7 @@ SpeciesReference Importer::importSpeciesReference(const lsb::SpeciesReference& s
 
 void Importer::importReactions(const lsb::Model& m) {
   for (unsigned int i = 0; i < m.getNumReactions(); ++i) {
+    if (i % 256 == 0) throwIfCancelled();
     const lsb::Reaction* r = m.getReaction(i);
     Reaction out;
     out.id = r->getId();

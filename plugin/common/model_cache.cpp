@@ -38,7 +38,7 @@ QString sha256OfFile(const QString& path) {
   return QString::fromLatin1(hash.result().toHex());
 }
 
-LoadedModel loadModel(const QString& pathIn) {
+LoadedModel loadModel(const QString& pathIn, const std::function<void(const QString&)>& phase) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   LoadedModel loaded;
@@ -60,6 +60,7 @@ LoadedModel loadModel(const QString& pathIn) {
   // The importer reads the file by path so that comp external model files resolve against it;
   // hashing again afterwards makes sure the hash describes the bytes that were imported.
   const model::Model m = model::importSbmlFile(QFile::encodeName(loaded.path).toStdString());
+  if (phase) phase(QStringLiteral("Compiling the model..."));
   auto prototype = std::make_shared<const symbolic::CompiledModel>(symbolic::buildOdeSystem(m));
   if (sha256OfFile(loaded.path) != loaded.sha256) {
     throw Error(loaded.path.toStdString() + ": the file changed while it was being read; run again");

@@ -8,6 +8,7 @@
 
 #include <QString>
 
+#include <functional>
 #include <memory>
 
 #include "core/symbolic/compiled_model.h"
@@ -23,7 +24,10 @@ struct LoadedModel {
 };
 
 // Throws sensode::Error (SbmlError naming file, element and reason; UnsupportedFeature; ...).
-LoadedModel loadModel(const QString& path);
+// `phase` (optional) hears "Compiling the model..." when the import is done and the symbolic
+// build starts (a progress text for the GUI; not called for a cached model).
+LoadedModel loadModel(const QString& path,
+                      const std::function<void(const QString&)>& phase = {});
 
 // Lower-case hex SHA-256 of the file; throws sensode::Error when it cannot be read.
 QString sha256OfFile(const QString& path);

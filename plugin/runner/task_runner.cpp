@@ -7,6 +7,7 @@
 #include <cmath>
 #include <exception>
 
+#include "core/common/cancellation.h"
 #include "core/common/errors.h"
 
 namespace sensode::plugin {
@@ -71,9 +72,16 @@ QFuture<void> CoreTaskRunner::start(const api::ModelSession& session, const QJso
           QPromise<void>& promise) {
         promise.setProgressRange(-RunContext::kPhaseSlots, RunContext::kProgressMaximum);
         RunContext context(promise, token);
+        // Import, conservation analysis and compilation take no monitor: they see the token
+        // through the scope (core/common/cancellation.h), so Cancel stops them too.
+        const CancellationScope cancellation(token);
         std::shared_ptr<const api::TaskResult> result;
         try {
           result = work(session, settings, context);
+        } catch (const Cancelled&) {
+          result = std::make_shared<MessageResult>(
+              api::TaskStatus::Cancelled,
+              QStringLiteral("cancelled while reading and compiling the model"));
         } catch (const IntegrationFailure& e) {
           result = std::make_shared<MessageResult>(api::TaskStatus::Failed,
                                                    QString::fromStdString(e.what()), QJsonObject{},

@@ -209,8 +209,9 @@ QString Result::summary() const {
 std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
                                            const QJsonObject& settingsJson, RunContext& context) {
   const Settings settings = parseSettings(settingsJson);
-  context.setPhase(QStringLiteral("Reading and compiling the model..."));
-  const LoadedModel loaded = loadModel(session.filePath);
+  context.setPhase(QStringLiteral("Reading the model..."));
+  const LoadedModel loaded =
+      loadModel(session.filePath, [&context](const QString& text) { context.setPhase(text); });
   if (context.cancelled()) {
     return std::make_shared<MessageResult>(api::TaskStatus::Cancelled,
                                            QStringLiteral("cancelled while compiling the model"));
