@@ -94,6 +94,55 @@ class TestSensitivityComparison : public QObject {
     QCOMPARE(n.worstParameter, std::size_t(1));
   }
 
+  // The floor: series (A, k2) is exactly 0 in the reference while A responds to k1; the method
+  // returns rounding noise there. Response of A: max |p·dy/dp| = |k1|·max(|1|, |5|) = 2·5 = 10;
+  // floor of (A, k2) = ρ·10/|k2| = 1e-6·10/4 = 2.5e-6, so noise 1e-12 is 4e-7, not 1e-12/0.
+  void noiseAroundAnExactZeroIsNoDisagreement() {
+    SensitivityResult ref = grid({1, 0, 3, 4, 5, 0, 7, 8});
+    ref.parameterValues = {2, 4};
+    SensitivityResult a = grid({1, 1e-12, 3, 4, 5, -1e-12, 7, 8});
+    a.parameterValues = ref.parameterValues;
+    const auto d = tasks::compareSensitivities(a, ref, 1e-6);
+    SENSODE_EXPECT_CLOSE(d.maxRelative, 1e-12 / 2.5e-6, 0, 1e-14, "floored", 0);
+    QCOMPARE(d.worstParameter, std::size_t(1));
+    QCOMPARE(d.flooredSeries, std::size_t(1));
+    QCOMPARE(d.floorTolerance, 1e-6);
+    QCOMPARE(d.comparedEntries, std::size_t(8));
+    // Without the floor the same noise compares absolutely (the old measure).
+    QCOMPARE(tasks::compareSensitivities(a, ref).maxRelative, 1e-12);
+    // The floor does not hide a real disagreement: 10 % of a series' own size stays 0.1.
+    SensitivityResult b = grid({1, 0, 3, 4, 5, 0, 7, 8.8});
+    b.parameterValues = ref.parameterValues;
+    SENSODE_EXPECT_CLOSE(tasks::compareSensitivities(b, ref, 1e-6).maxRelative, 0.1, 0, 1e-14, "real", 0);
+    // Scaled results: the floor is ρ times the output's largest scaled sensitivity (5 for A).
+    ref.scaled = a.scaled = true;
+    SENSODE_EXPECT_CLOSE(tasks::compareSensitivities(a, ref, 1e-6).maxRelative, 1e-12 / 5e-6, 0,
+                         1e-14, "scaled", 0);
+  }
+
+  // Series the reference marks structurally zero are left out, whatever the method returns.
+  void structuralZerosAreLeftOut() {
+    SensitivityResult ref = grid({1, 0, 3, 4, 5, 0, 7, 8});
+    ref.unreached = {0, 1, 0, 0};  // ny × np: (A, k2)
+    const auto d = tasks::compareSensitivities(grid({1, 0.5, 3, 4, 5, 0.5, 7, 8}), ref, 1e-6);
+    QCOMPARE(d.maxRelative, 0.0);
+    QCOMPARE(d.structuralZeros, std::size_t(1));
+    QCOMPARE(d.comparedEntries, std::size_t(6));
+  }
+
+  // The parameter with the largest |(p/y)·dy/dp| anywhere; y ≤ guard does not count.
+  void mostInfluentialParameterByScaledEffect() {
+    SensitivityResult r = grid({1, 2, 3, 4, 5, 6, 7, 8});
+    r.parameterValues = {1, 1};
+    r.outputValues = {1, 1, 1, 1};  // nt × ny
+    QCOMPARE(tasks::mostInfluentialParameter(r, 0), std::size_t(1));  // |8| on k2
+    r.parameterValues = {10, 1};  // k1: 10·7 = 70
+    QCOMPARE(tasks::mostInfluentialParameter(r, 0), std::size_t(0));
+    r.outputValues = {1, 1e-20, 1, 1e-20};  // B unresolved: k1 10·5 = 50 vs k2 6
+    r.values = {1, 2, 3, 400, 5, 6, 7, 800};
+    QCOMPARE(tasks::mostInfluentialParameter(r, 1e-12), std::size_t(0));
+  }
+
   void mismatchedResultsAreRefused() {
     SensitivityResult other = grid({1, 2, 3, 4, 5, 6, 7, 8});
     other.parameterIds = {"k1", "k3"};

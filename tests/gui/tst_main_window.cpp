@@ -14,6 +14,7 @@
 #include <QLabel>
 #include <QLegend>
 #include <QLegendMarker>
+#include <QListWidget>
 #include <QLogValueAxis>
 #include <QMenu>
 #include <QMessageBox>
@@ -196,18 +197,22 @@ class TestMainWindow : public QObject {
     QCOMPARE(stats->model()->value(QStringLiteral("steps")).toLongLong(), qlonglong(ref.stats.steps));
     QCOMPARE(stats->model()->value(QStringLiteral("method")).toString(), method);
 
-    // The chart has one line per output, a legend that toggles them, and a log axis.
+    // The chart has one line per output, a series list that toggles them, and a log axis.
     auto* chart = dynamic_cast<plugin::TimeSeriesChartView*>(panel->resultView(QStringLiteral("Chart")));
     QVERIFY(chart);
     QCOMPARE(chart->chart()->series().size(), 6);
-    QLegendMarker* marker = chart->chart()->legend()->markers().first();
-    const QString first = marker->series()->name();
-    emit marker->clicked();
-    QVERIFY(!marker->series()->isVisible());
-    QTRY_VERIFY(marker->isVisible());  // stays in the legend (after its layout) to be clicked back
+    QCOMPARE(chart->seriesList()->count(), 6);
+    QListWidgetItem* item = chart->seriesList()->item(0);
+    const QString first = item->data(Qt::UserRole).toString();
+    QAbstractSeries* line = chart->chart()->series().first();
+    QVERIFY(line->isVisible());
+    item->setCheckState(Qt::Unchecked);
+    QVERIFY(!line->isVisible());
     QCOMPARE(chart->hiddenSeries(), QStringList{first});
-    emit marker->clicked();
-    QVERIFY(marker->series()->isVisible());
+    QVERIFY(chart->seriesNote()->text().contains(QStringLiteral("Hidden: ") + first));
+    item->setCheckState(Qt::Checked);
+    QVERIFY(line->isVisible());
+    QVERIFY(chart->hiddenSeries().isEmpty());
     chart->logScaleBox()->setChecked(true);
     QCOMPARE(chart->chart()->axes(Qt::Vertical).first()->type(), QAbstractAxis::AxisTypeLogValue);
     chart->logScaleBox()->setChecked(false);
