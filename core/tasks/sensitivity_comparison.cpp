@@ -10,7 +10,8 @@
 namespace sensode::tasks {
 
 SensitivityDiscrepancy compareSensitivities(const SensitivityResult& a, const SensitivityResult& r,
-                                            double tolerance) {
+                                            double rtol) {
+  const double tolerance = kFloorMargin * rtol;
   if (a.times != r.times || a.outputIds != r.outputIds || a.parameterIds != r.parameterIds)
     throw InvalidOptions("compare sensitivities: the results differ in times, outputs or parameters");
   if (a.scaled != r.scaled)

@@ -176,10 +176,10 @@ void CompareView::showResult(const std::shared_ptr<const api::TaskResult>& resul
     const tasks::SensitivityDiscrepancy& d = *plotted.front();
     QString text =
         tr("Discrepancy of an entry dy/dp(t) = |method − %1| divided by the largest |%1| of its "
-           "output–parameter series over time, but never by less than rtol (%2) × the output's "
-           "largest response to any parameter, max |p'·dy/dp'|, over |p|: below that the "
-           "tolerances promise nothing, so noise around an exact 0 is not a disagreement. "
-           "Below 1e-3 the methods agree to plotting accuracy.")
+           "output–parameter series over time, but never by less than %2 (1000 × rtol) × the "
+           "output's largest response to any parameter, max |p'·dy/dp'|, over |p|: a "
+           "sensitivity that small is at the integration's noise level, so noise around an "
+           "exact 0 is not called a disagreement.")
             .arg(refName, shortNumber(d.floorTolerance));
     if (d.flooredSeries > 0)
       text += QLatin1Char(' ') + tr("%n output–parameter series were smaller than that floor and "

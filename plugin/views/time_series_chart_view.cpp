@@ -141,6 +141,7 @@ void TimeSeriesChartView::showResult(const std::shared_ptr<const api::TaskResult
 
 void TimeSeriesChartView::setDisplayNames(QHash<QString, QString> names) {
   names_ = std::move(names);
+  findSharedNames();
   rebuild();
 }
 
@@ -148,17 +149,24 @@ QString TimeSeriesChartView::label(const QString& id) const {
   const QString name = names_.value(id).trimmed();
   if (name.isEmpty() || name == id) return id;
   // Two columns of one name (a species in two compartments): the id tells them apart.
-  if (series_) {
-    int same = 0;
-    for (const std::string& c : series_->columns)
-      same += names_.value(QString::fromStdString(c)).trimmed() == name ? 1 : 0;
-    if (same > 1) return QStringLiteral("%1 (%2)").arg(name, id);
+  return sharedNames_.contains(name) ? QStringLiteral("%1 (%2)").arg(name, id) : name;
+}
+
+void TimeSeriesChartView::findSharedNames() {
+  sharedNames_.clear();
+  if (!series_) return;
+  QSet<QString> seen;
+  for (const std::string& c : series_->columns) {
+    const QString name = names_.value(QString::fromStdString(c)).trimmed();
+    if (name.isEmpty()) continue;
+    if (seen.contains(name)) sharedNames_.insert(name);
+    seen.insert(name);
   }
-  return name;
 }
 
 void TimeSeriesChartView::setSeries(std::shared_ptr<const tasks::TimeCourseResult> series) {
   series_ = std::move(series);
+  findSharedNames();
   chooseDefaultSeries();
   rebuild();
   chartView_->setEventMarks(eventMarks());

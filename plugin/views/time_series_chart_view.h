@@ -95,6 +95,7 @@ class TimeSeriesChartView : public api::TaskResultView {
   void chooseDefaultSeries();
   void fillSeriesList();
   void updateSeriesNote();
+  void findSharedNames();
   // y range over the visible series (decades on the log axis).
   void rescaleY(QChart* chart) const;
   // The marks of series_'s event times.
@@ -105,6 +106,7 @@ class TimeSeriesChartView : public api::TaskResultView {
   std::shared_ptr<const tasks::TimeCourseResult> series_;
   QSet<QString> hidden_;
   QHash<QString, QString> names_;
+  QSet<QString> sharedNames_;  // names that more than one column has
   Names nameSource_;
   // Pen index per column: the default-shown columns first, most varying first.
   std::vector<std::size_t> penOf_;

@@ -104,7 +104,7 @@ QRect shownTextRect(const QTableView* view, const QModelIndex& index) {
 void screenshots(MainWindow& w, TaskPanel* panel, const QString& stem) {
   const QString dir = qEnvironmentVariable("SENSODE_SCREENSHOT_DIR");
   if (dir.isEmpty()) return;
-  w.resize(1450, 880);
+  w.resize(1280, 800);
   for (api::TaskResultView* view : panel->resultViews()) {
     if (view->placement() != api::TaskResultView::Placement::Tab) continue;
     auto* tabs = qobject_cast<QTabWidget*>(view->parentWidget()->parentWidget());

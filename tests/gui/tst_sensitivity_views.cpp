@@ -72,7 +72,7 @@ QJsonObject settings(QJsonArray compare) {
 void screenshot(MainWindow& w, api::TaskResultView* view, const QString& name) {
   const QString dir = qEnvironmentVariable("SENSODE_SCREENSHOT_DIR");
   if (dir.isEmpty()) return;
-  w.resize(1450, 880);
+  w.resize(1280, 800);
   if (auto* tabs = qobject_cast<QTabWidget*>(view->parentWidget()->parentWidget())) tabs->setCurrentWidget(view);
   QCoreApplication::processEvents();
   w.grab().save(dir + QLatin1Char('/') + name);
