@@ -9,6 +9,7 @@
 // on a problem chosen while an SBML model is open.
 // With SENSODE_SCREENSHOT_DIR set, each result tab is saved there as a PNG (for the docs).
 #include <QAbstractItemModelTester>
+#include <QCheckBox>
 #include <QChart>
 #include <QLegend>
 #include <QLegendMarker>
@@ -317,7 +318,9 @@ class TestGradientTask : public QObject {
         QCOMPARE(measured->count(), int(rows.size()));
         QCOMPARE(rows.size(), std::size_t(8));
         // The simulated curve: the fine grid (301 times from 0) with the measurement times on
-        // it, where it takes the objective's values (another run at rtol 1e-8).
+        // it, where it takes the objective's values up to the two runs' integration error (a
+        // run at other output times, rtol 1e-8 over t = 0–60 with the step input: measured up to
+        // 1.5e-5 relative).
         QVERIFY2(simulated->count() >= 301, qPrintable(QString::number(simulated->count())));
         QCOMPARE(simulated->at(0).x(), 0.0);
         for (int k = 0; k < int(rows.size()); ++k) {
@@ -329,7 +332,7 @@ class TestGradientTask : public QObject {
             return q.x() == p.measurements[i].time;
           });
           QVERIFY(at != curve.end());
-          QVERIFY2(std::abs(at->y() - ref.simulated[i]) <= 1e-5 * std::abs(ref.simulated[i]) + 1e-9,
+          QVERIFY2(std::abs(at->y() - ref.simulated[i]) <= 1e-4 * std::abs(ref.simulated[i]) + 1e-9,
                    qPrintable(QStringLiteral("%1 %2 row %3: %4 vs %5").arg(condition, id).arg(i)
                                   .arg(at->y()).arg(ref.simulated[i])));
           ++checkedRows;
