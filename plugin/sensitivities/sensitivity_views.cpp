@@ -115,7 +115,7 @@ CompareView::CompareView(QWidget* parent) : api::TaskResultView(parent) {
   measure_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   measure_->setVisible(false);
   chart_ = new TimeSeriesChartView(QStringLiteral("Discrepancy"),
-                                   QStringLiteral("max discrepancy (see above)"), {}, this);
+                                   QStringLiteral("max discrepancy"), {}, this);
   chart_->setLogScale(true);
   model_ = new RecordTableModel(
       {QStringLiteral("method"), QStringLiteral("reference"), QStringLiteral("max discrepancy"),
@@ -127,8 +127,9 @@ CompareView::CompareView(QWidget* parent) : api::TaskResultView(parent) {
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(chart_);
   split->addWidget(table_);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
+  // The table has a row per compared method (a few): most of the height goes to the plot.
+  split->setStretchFactor(0, 4);
+  split->setStretchFactor(1, 1);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(hint_);

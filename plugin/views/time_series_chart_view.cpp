@@ -13,6 +13,7 @@
 #include <QListWidget>
 #include <QLogValueAxis>
 #include <QPainter>
+#include <QScrollBar>
 #include <QSignalBlocker>
 #include <QValueAxis>
 #include <QVBoxLayout>
@@ -105,8 +106,7 @@ TimeSeriesChartView::TimeSeriesChartView(QString title, QString yAxisTitle, Extr
   list_ = new QListWidget(this);
   list_->setObjectName(QStringLiteral("seriesList"));
   list_->setToolTip(tr("Tick a series to draw it; hover for its id"));
-  list_->setMaximumWidth(240);
-  list_->setMinimumWidth(140);
+  list_->setMaximumWidth(kListWidth);
   list_->setIconSize(QSize(28, 12));
   list_->setUniformItemSizes(true);
   connect(list_, &QListWidget::itemChanged, this, [this](QListWidgetItem* item) {
@@ -357,6 +357,10 @@ void TimeSeriesChartView::fillSeriesList() {
     item->setCheckState(on ? Qt::Checked : Qt::Unchecked);
     item->setIcon(sampleIcon(seriesPen(j < penOf_.size() ? penOf_[j] : j), !on));
   }
+  // As wide as the labels need, up to kListWidth (longer names elide; the tooltip has them).
+  const int scrollBar = list_->verticalScrollBar()->sizeHint().width();
+  list_->setFixedWidth(std::min(kListWidth, list_->sizeHintForColumn(0) + 2 * list_->frameWidth() +
+                                                scrollBar + 4));
 }
 
 void TimeSeriesChartView::updateSeriesNote() {

@@ -48,6 +48,8 @@ class TimeSeriesChartView : public api::TaskResultView {
   static constexpr int kMaxInitiallyVisible = 12;
   // Hidden series the note names before "and N more" (the tooltip has them all).
   static constexpr int kNamedHidden = 8;
+  // Widest the series list beside the chart gets (pixels).
+  static constexpr int kListWidth = 200;
   // Points per series drawn at most (2 per bucket).
   static constexpr int kMaxDrawnPoints = 4000;
   // Export size when the view is not on screen.

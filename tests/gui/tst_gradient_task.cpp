@@ -488,7 +488,9 @@ class TestGradientTask : public QObject {
     auto* chart = dynamic_cast<plugin::BarChartView*>(panel->resultView(QStringLiteral("Gradient")));
     QVERIFY(chart);
     if (auto* tabs = qobject_cast<QTabWidget*>(chart->parentWidget()->parentWidget())) tabs->setCurrentWidget(chart);
-    QCoreApplication::processEvents();
+    // The tab in front and laid out at the window's size.
+    w.grab();  // lays the chart out
+    QTRY_VERIFY(chart->chart()->plotArea().width() > 250);
     QVERIFY(chart->symlogBox()->isChecked());
     QAbstractAxis* axis = chart->chart()->axes(Qt::Horizontal).first();
     const QString title = axis->titleText();
