@@ -12,7 +12,7 @@
 // (p/y)·dy/dp already, the floor is ρ · max |R(·, y, ·)|; where p = 0, ρ · max |R(·, y, ·)|).
 // A sensitivity that is exactly 0 while others of the same output are not (Huang–Ferrell's
 // concentrations w.r.t. the compartment size, 4e-12: the size cancels, every method returns
-// noise) would otherwise read as a disagreement of 1e3–1e7. That noise was measured at 1–2 × rtol
+// noise) would otherwise read as a disagreement of 1 to 1e7. That noise was measured at 1–2 × rtol
 // of r_y (CVODES, odeSD and finite differences at rtol 1e-6, times 0–100), and an integration's
 // global error is typically 10–100 × rtol: a sensitivity below 1000 × rtol of what the other
 // parameters do to the same output is at the noise level, and a difference there is measured

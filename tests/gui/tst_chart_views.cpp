@@ -84,13 +84,17 @@ QString thirtySpeciesModel() {
       .arg(species, rules);
 }
 
-// A → ∅ at rate V·k·[A] (amount per time) in a compartment of size V: d[A]/dt = −k·[A], so
+// tests/data/models/compartment_cancels.xml: A → ∅ at rate V·k·[A] (amount per time) in a compartment of size V: d[A]/dt = −k·[A], so
 // [A](t) = [A]0·e^{−k·t} whatever V: d[A]/dV = 0 exactly, d[A]/dk = −t·[A]. `unused` appears
 // nowhere (structurally zero); B is made from A (dB/dt = V·k·[A]/V) so a second output moves.
-// Its SBML: tests/data/models/compartment_cancels.xml.
-QString compartmentModel() {
-  QFile f(QStringLiteral(SENSODE_TEST_DATA_DIR "/models/compartment_cancels.xml"));
-  return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
+const QString kCompartmentModel =
+    QStringLiteral(SENSODE_TEST_DATA_DIR "/models/compartment_cancels.xml");
+
+// Shows the window at 1280×800, opens `model` and the task's panel (nullptr when either fails).
+TaskPanel* openTask(MainWindow& w, const QString& model, const char* task) {
+  w.resize(1280, 800);
+  w.show();
+  return w.openModel(model) ? w.openTask(QLatin1String(task)) : nullptr;
 }
 
 void screenshot(MainWindow& w, api::TaskResultView* view, const QString& name) {
@@ -120,10 +124,8 @@ class TestChartViews : public QObject {
     QTemporaryDir dir;
     const QString model = writeFile(dir, QStringLiteral("thirty.xml"), thirtySpeciesModel());
     MainWindow w(testing::testWindowOptions());
-    w.resize(1280, 800);
-    w.show();
-    QVERIFY(w.openModel(model));
-    TaskPanel* panel = w.openTask(QStringLiteral("timecourse"));
+    TaskPanel* panel = openTask(w, model, "timecourse");
+    QVERIFY(panel);
     panel->setupWidget()->setSettings({{"method", "cvodes"}, {"t_end", 20.0}, {"points", 101}});
     QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
     auto* view = dynamic_cast<plugin::TimeSeriesChartView*>(panel->resultView(QStringLiteral("Chart")));
@@ -184,13 +186,9 @@ class TestChartViews : public QObject {
   }
 
   void sensitivityChartOpensOnTheLargestEffect() {
-    QTemporaryDir dir;
-    const QString model = writeFile(dir, QStringLiteral("compartment.xml"), compartmentModel());
     MainWindow w(testing::testWindowOptions());
-    w.resize(1280, 800);
-    w.show();
-    QVERIFY(w.openModel(model));
-    TaskPanel* panel = w.openTask(QStringLiteral("sensitivities"));
+    TaskPanel* panel = openTask(w, kCompartmentModel, "sensitivities");
+    QVERIFY(panel);
     panel->setupWidget()->setSettings({{"method", "cvodes"}, {"t_end", 10.0}, {"points", 51},
                                        {"rtol", 1e-8}, {"atol", 1e-12}, {"scaled", false},
                                        {"parameters", QJsonArray{"unused", "V", "k"}}});
@@ -215,13 +213,9 @@ class TestChartViews : public QObject {
   }
 
   void compareCallsNoMethodWrongAboutAnExactZero() {
-    QTemporaryDir dir;
-    const QString model = writeFile(dir, QStringLiteral("compartment.xml"), compartmentModel());
     MainWindow w(testing::testWindowOptions());
-    w.resize(1280, 800);
-    w.show();
-    QVERIFY(w.openModel(model));
-    TaskPanel* panel = w.openTask(QStringLiteral("sensitivities"));
+    TaskPanel* panel = openTask(w, kCompartmentModel, "sensitivities");
+    QVERIFY(panel);
     panel->setupWidget()->setSettings(
         {{"method", "cvodes"}, {"t_end", 10.0}, {"points", 51}, {"rtol", 1e-8}, {"atol", 1e-12},
          {"scaled", false}, {"parameters", QJsonArray{"unused", "V", "k"}},
@@ -259,18 +253,16 @@ class TestChartViews : public QObject {
     if (dir.isEmpty()) QSKIP("SENSODE_SCREENSHOT_DIR not set");
     {
       MainWindow w(testing::testWindowOptions());
-      w.resize(1280, 800);
-      w.show();
-      QVERIFY(w.openModel(QStringLiteral(SENSODE_SHARED_DIR "/biomodels/BIOMD0000000033.xml")));
-      TaskPanel* panel = w.openTask(QStringLiteral("timecourse"));
+      TaskPanel* panel =
+          openTask(w, QStringLiteral(SENSODE_SHARED_DIR "/biomodels/BIOMD0000000033.xml"), "timecourse");
+      QVERIFY(panel);
       QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
       screenshot(w, panel->resultView(QStringLiteral("Chart")), QStringLiteral("timecourse-many-species.png"));
     }
     MainWindow w(testing::testWindowOptions());
-    w.resize(1280, 800);
-    w.show();
-    QVERIFY(w.openModel(QStringLiteral(SENSODE_SHARED_DIR "/biomodels/BIOMD0000000009.xml")));
-    TaskPanel* panel = w.openTask(QStringLiteral("sensitivities"));
+    TaskPanel* panel =
+        openTask(w, QStringLiteral(SENSODE_SHARED_DIR "/biomodels/BIOMD0000000009.xml"), "sensitivities");
+    QVERIFY(panel);
     panel->setupWidget()->setSettings({{"method", "cvodes"}, {"t_end", 100.0}, {"points", 101},
                                        {"rtol", 1e-6}, {"atol", 1e-12}, {"scaled", false},
                                        {"compare", QJsonArray{"odesd", "fd"}}});
