@@ -419,7 +419,18 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
       gradient::measurementPoints(problem, result->bestFit));
   QJsonObject provenance =
       provenanceOf(path, problem, session, settingsJson, settings, *result, loadSeconds);
-  return std::make_shared<Result>(std::move(result), std::move(fit), wall, std::move(provenance));
+  auto shown = std::make_shared<Result>(std::move(result), std::move(fit), wall, std::move(provenance));
+  // The best fit's observables on a fine grid for the Fit tab; a failure there only costs the
+  // curves (the tab then joins the simulated values at the measurement times).
+  try {
+    shown->setFitCurves(std::make_shared<const SimulatedCurves>(gradient::simulatedCurves(
+        problem, shown->core()->bestFit.parameters, settings.options.objective, context.monitor())));
+  } catch (const Cancelled&) {
+    return std::make_shared<MessageResult>(api::TaskStatus::Cancelled,
+                                           QStringLiteral("cancelled after the fit; the previous results stay"));
+  } catch (const std::exception&) {
+  }
+  return shown;
 }
 
 api::TaskDescription description() {
