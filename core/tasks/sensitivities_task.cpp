@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "core/common/errors.h"
+#include "core/sensitivity/structural_influence.h"
 #include "core/tasks/sensitivity_runs.h"
 #include "core/tasks/task_common.h"
 #include "core/tasks/undefined_outputs.h"
@@ -172,6 +173,20 @@ std::optional<std::string> SensitivityOptions::validate() const {
 
 namespace {
 
+// SensitivityResult::unreached from the model's expressions (structural_influence.h).
+void markUnreached(const symbolic::CompiledModel& model, const Setup& setup,
+                   SensitivityResult& result) {
+  std::vector<std::size_t> rows;
+  for (const OutputColumn& c : setup.columns) rows.push_back(c.row(model.system().outputs.size()));
+  const auto reached = sensitivity::structuralInfluence(model.system(), setup.params, rows);
+  if (!reached) return;
+  const std::size_t nx = static_cast<std::size_t>(model.nx()), ny = rows.size();
+  result.unreached.assign(ny * setup.params.size(), 0);
+  for (std::size_t ip = 0; ip < setup.params.size(); ++ip)
+    for (std::size_t iy = 0; iy < ny; ++iy)
+      result.unreached[iy * setup.params.size() + ip] = (*reached)[ip][nx + iy] ? 0 : 1;
+}
+
 SensitivityResult runOnModel(const SensitivityProblem& problem, const SensitivityOptions& options,
                              const ProgressMonitor& monitor) {
   using Clock = std::chrono::steady_clock;
@@ -217,6 +232,7 @@ SensitivityResult runOnModel(const SensitivityProblem& problem, const Sensitivit
       result.parameterValues.push_back(setup.p[static_cast<std::size_t>(k)]);
     }
     for (const symbolic::StateVar& v : model.system().states) result.stateIds.push_back(v.id);
+    markUnreached(model, setup, result);
 
     switch (options.method) {
       case SensitivityMethod::OdeSd: runWithFallbacks(setup, result); break;

@@ -149,6 +149,11 @@ struct SensitivityResult {
   // values are reported as 0. guardedCount = number of such (time, output) pairs.
   std::vector<std::uint8_t> guarded;
   long guardedCount = 0;
+  // ny × np, row-major: 1 where the parameter cannot move the output at all (it reaches no
+  // state or expression the output depends on; sensitivity/structural_influence.h), so dy/dp is
+  // exactly 0 whatever a method returns there. Empty when the model's coupling is not all in
+  // its right-hand sides (events, delays, algebraic rules): then nothing is known.
+  std::vector<std::uint8_t> unreached;
   std::vector<double> outputValues;  // y, nt × ny, row-major (the trajectory of the outputs)
   std::vector<double> states;        // x, nt × nx, row-major
   // ∂x/∂p (never scaled), nt × nx × np, row-major: stateSensitivities[(it·nx + ix)·np + ip].

@@ -20,9 +20,22 @@ namespace {
 struct Entry {
   QString path, sha256;
   std::shared_ptr<const symbolic::CompiledModel> prototype;
+  std::shared_ptr<const QHash<QString, QString>> names;
 };
 
 constexpr std::size_t kCapacity = 4;
+
+std::shared_ptr<const QHash<QString, QString>> namesOf(const model::Model& m) {
+  auto names = std::make_shared<QHash<QString, QString>>();
+  const auto add = [&](const std::string& id, const std::string& name) {
+    if (!name.empty()) names->insert(QString::fromStdString(id), QString::fromStdString(name));
+  };
+  for (const auto& c : m.compartments) add(c.id, c.name);
+  for (const auto& sp : m.species) add(sp.id, sp.name);
+  for (const auto& p : m.parameters) add(p.id, p.name);
+  for (const auto& r : m.reactions) add(r.id, r.name);
+  return names;
+}
 std::mutex cacheMutex;
 std::list<Entry> cache;  // most recently used first
 
@@ -51,6 +64,7 @@ LoadedModel loadModel(const QString& pathIn, const std::function<void(const QStr
       if (it->path == loaded.path && it->sha256 == loaded.sha256) {
         cache.splice(cache.begin(), cache, it);
         loaded.model = it->prototype->clone();
+        loaded.names = it->names;
         loaded.fromCache = true;
         return loaded;
       }
@@ -66,10 +80,11 @@ LoadedModel loadModel(const QString& pathIn, const std::function<void(const QStr
     throw Error(loaded.path.toStdString() + ": the file changed while it was being read; run again");
   }
   loaded.model = prototype->clone();
+  loaded.names = namesOf(m);
   loaded.loadSeconds = std::chrono::duration<double>(Clock::now() - start).count();
 
   std::lock_guard lock(cacheMutex);
-  cache.push_front({loaded.path, loaded.sha256, std::move(prototype)});
+  cache.push_front({loaded.path, loaded.sha256, std::move(prototype), loaded.names});
   if (cache.size() > kCapacity) cache.pop_back();
   return loaded;
 }

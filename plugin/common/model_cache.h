@@ -6,6 +6,7 @@
 // core/symbolic/compiled_model.h). Safe to call from several worker threads.
 #pragma once
 
+#include <QHash>
 #include <QString>
 
 #include <functional>
@@ -21,6 +22,9 @@ struct LoadedModel {
   QString sha256;                                  // of the bytes that were imported
   double loadSeconds = 0;                          // import + build + compile (0 when cached)
   bool fromCache = false;
+  // SBML names by id (compartments, species, parameters, reactions) where the file gives a
+  // name: what charts label their lines with.
+  std::shared_ptr<const QHash<QString, QString>> names;
 };
 
 // Throws sensode::Error (SbmlError naming file, element and reason; UnsupportedFeature; ...).

@@ -440,6 +440,14 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
   auto shown = std::make_shared<Result>(std::move(result), std::move(fit), wall,
                                         std::move(provenance));
   shown->setNote(note);
+  // The best fit's observables on a fine grid for the Fit tab; a failure there only costs the
+  // curves (the tab then joins the simulated values at the measurement times).
+  try {
+    shown->setFitCurves(std::make_shared<const SimulatedCurves>(gradient::simulatedCurves(
+        problem, shown->core()->bestFit.parameters, settings.options.objective, context.monitor())));
+  } catch (const std::exception&) {
+    // (A cancel here too: the fit is kept; only its curves are missing.)
+  }
   return shown;
 }
 

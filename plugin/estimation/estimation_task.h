@@ -74,6 +74,10 @@ class Result : public api::TaskResult {
   const std::shared_ptr<const sensode::estimation::EstimationResult>& core() const { return core_; }
   // The measurements beside the best fit's simulated observables (the problem's row order).
   const std::shared_ptr<const MeasurementPoints>& fit() const { return fit_; }
+  // The best fit's observables on a fine grid, one curve per observable-parameter group (null
+  // when their simulation failed: the Fit tab then joins the values at the measurement times).
+  const std::shared_ptr<const SimulatedCurves>& fitCurves() const { return fitCurves_; }
+  void setFitCurves(std::shared_ptr<const SimulatedCurves> curves) { fitCurves_ = std::move(curves); }
   double wallSeconds() const { return wallSeconds_; }
   // Starts whose objective is within kConvergedTolerance of the best.
   int startsAtBest() const;
@@ -84,6 +88,7 @@ class Result : public api::TaskResult {
  private:
   std::shared_ptr<const sensode::estimation::EstimationResult> core_;
   std::shared_ptr<const MeasurementPoints> fit_;
+  std::shared_ptr<const SimulatedCurves> fitCurves_;
   double wallSeconds_ = 0;
   QJsonObject provenance_;
   QString note_;

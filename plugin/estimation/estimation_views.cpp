@@ -368,6 +368,10 @@ QList<api::TaskResultView*> createResultViews(QWidget* parent) {
         return r ? r->fit() : nullptr;
       },
       parent);
+  fit->setCurveSource([](const std::shared_ptr<const api::TaskResult>& result) {
+    const Result* r = resultOf(result);
+    return r ? r->fitCurves() : nullptr;
+  });
   auto* parameterModel = new RecordTableModel(parameterHeaders());
   auto* parameters = new TableResultView(
       QStringLiteral("Parameters"), parameterModel,

@@ -21,6 +21,7 @@
 #include <limits>
 
 #include "core/common/errors.h"
+#include "core/petab/observable_curves.h"
 #include "core/petab/petab_problem.h"
 #include "plugin/common/model_cache.h"
 #include "plugin/common/provenance.h"
@@ -387,7 +388,8 @@ MeasurementPoints measurementPoints(const petab::Problem& problem,
     points.push_back({q(o.id), conditionId(m.simulationCondition),
                       conditionId(m.preequilibrationCondition), m.time, m.value,
                       i < result.simulated.size() ? result.simulated[i] : nan,
-                      i < result.sigma.size() ? result.sigma[i] : nan, o.transformation});
+                      i < result.sigma.size() ? result.sigma[i] : nan, o.transformation,
+                      q(petab::observableParametersText(m))});
   }
   return points;
 }
@@ -413,6 +415,21 @@ std::vector<std::pair<std::string, double>> withSessionValues(
 }
 
 }  // namespace
+
+SimulatedCurves simulatedCurves(const petab::Problem& problem, const std::vector<double>& scaled,
+                                const petab::ObjectiveOptions& options,
+                                const ProgressMonitor& monitor) {
+  const auto conditionId = [&](int c) {
+    return c >= 0 ? q(problem.conditions[static_cast<std::size_t>(c)].id) : QString();
+  };
+  SimulatedCurves curves;
+  for (petab::ObservableCurve& c : petab::observableCurves(problem, scaled, options, 301, monitor)) {
+    curves.push_back({q(problem.observables[static_cast<std::size_t>(c.observable)].id),
+                      conditionId(c.simulationCondition), conditionId(c.preequilibrationCondition),
+                      q(c.observableParameters), std::move(c.times), std::move(c.values)});
+  }
+  return curves;
+}
 
 std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
                                            const QJsonObject& settingsJson, RunContext& context) {
@@ -493,8 +510,26 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
                                 {QStringLiteral("simulations"), static_cast<double>(core->simulations)},
                                 {QStringLiteral("steady_states"), static_cast<double>(core->steadyStates)}});
   auto measurements = std::make_shared<const MeasurementPoints>(measurementPoints(problem, *core));
-  return std::make_shared<Result>(std::move(core), std::move(rows), std::move(measurements),
-                                  methodLabel(settings.method), wall, std::move(provenance));
+  // The observables on a fine grid for the chart: one more simulation per experiment, without
+  // derivatives. A failure there (a grid time where an observable is not finite) leaves the
+  // chart its lines through the measurement times and says why; a cancel cancels the task.
+  context.setPhase(QStringLiteral("Simulating the observables on a fine time grid..."));
+  std::shared_ptr<const SimulatedCurves> curves;
+  QString curveError;
+  try {
+    curves = std::make_shared<const SimulatedCurves>(
+        simulatedCurves(problem, scaled, settings.options, context.monitor()));
+  } catch (const Cancelled& e) {
+    return std::make_shared<MessageResult>(
+        api::TaskStatus::Cancelled,
+        QStringLiteral("cancelled (%1); the previous results stay").arg(QString::fromStdString(e.what())));
+  } catch (const std::exception& e) {
+    curveError = QString::fromStdString(e.what());
+  }
+  auto result = std::make_shared<Result>(std::move(core), std::move(rows), std::move(measurements),
+                                         methodLabel(settings.method), wall, std::move(provenance));
+  result->setCurves(std::move(curves), std::move(curveError));
+  return result;
 }
 
 api::TaskDescription description() {
@@ -523,6 +558,10 @@ api::TaskDescription description() {
           return r ? r->measurements() : nullptr;
         },
         parent);
+    observables->setCurveSource([](const std::shared_ptr<const api::TaskResult>& result) {
+      const Result* r = resultOf(result);
+      return r ? r->curves() : nullptr;
+    });
     auto* chart = new BarChartView(
         QStringLiteral("Gradient"),
         [](const std::shared_ptr<const api::TaskResult>& result) {

@@ -178,8 +178,12 @@ class ChartView : public api::TaskResultView {
     QSignalBlocker block(parameter_);
     parameter_->clear();
     for (const std::string& id : core_->parameterIds) parameter_->addItem(q(id));
+    chart_->setDisplayNames(r->names());
+    // A re-run keeps the parameter looked at; a new result opens on the one with the largest
+    // effect (not on the first, which may move nothing).
     const int keep = parameter_->findText(previous);
-    parameter_->setCurrentIndex(keep >= 0 ? keep : 0);
+    parameter_->setCurrentIndex(
+        keep >= 0 ? keep : int(tasks::mostInfluentialParameter(*core_, r->guard())));
     plot(parameter_->currentIndex());
   }
   QList<api::ExportFormat> exportFormats() const override { return chart_->exportFormats(); }
@@ -280,11 +284,13 @@ Settings parseSettings(const QJsonObject& json) {
 }
 
 Result::Result(std::shared_ptr<const tasks::SensitivityResult> core, QJsonObject provenance,
-               std::vector<Comparison> comparisons, double guard)
+               std::vector<Comparison> comparisons, double guard,
+               std::shared_ptr<const QHash<QString, QString>> names)
     : core_(std::move(core)),
       provenance_(std::move(provenance)),
       comparisons_(std::move(comparisons)),
-      guard_(guard) {}
+      guard_(guard),
+      names_(std::move(names)) {}
 
 QString methodLabel(tasks::SensitivityMethod method) {
   const FieldSpec& spec = fields().front();
@@ -385,7 +391,8 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
       }
       Comparison c{options.method, other, std::nullopt};
       if (other->termination == tasks::Termination::Success)
-        c.discrepancy = tasks::compareSensitivities(*other, *core);
+        c.discrepancy =
+            tasks::compareSensitivities(*other, *core, settings.options.integrator.rtol);
       comparisons.push_back(std::move(c));
     }
   }
@@ -456,7 +463,7 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
     provenance.insert(QStringLiteral("compared_methods"), compared);
   }
   return std::make_shared<Result>(std::move(core), std::move(provenance), std::move(comparisons),
-                                  settings.options.integrator.atol);
+                                  settings.options.integrator.atol, loaded.names);
 }
 
 api::TaskDescription description() {

@@ -14,6 +14,7 @@
 // Statistics.
 #pragma once
 
+#include <QHash>
 #include <QJsonObject>
 
 #include <memory>
@@ -56,7 +57,8 @@ struct Comparison {
 class Result : public api::TaskResult {
  public:
   Result(std::shared_ptr<const tasks::SensitivityResult> core, QJsonObject provenance,
-         std::vector<Comparison> comparisons = {}, double guard = 0);
+         std::vector<Comparison> comparisons = {}, double guard = 0,
+         std::shared_ptr<const QHash<QString, QString>> names = {});
   api::TaskStatus status() const override;
   QString message() const override;
   QString details() const override;
@@ -68,12 +70,15 @@ class Result : public api::TaskResult {
   const std::vector<Comparison>& comparisons() const { return comparisons_; }
   // |y| at or below this has no scaled sensitivity (the run's atol).
   double guard() const { return guard_; }
+  // The model's SBML names by id (the chart's labels).
+  QHash<QString, QString> names() const { return names_ ? *names_ : QHash<QString, QString>{}; }
 
  private:
   std::shared_ptr<const tasks::SensitivityResult> core_;
   QJsonObject provenance_;
   std::vector<Comparison> comparisons_;
   double guard_ = 0;
+  std::shared_ptr<const QHash<QString, QString>> names_;
 };
 
 // "odeSD direct", "CVODES forward", ... as the form shows them.

@@ -179,8 +179,9 @@ std::vector<double> outputTimes(double tEnd, long points) {
   return times;
 }
 
-Result::Result(std::shared_ptr<const tasks::TimeCourseResult> core, QJsonObject provenance)
-    : core_(std::move(core)), provenance_(std::move(provenance)) {}
+Result::Result(std::shared_ptr<const tasks::TimeCourseResult> core, QJsonObject provenance,
+               std::shared_ptr<const QHash<QString, QString>> names)
+    : core_(std::move(core)), names_(std::move(names)), provenance_(std::move(provenance)) {}
 
 api::TaskStatus Result::status() const {
   switch (core_->termination) {
@@ -255,7 +256,7 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
                   {QStringLiteral("model_from_cache"), loaded.fromCache}});
   provenance.insert(QStringLiteral("statistics"), statsJson(core->stats));
   provenance.insert(QStringLiteral("undefined_outputs"), undefinedJson(core->undefinedOutputs));
-  return std::make_shared<Result>(std::move(core), std::move(provenance));
+  return std::make_shared<Result>(std::move(core), std::move(provenance), loaded.names);
 }
 
 api::TaskDescription description() {
@@ -283,6 +284,10 @@ api::TaskDescription description() {
         parent);
     auto* chart = new TimeSeriesChartView(QStringLiteral("Chart"), QStringLiteral("value"),
                                           &seriesOf, parent);
+    chart->setNameSource([](const std::shared_ptr<const api::TaskResult>& result) {
+      const auto* r = dynamic_cast<const Result*>(result.get());
+      return r ? r->names() : QHash<QString, QString>{};
+    });
     auto* stats = new KeyValueView(
         QStringLiteral("Statistics"),
         [](const std::shared_ptr<const api::TaskResult>& result) {

@@ -10,6 +10,7 @@
 // same numbers as `sensode simulate` and as a direct runTimeCourse() call.
 #pragma once
 
+#include <QHash>
 #include <QJsonObject>
 #include <QList>
 
@@ -54,16 +55,20 @@ IdPicker* newOutputPicker(QWidget* parent);
 // the provenance needs.
 class Result : public api::TaskResult {
  public:
-  Result(std::shared_ptr<const tasks::TimeCourseResult> core, QJsonObject provenance);
+  Result(std::shared_ptr<const tasks::TimeCourseResult> core, QJsonObject provenance,
+         std::shared_ptr<const QHash<QString, QString>> names = {});
   api::TaskStatus status() const override;
   QString message() const override;
   QString details() const override;
   QString summary() const override;
   QJsonObject provenance() const override { return provenance_; }
   const std::shared_ptr<const tasks::TimeCourseResult>& core() const { return core_; }
+  // The model's SBML names by id (the chart's labels); empty when the file has none.
+  QHash<QString, QString> names() const { return names_ ? *names_ : QHash<QString, QString>{}; }
 
  private:
   std::shared_ptr<const tasks::TimeCourseResult> core_;
+  std::shared_ptr<const QHash<QString, QString>> names_;
   QJsonObject provenance_;
 };
 

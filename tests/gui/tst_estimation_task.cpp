@@ -292,6 +292,22 @@ class TestEstimationTask : public QObject {
     QCOMPARE(result->fit()->size(), p.measurements.size());
     for (std::size_t i = 0; i < p.measurements.size(); ++i)
       QVERIFY(std::abs((*result->fit())[i].simulated - atBest.simulated[i]) < 1e-6);
+    // And the best fit as curves on a fine grid (one per experiment and observable here), each
+    // through the simulated values at its measurement times.
+    QVERIFY(result->fitCurves() && !result->fitCurves()->empty());
+    for (const plugin::SimulatedCurve& curve : *result->fitCurves()) {
+      QVERIFY(curve.times.size() >= 301);
+      for (std::size_t i = 0; i < p.measurements.size(); ++i) {
+        const plugin::MeasurementPoint& m = (*result->fit())[i];
+        if (m.observableId != curve.observableId || m.simulationCondition != curve.simulationCondition)
+          continue;
+        const auto at = std::find(curve.times.begin(), curve.times.end(), m.time);
+        QVERIFY(at != curve.times.end());
+        const double y = curve.values[std::size_t(at - curve.times.begin())];
+        QVERIFY2(std::abs(y - m.simulated) <= 1e-4 * std::abs(m.simulated) + 1e-9,
+                 qPrintable(QStringLiteral("%1 at t = %2: %3 vs %4").arg(m.observableId).arg(m.time).arg(y).arg(m.simulated)));
+      }
+    }
 
     // Profile of k: around the optimum, with the threshold χ²₁(0.95)/2 = 1.9207 above it.
     auto* profile = dynamic_cast<plugin::estimation::CurveChartView*>(panel->resultView(QStringLiteral("Profiles")));

@@ -14,6 +14,7 @@
 #include <QLabel>
 #include <QLegend>
 #include <QLegendMarker>
+#include <QListWidget>
 #include <QLogValueAxis>
 #include <QMenu>
 #include <QMessageBox>
@@ -35,6 +36,7 @@
 #include "core/symbolic/compiled_model.h"
 #include "core/symbolic/ode_system.h"
 #include "core/tasks/sensitivities_task.h"
+#include "core/tasks/sensitivity_comparison.h"
 #include "core/tasks/time_course_task.h"
 #include "gui/main_window.h"
 #include "gui/model_browser.h"
@@ -196,18 +198,22 @@ class TestMainWindow : public QObject {
     QCOMPARE(stats->model()->value(QStringLiteral("steps")).toLongLong(), qlonglong(ref.stats.steps));
     QCOMPARE(stats->model()->value(QStringLiteral("method")).toString(), method);
 
-    // The chart has one line per output, a legend that toggles them, and a log axis.
+    // The chart has one line per output, a series list that toggles them, and a log axis.
     auto* chart = dynamic_cast<plugin::TimeSeriesChartView*>(panel->resultView(QStringLiteral("Chart")));
     QVERIFY(chart);
     QCOMPARE(chart->chart()->series().size(), 6);
-    QLegendMarker* marker = chart->chart()->legend()->markers().first();
-    const QString first = marker->series()->name();
-    emit marker->clicked();
-    QVERIFY(!marker->series()->isVisible());
-    QTRY_VERIFY(marker->isVisible());  // stays in the legend (after its layout) to be clicked back
+    QCOMPARE(chart->seriesList()->count(), 6);
+    QListWidgetItem* item = chart->seriesList()->item(0);
+    const QString first = item->data(Qt::UserRole).toString();
+    QAbstractSeries* line = chart->chart()->series().first();
+    QVERIFY(line->isVisible());
+    item->setCheckState(Qt::Unchecked);
+    QVERIFY(!line->isVisible());
     QCOMPARE(chart->hiddenSeries(), QStringList{first});
-    emit marker->clicked();
-    QVERIFY(marker->series()->isVisible());
+    QVERIFY(chart->seriesNote()->text().contains(QStringLiteral("Hidden: ") + first));
+    item->setCheckState(Qt::Checked);
+    QVERIFY(line->isVisible());
+    QVERIFY(chart->hiddenSeries().isEmpty());
     chart->logScaleBox()->setChecked(true);
     QCOMPARE(chart->chart()->axes(Qt::Vertical).first()->type(), QAbstractAxis::AxisTypeLogValue);
     chart->logScaleBox()->setChecked(false);
@@ -610,16 +616,18 @@ class TestMainWindow : public QObject {
     QVERIFY(p.value("scaled").toBool());
     QCOMPARE(p.value("task").toObject().value("id").toString(), QStringLiteral("sensitivities"));
 
-    // The chart plots one parameter at a time.
+    // The chart plots one parameter at a time, opening on the one with the largest effect.
     auto* chartTab = panel->resultView(QStringLiteral("Chart"));
     auto* chooser = chartTab->findChild<QComboBox*>(QStringLiteral("sensitivityParameter"));
     QVERIFY(chooser);
     QCOMPARE(chooser->count(), 2);
+    const int largest = int(tasks::mostInfluentialParameter(ref, 1e-12));
+    QCOMPARE(chooser->currentIndex(), largest);
     auto* chart = chartTab->findChild<plugin::TimeSeriesChartView*>();
     QVERIFY(chart && chart->series());
-    QVERIFY(chart->series()->at(10, 0) == ref.at(10, 0, 0));
-    chooser->setCurrentIndex(1);
-    QVERIFY(chart->series()->at(10, 0) == ref.at(10, 0, 1));
+    QVERIFY(chart->series()->at(10, 0) == ref.at(10, 0, std::size_t(largest)));
+    chooser->setCurrentIndex(1 - largest);
+    QVERIFY(chart->series()->at(10, 0) == ref.at(10, 0, std::size_t(1 - largest)));
     QVERIFY2(panel->exportResult(chartTab, QStringLiteral("svg"), dir.filePath(QStringLiteral("s.svg")), &why),
              qPrintable(why));
   }
