@@ -22,20 +22,24 @@
 #include "plugin/estimation/estimation_task.h"
 #include "plugin/forms/options_form.h"
 #include "plugin/models/number_format.h"
+#include "plugin/views/table_text.h"
 
 namespace sensode::plugin::estimation {
 
 namespace {
 
-// The shortest text that reads back to the same double (what the user typed in the table).
-QString editableNumber(double v) { return QString::number(v, 'g', QLocale::FloatingPointShortest); }
+// The exact value a number cell stands for while it shows shortNumber() of it.
+constexpr int kShownValueRole = Qt::UserRole + 1;
+
+void showNumber(QTableWidgetItem* item, double v) {
+  item->setText(shortNumber(v));
+  item->setData(kShownValueRole, v);
+  item->setToolTip(exactNumber(v));
+}
 
 std::optional<double> numberIn(const QTableWidgetItem* item) {
   if (!item) return std::nullopt;
-  bool ok = false;
-  const double v = item->text().trimmed().toDouble(&ok);
-  if (!ok || !std::isfinite(v)) return std::nullopt;
-  return v;
+  return cellValue(item->text(), item->data(kShownValueRole).toDouble());
 }
 
 // The PEtab table's value of a cell, kept in Qt::UserRole when the row is filled.
@@ -83,8 +87,10 @@ SetupWidget::SetupWidget(QWidget* parent) : api::TaskSetupWidget(parent) {
   table_->horizontalHeaderItem(Profile)->setToolTip(
       tr("Compute the likelihood profile of this parameter after the fit"));
   table_->verticalHeader()->hide();
+  // Columns as wide as their text (a stretched last column squeezed the start values); the
+  // table scrolls sideways when the panel is narrower.
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  table_->horizontalHeader()->setStretchLastSection(true);
+  keepCellTextWhole(table_);
   table_->setMinimumHeight(180);
   note_ = new QLabel(this);
   note_->setWordWrap(true);
@@ -112,7 +118,10 @@ SetupWidget::SetupWidget(QWidget* parent) : api::TaskSetupWidget(parent) {
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addLayout(fileRow);
   layout->addWidget(form_);
-  layout->addWidget(new QLabel(tr("Parameters (bounds and start values on the linear scale)"), this));
+  auto* tableTitle =
+      new QLabel(tr("Parameters (bounds and start values on the linear scale)"), this);
+  tableTitle->setWordWrap(true);  // one line would set the settings column's minimum width
+  layout->addWidget(tableTitle);
   layout->addWidget(table_, 1);
   layout->addLayout(noteRow);
   layout->addLayout(buttons);
@@ -156,11 +165,11 @@ void SetupWidget::loadTable(const QString& path) {
       const double values[] = {p.lowerBound, p.upperBound, p.nominalValue};
       const int columns[] = {Lower, Upper, Start};
       for (int k = 0; k < 3; ++k) {
-        auto* item = new QTableWidgetItem(editableNumber(values[k]));
+        auto* item = new QTableWidgetItem;
         item->setData(Qt::UserRole, values[k]);
+        showNumber(item, values[k]);
         table_->setItem(r, columns[k], item);
       }
-      table_->item(r, Start)->setToolTip(tr("PEtab nominal value %1").arg(shortNumber(p.nominalValue)));
       table_->setItem(r, Profile,
                       check(tr("Profile likelihood of %1").arg(QString::fromStdString(p.id))));
     }
@@ -190,7 +199,7 @@ void SetupWidget::applyChoices(const QJsonObject& choices, const QStringList& pr
     for (int column : {Lower, Upper, Start}) {
       QTableWidgetItem* item = table_->item(r, column);
       const QJsonValue v = c.value(QLatin1String(columnKey(column)));
-      item->setText(editableNumber(v.isDouble() ? v.toDouble() : tableValue(item)));
+      showNumber(item, v.isDouble() ? v.toDouble() : tableValue(item));
     }
     table_->item(r, Profile)->setCheckState(profile.contains(id) ? Qt::Checked : Qt::Unchecked);
   }

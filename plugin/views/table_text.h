@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+// How the plugin's tables lay out cell text: one line per cell (word wrap broke a number at its
+// decimal point, "1. 0000122…"), and a number too wide for its column loses mantissa digits,
+// never its exponent ("1.00001…e-05"); other text loses its middle, so an id keeps its end.
+// Tool tips have the whole text.
+#pragma once
+
+#include <QFontMetrics>
+#include <QRegularExpression>
+#include <QStyledItemDelegate>
+#include <QTableView>
+
+namespace sensode::plugin {
+
+// `text` as it fits into `width` pixels: unchanged when it fits; a number in exponent form
+// with its mantissa shortened and "…" before the exponent; anything else elided in the middle.
+inline QString fittedCellText(const QString& text, const QFontMetrics& metrics, int width) {
+  if (metrics.horizontalAdvance(text) <= width) return text;
+  static const QRegularExpression number(
+      QStringLiteral("^([-+]?[0-9]+(?:\\.[0-9]*)?)([eE][-+]?[0-9]+)$"));
+  const QRegularExpressionMatch m = number.match(text);
+  if (!m.hasMatch()) return metrics.elidedText(text, Qt::ElideMiddle, width);
+  QString mantissa = m.captured(1);
+  const QString tail = QStringLiteral("…") + m.captured(2);
+  // At least one digit stays: "1…e-05" is still the right order of magnitude.
+  while (mantissa.size() > 1 && metrics.horizontalAdvance(mantissa + tail) > width) mantissa.chop(1);
+  return mantissa + tail;
+}
+
+// The item delegate of keepCellTextWhole(): fits each cell's text with fittedCellText().
+class CellTextDelegate : public QStyledItemDelegate {
+ public:
+  using QStyledItemDelegate::QStyledItemDelegate;
+  void initStyleOption(QStyleOptionViewItem* option, const QModelIndex& index) const override {
+    QStyledItemDelegate::initStyleOption(option, index);
+    // The style's text margin on each side (QCommonStyle: PM_FocusFrameHMargin + 1).
+    const QWidget* widget = option->widget;
+    const QStyle* style = widget ? widget->style() : nullptr;
+    const int margin = style ? style->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, widget) + 1 : 3;
+    option->text = fittedCellText(option->text, option->fontMetrics, option->rect.width() - 2 * margin);
+  }
+};
+
+inline void keepCellTextWhole(QTableView* view) {
+  view->setWordWrap(false);
+  view->setTextElideMode(Qt::ElideMiddle);
+  view->setItemDelegate(new CellTextDelegate(view));
+}
+
+}  // namespace sensode::plugin
