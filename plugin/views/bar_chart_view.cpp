@@ -17,6 +17,7 @@
 #include <cmath>
 
 #include "plugin/models/number_format.h"
+#include "plugin/views/axis_range.h"
 #include "plugin/views/widget_export.h"
 
 namespace sensode::plugin {
@@ -104,17 +105,15 @@ void BarChartView::populate(QChart* chart) const {
   names->append(categories);
   chart->addAxis(names, Qt::AlignLeft);
   series->attachAxis(names);
-  auto* values = new QValueAxis;
+  QValueAxis* values = makeLinearAxis();
   if (hi - lo > 0) {
     const double pad = 0.05 * (hi - lo);
-    values->setRange(lo < 0 ? lo - pad : 0, hi > 0 ? hi + pad : 0);
+    setNiceRange(values, lo < 0 ? lo - pad : 0, hi > 0 ? hi + pad : 0);
   } else {
-    values->setRange(-1, 1);  // every bar 0 (a gradient at an optimum): an axis around it
+    setNiceRange(values, -1, 1);  // every bar 0 (a gradient at an optimum): an axis around it
   }
   values->setTitleText(symlog ? tr("sign · log10(1 + |%1| / %2)").arg(data_.valueTitle, shortNumber(floor))
                               : data_.valueTitle);
-  values->setLabelFormat(QStringLiteral("%.3g"));
-  values->applyNiceNumbers();
   chart->addAxis(values, Qt::AlignBottom);
   series->attachAxis(values);
   chart->setTitle(title_);

@@ -100,6 +100,8 @@ TimeSeriesChartView::TimeSeriesChartView(QString title, QString yAxisTitle, Extr
   logY_->setObjectName(QStringLiteral("logScale"));
   connect(logY_, &QCheckBox::toggled, this, &TimeSeriesChartView::rebuild);
   caption_ = new QLabel(this);
+  // Wraps rather than widening the window: its one-line width would be the tab's minimum.
+  caption_->setWordWrap(true);
   caption_->setEnabled(false);
 
   auto* bar = new QHBoxLayout;
@@ -177,9 +179,7 @@ void TimeSeriesChartView::rescaleY(QChart* chart) const {
       lo -= pad;
       hi += pad;
     }
-    auto* linear = static_cast<QValueAxis*>(y);
-    linear->setRange(lo, hi);
-    linear->applyNiceNumbers();
+    setNiceRange(static_cast<QValueAxis*>(y), lo, hi);
   }
 }
 
@@ -203,11 +203,9 @@ TimeSeriesChartView::Drawn TimeSeriesChartView::populate(QChart* chart, bool int
   chart->setTitle({});
   const bool log = logY_->isChecked();
 
-  auto* x = new QValueAxis;
+  QValueAxis* x = makeLinearAxis();
   x->setTitleText(tr("time"));
-  x->setLabelFormat(QStringLiteral("%g"));
-  x->setRange(series_->times.front(), series_->times.back());
-  if (series_->times.back() > series_->times.front()) x->applyNiceNumbers();
+  setNiceRange(x, series_->times.front(), series_->times.back());
   QAbstractAxis* y = makeValueAxis(log);
   y->setTitleText(yAxisTitle_);
   chart->addAxis(x, Qt::AlignBottom);
