@@ -93,11 +93,11 @@ const QList<FieldSpec>& fields() {
        {QStringLiteral("odeSD"), QStringLiteral("CVODES (BDF)")}},
       {QStringLiteral("t_end"), QStringLiteral("End time"),
        QStringLiteral("Integration runs from t = 0 to this time, in the model's time units."),
-       {}, K::Real, 100.0, 0, inf, true, false, {}, {}},
+       {}, K::Real, tasks::kDefaultEndTime, 0, inf, true, false, {}, {}},
       {QStringLiteral("points"), QStringLiteral("Output points"),
        QStringLiteral("Number of output times, equally spaced from 0 to the end time, both "
                       "included."),
-       {}, K::Integer, 501, 2, 10'000'000, false, false, {}, {}},
+       {}, K::Integer, qlonglong(tasks::kDefaultOutputPoints), 2, 10'000'000, false, false, {}, {}},
       {QStringLiteral("rtol"), QStringLiteral("Relative tolerance"),
        QStringLiteral("rtol of the local error test: |e_i| <= rtol*|x_i| + atol (weighted RMS)."),
        {}, K::Real, core.integrator.rtol, 0, 1, true, true, {}, {}},
@@ -129,16 +129,6 @@ Settings parseSettings(const QJsonObject& json) {
   s.options.integrator.maxSteps = in.whole("max_steps", s.options.integrator.maxSteps, 1, 1e15);
   if (auto why = s.options.validate()) throw InvalidOptions(*why);
   return s;
-}
-
-std::vector<double> outputTimes(double tEnd, long points) {
-  std::vector<double> times(static_cast<std::size_t>(points));
-  for (long i = 0; i < points; ++i) {
-    times[static_cast<std::size_t>(i)] =
-        tEnd * static_cast<double>(i) / static_cast<double>(points - 1);
-  }
-  times.back() = tEnd;
-  return times;
 }
 
 Result::Result(std::shared_ptr<const tasks::TimeCourseResult> core, QJsonObject provenance)
@@ -182,7 +172,7 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
   tasks::TimeCourseProblem problem;
   problem.model = loaded.model;
   problem.t0 = 0;
-  problem.times = outputTimes(settings.tEnd, settings.points);
+  problem.times = tasks::equallySpacedTimes(settings.tEnd, settings.points);
   // A dose plotted as a vertical jump at its time, not a slope to the next output time.
   problem.eventRows = true;
   for (auto it = session.overrides.cbegin(); it != session.overrides.cend(); ++it) {
