@@ -66,6 +66,7 @@ TableResultView::TableResultView(QString title, QAbstractTableModel* model, Upda
   view_->addActions({copy, selectAll, unsort});
 
   caption_ = new QLabel(tr("Run the task to fill the table."), this);
+  caption_->setWordWrap(true);  // its one line would be the tab's minimum width
   caption_->setEnabled(false);
 
   auto* layout = new QVBoxLayout(this);

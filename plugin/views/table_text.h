@@ -5,6 +5,7 @@
 // Tool tips have the whole text.
 #pragma once
 
+#include <QApplication>
 #include <QFontMetrics>
 #include <QRegularExpression>
 #include <QStyledItemDelegate>
@@ -27,17 +28,37 @@ inline QString fittedCellText(const QString& text, const QFontMetrics& metrics, 
   return mantissa + tail;
 }
 
-// The item delegate of keepCellTextWhole(): fits each cell's text with fittedCellText().
+// The item delegate of keepCellTextWhole(): paints each cell's text fitted with
+// fittedCellText() (size hints stay those of the whole text, so columns sized to their contents
+// fit it).
 class CellTextDelegate : public QStyledItemDelegate {
  public:
   using QStyledItemDelegate::QStyledItemDelegate;
-  void initStyleOption(QStyleOptionViewItem* option, const QModelIndex& index) const override {
-    QStyledItemDelegate::initStyleOption(option, index);
+
+  // The text paint() draws for `index` in `option.rect`.
+  QString shownText(const QStyleOptionViewItem& option, const QModelIndex& index) const {
+    QStyleOptionViewItem o = option;
+    initStyleOption(&o, index);
+    return fitted(o);
+  }
+
+  void paint(QPainter* painter, const QStyleOptionViewItem& option,
+             const QModelIndex& index) const override {
+    QStyleOptionViewItem o = option;
+    initStyleOption(&o, index);
+    o.text = fitted(o);
+    const QWidget* widget = o.widget;
+    QStyle* style = widget ? widget->style() : QApplication::style();
+    style->drawControl(QStyle::CE_ItemViewItem, &o, painter, widget);
+  }
+
+ private:
+  static QString fitted(const QStyleOptionViewItem& o) {
     // The style's text margin on each side (QCommonStyle: PM_FocusFrameHMargin + 1).
-    const QWidget* widget = option->widget;
-    const QStyle* style = widget ? widget->style() : nullptr;
-    const int margin = style ? style->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, widget) + 1 : 3;
-    option->text = fittedCellText(option->text, option->fontMetrics, option->rect.width() - 2 * margin);
+    const QWidget* widget = o.widget;
+    const QStyle* style = widget ? widget->style() : QApplication::style();
+    const int margin = style->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, widget) + 1;
+    return fittedCellText(o.text, o.fontMetrics, o.rect.width() - 2 * margin);
   }
 };
 
