@@ -60,6 +60,8 @@ SetupWidget::SetupWidget(QWidget* parent) : api::TaskSetupWidget(parent) {
   problem_ = new QLineEdit(this);
   problem_->setObjectName(QStringLiteral("problemFile"));
   problem_->setPlaceholderText(tr("the open PEtab problem"));
+  // Never narrower than the placeholder: an empty-looking field hides which problem runs.
+  problem_->setMinimumWidth(problem_->fontMetrics().horizontalAdvance(problem_->placeholderText()) + 16);
   auto* browse = new QPushButton(tr("Browse..."), this);
   connect(browse, &QPushButton::clicked, this, [this] {
     const QString file = QFileDialog::getOpenFileName(

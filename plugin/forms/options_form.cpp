@@ -67,6 +67,10 @@ OptionsForm::OptionsForm(QList<FieldSpec> fields, QWidget* parent)
           combo->addItem(i < f.choiceLabels.size() ? f.choiceLabels[i] : f.choices[i], f.choices[i]);
         }
         combo->setCurrentIndex(std::max(0, combo->findData(f.defaultValue.toString())));
+        // As wide as the column allows, not as its longest choice (which set the whole settings
+        // column's width); the open list shows every choice in full.
+        combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        combo->setMinimumContentsLength(12);
         connect(combo, &QComboBox::currentIndexChanged, this, &OptionsForm::changed);
         editor = combo;
         break;
