@@ -28,19 +28,6 @@ namespace sensode::plugin::estimation {
 
 namespace {
 
-// The exact value a number cell stands for while it shows shortNumber() of it.
-constexpr int kShownValueRole = Qt::UserRole + 1;
-
-void showNumber(QTableWidgetItem* item, double v) {
-  item->setText(shortNumber(v));
-  item->setData(kShownValueRole, v);
-  item->setToolTip(exactNumber(v));
-}
-
-std::optional<double> numberIn(const QTableWidgetItem* item) {
-  if (!item) return std::nullopt;
-  return cellValue(item->text(), item->data(kShownValueRole).toDouble());
-}
 
 // The PEtab table's value of a cell, kept in Qt::UserRole when the row is filled.
 double tableValue(const QTableWidgetItem* item) { return item->data(Qt::UserRole).toDouble(); }
@@ -169,7 +156,7 @@ void SetupWidget::loadTable(const QString& path) {
       for (int k = 0; k < 3; ++k) {
         auto* item = new QTableWidgetItem;
         item->setData(Qt::UserRole, values[k]);
-        showNumber(item, values[k]);
+        showNumberInCell(item, values[k]);
         table_->setItem(r, columns[k], item);
       }
       table_->setItem(r, Profile,
@@ -201,7 +188,7 @@ void SetupWidget::applyChoices(const QJsonObject& choices, const QStringList& pr
     for (int column : {Lower, Upper, Start}) {
       QTableWidgetItem* item = table_->item(r, column);
       const QJsonValue v = c.value(QLatin1String(columnKey(column)));
-      showNumber(item, v.isDouble() ? v.toDouble() : tableValue(item));
+      showNumberInCell(item, v.isDouble() ? v.toDouble() : tableValue(item));
     }
     table_->item(r, Profile)->setCheckState(profile.contains(id) ? Qt::Checked : Qt::Unchecked);
   }
@@ -216,7 +203,7 @@ QJsonObject SetupWidget::parameterChoices() const {
       c.insert(QStringLiteral("estimate"), false);
     for (int column : {Lower, Upper, Start}) {
       const QTableWidgetItem* item = table_->item(r, column);
-      const auto v = numberIn(item);
+      const auto v = numberInCell(item);
       if (v && *v != tableValue(item)) c.insert(QLatin1String(columnKey(column)), *v);
     }
     if (!c.isEmpty()) all.insert(table_->item(r, Id)->text(), c);
@@ -273,7 +260,7 @@ QString SetupWidget::validate() const {
     std::optional<double> v[3];
     const int columns[] = {Lower, Upper, Start};
     for (int k = 0; k < 3; ++k) {
-      v[k] = numberIn(table_->item(r, columns[k]));
+      v[k] = numberInCell(table_->item(r, columns[k]));
       if (!v[k])
         return tr("Parameter %1: %2 '%3' is not a number")
             .arg(id, table_->horizontalHeaderItem(columns[k])->text().toLower(),

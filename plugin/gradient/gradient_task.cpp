@@ -42,18 +42,6 @@ namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
-// The exact value the Value cell stands for while it shows shortNumber() of it.
-constexpr int kShownValueRole = Qt::UserRole + 1;
-
-void showNumber(QTableWidgetItem* item, double v) {
-  item->setText(shortNumber(v));
-  item->setData(kShownValueRole, v);
-  item->setToolTip(exactNumber(v));
-}
-
-std::optional<double> valueIn(const QTableWidgetItem* item) {
-  return cellValue(item->text(), item->data(kShownValueRole).toDouble());
-}
 
 std::string numberText(double v) { return QString::number(v, 'g', 17).toStdString(); }
 
@@ -136,7 +124,7 @@ class ParameterEditor : public QWidget {
         nominal->setToolTip(exactNumber(p.nominalValue));
         table_->setItem(r, 3, nominal);
         auto* value = new QTableWidgetItem;
-        showNumber(value, p.nominalValue);
+        showNumberInCell(value, p.nominalValue);
         table_->setItem(r, 4, value);
       }
       note_->setText(tr("%n estimated parameter(s)", "", table_->rowCount()));
@@ -151,7 +139,7 @@ class ParameterEditor : public QWidget {
     if (table_->rowCount() == 0) return pending_;
     QJsonObject o;
     for (int r = 0; r < table_->rowCount(); ++r) {
-      const std::optional<double> v = valueIn(table_->item(r, 4));
+      const std::optional<double> v = numberInCell(table_->item(r, 4));
       if (v && *v != table_->item(r, 3)->data(Qt::UserRole).toDouble())
         o.insert(table_->item(r, 0)->text(), *v);
     }
@@ -167,13 +155,13 @@ class ParameterEditor : public QWidget {
     for (int r = 0; r < table_->rowCount(); ++r) {
       const QJsonValue v = values.value(table_->item(r, 0)->text());
       const double nominal = table_->item(r, 3)->data(Qt::UserRole).toDouble();
-      showNumber(table_->item(r, 4), v.isDouble() ? v.toDouble() : nominal);
+      showNumberInCell(table_->item(r, 4), v.isDouble() ? v.toDouble() : nominal);
     }
   }
 
   QString validate() const {
     for (int r = 0; r < table_->rowCount(); ++r) {
-      if (!valueIn(table_->item(r, 4)))
+      if (!numberInCell(table_->item(r, 4)))
         return tr("Parameter %1: '%2' is not a number")
             .arg(table_->item(r, 0)->text(), table_->item(r, 4)->text());
     }

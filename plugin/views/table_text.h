@@ -10,6 +10,11 @@
 #include <QRegularExpression>
 #include <QStyledItemDelegate>
 #include <QTableView>
+#include <QTableWidgetItem>
+
+#include <optional>
+
+#include "plugin/models/number_format.h"
 
 namespace sensode::plugin {
 
@@ -61,6 +66,22 @@ class CellTextDelegate : public QStyledItemDelegate {
     return fittedCellText(o.text, o.fontMetrics, o.rect.width() - 2 * margin);
   }
 };
+
+// Editable number cells of set-up tables: the text is shortNumber() of the value and the exact
+// value stays behind it (kShownValueRole) until the user types another number.
+constexpr int kShownValueRole = Qt::UserRole + 1;
+
+inline void showNumberInCell(QTableWidgetItem* item, double v) {
+  item->setText(shortNumber(v));
+  item->setData(kShownValueRole, v);
+  item->setToolTip(exactNumber(v));
+}
+
+// The value a cell filled by showNumberInCell() stands for now; nullopt for a non-number.
+inline std::optional<double> numberInCell(const QTableWidgetItem* item) {
+  if (!item) return std::nullopt;
+  return cellValue(item->text(), item->data(kShownValueRole).toDouble());
+}
 
 inline void keepCellTextWhole(QTableView* view) {
   view->setWordWrap(false);

@@ -104,10 +104,23 @@ inline QString grewFrom(const QSize& before, const QWidget& window) {
   }
   std::sort(widest.begin(), widest.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   QStringList top;
-  for (qsizetype i = 0; i < std::min<qsizetype>(40, widest.size()); ++i) top << widest[i].second;
+  for (qsizetype i = 0; i < std::min<qsizetype>(12, widest.size()); ++i) top << widest[i].second;
   return QStringLiteral("the window grew from %1x%2 to %3x%4 (widest minimums: %5)")
       .arg(before.width()).arg(before.height()).arg(window.width()).arg(window.height())
       .arg(top.join(QStringLiteral(", ")));
+}
+
+// With each result tab in front in turn: the window's growth, then the settings column's
+// squeezed widgets (squeezedSettings()); empty when the panel fits the window it was given.
+inline QStringList panelDoesNotFit(gui::TaskPanel* panel, const QWidget& window, const QSize& before) {
+  QStringList problems;
+  for (api::TaskResultView* view : panel->resultViews()) {
+    panel->showResultView(view);
+    QCoreApplication::processEvents();
+    const QString grew = grewFrom(before, window);
+    if (!grew.isEmpty()) problems << view->title() + QStringLiteral(": ") + grew;
+  }
+  return problems + squeezedSettings(panel);
 }
 
 inline QJsonObject readJsonFile(const QString& path) {

@@ -362,13 +362,7 @@ class TestEstimationTask : public QObject {
     QVERIFY2(why.contains(QStringLiteral("upper bound 0.5")), qPrintable(why));
     QCOMPARE(params->data(params->index(0, column(params, QStringLiteral("value"))), Qt::ToolTipRole).toString(), why);
     QVERIFY(params->data(params->index(1, bound)).toString().isEmpty());
-    for (api::TaskResultView* view : panel->resultViews()) {
-      panel->showResultView(view);
-      QCoreApplication::processEvents();
-      QVERIFY2(testing::grewFrom(before, w).isEmpty(),
-               qPrintable(view->title() + QStringLiteral(": ") + testing::grewFrom(before, w)));
-    }
-    problems = testing::squeezedSettings(panel);
+    problems = testing::panelDoesNotFit(panel, w, before);
     QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QStringLiteral("; "))));
   }
 

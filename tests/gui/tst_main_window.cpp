@@ -586,13 +586,7 @@ class TestMainWindow : public QObject {
 
     QVERIFY(w.openModel(file));
     QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
-    for (api::TaskResultView* view : panel->resultViews()) {
-      panel->showResultView(view);
-      QCoreApplication::processEvents();
-      QVERIFY2(testing::grewFrom(before, w).isEmpty(),
-               qPrintable(view->title() + QStringLiteral(": ") + testing::grewFrom(before, w)));
-    }
-    problems = testing::squeezedSettings(panel);
+    problems = testing::panelDoesNotFit(panel, w, before);
     QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QStringLiteral("; "))));
   }
 
