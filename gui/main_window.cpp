@@ -86,16 +86,7 @@ MainWindow::MainWindow(const Options& options)
   welcome_->setObjectName(QStringLiteral("welcome"));
   welcome_->setAlignment(Qt::AlignCenter);
   welcome_->setWordWrap(true);
-  int loadedPlugins = 0;
-  for (const PluginRecord& r : plugins_->records()) loadedPlugins += r.loaded ? 1 : 0;
-  welcome_->setText(
-      tr("<h3>Sensode</h3><p>Open an SBML model with <b>File ▸ Open</b>, then choose a task from "
-         "the <b>Tasks</b> menu.</p><p>%1 task(s) from %2 plugin(s) loaded%3.</p>")
-          .arg(plugins_->tasks().size())
-          .arg(loadedPlugins)
-          .arg(plugins_->failureCount() > 0
-                   ? tr("; %1 problem(s), see Help ▸ Plugins").arg(plugins_->failureCount())
-                   : QString()));
+  updateWelcome();
   centre_ = new QStackedWidget;
   centre_->addWidget(welcome_);
   centre_->addWidget(taskTabs_);
@@ -296,6 +287,7 @@ bool MainWindow::openModel(const QString& path) {
   }
   addRecentFile(absolute);
   updateSaveAction();
+  updateWelcome();
   setWindowTitle(tr("%1 — Sensode").arg(info.fileName()));
   statusBar()->showMessage(tr("Opened %1").arg(QDir::toNativeSeparators(absolute)), 8000);
   emit modelOpened(absolute);
@@ -383,6 +375,23 @@ QStringList MainWindow::applyOverrides(const QMap<QString, double>& values) {
                              : tr("; not in the open model: %1").arg(ignored.join(QStringLiteral(", ")))),
       10000);
   return ignored;
+void MainWindow::updateWelcome() {
+  int loadedPlugins = 0;
+  for (const PluginRecord& r : plugins_->records()) loadedPlugins += r.loaded ? 1 : 0;
+  const QString next =
+      session_.isOpen()
+          ? tr("<p><b>%1</b> is open: choose a task from the <b>Tasks</b> menu.</p>")
+                .arg(QFileInfo(session_.filePath).fileName().toHtmlEscaped())
+          : tr("<p>Open an SBML model or a PEtab problem with <b>File ▸ Open</b>, then choose a "
+               "task from the <b>Tasks</b> menu.</p>");
+  welcome_->setText(
+      tr("<h3>Sensode</h3>%1<p>%2 task(s) from %3 plugin(s) loaded%4.</p>")
+          .arg(next)
+          .arg(plugins_->tasks().size())
+          .arg(loadedPlugins)
+          .arg(plugins_->failureCount() > 0
+                   ? tr("; %1 problem(s), see Help ▸ Plugins").arg(plugins_->failureCount())
+                   : QString()));
 }
 
 void MainWindow::setOverrides(const QMap<QString, double>& overrides) {
@@ -492,8 +501,11 @@ TaskPanel* MainWindow::openTask(const QString& id) {
       source->setApplyOverrides(
           [this](const QMap<QString, double>& values) { return applyOverrides(values); });
   connect(panel, &TaskPanel::errorOccurred, this, &MainWindow::reportError);
-  connect(panel, &TaskPanel::statusMessage, this,
-          [this](const QString& text) { statusBar()->showMessage(text); });
+  connect(panel, &TaskPanel::statusMessage, this, [this](const QString& text) {
+    statusBar()->showMessage(text);
+    // A run's summary can be longer than the line (fallback sentences): the whole on hover.
+    statusBar()->setToolTip(text);
+  });
   connect(panel, &TaskPanel::settingsChanged, this, [this, panel] { saveTaskSettings(panel); });
   connect(panel, &TaskPanel::exportRequested, this,
           [this, panel](api::TaskResultView* view, const api::ExportFormat& format) {

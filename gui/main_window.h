@@ -111,6 +111,8 @@ class MainWindow : public QMainWindow {
   void setOverrides(const QMap<QString, double>& overrides);
   void saveTaskSettings(TaskPanel* panel);
   void showAbout();
+  // The centre's text while no task is open: what to do next, for the session as it is.
+  void updateWelcome();
   std::unique_ptr<QSettings> settings() const;
 
   Options options_;

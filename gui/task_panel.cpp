@@ -19,6 +19,22 @@
 
 namespace sensode::gui {
 
+namespace {
+
+// A word-wrapped QLabel asks for about 80 characters of width as its minimum; in a result tab
+// or the settings column that minimum widened the whole window (the sensitivity and estimation
+// tabs' captions). Such labels take the width they are given and wrap to it instead.
+void wrapLabelsToTheirRoom(QWidget* root) {
+  for (QLabel* label : root->findChildren<QLabel*>()) {
+    if (!label->wordWrap()) continue;
+    QSizePolicy policy = label->sizePolicy();
+    policy.setHorizontalPolicy(QSizePolicy::Ignored);
+    label->setSizePolicy(policy);
+  }
+}
+
+}  // namespace
+
 TaskPanel::TaskPanel(const api::TaskDescription& task, QWidget* parent)
     : QWidget(parent), task_(task) {
   setObjectName(QStringLiteral("taskPanel_") + task_.id);
@@ -91,8 +107,11 @@ TaskPanel::TaskPanel(const api::TaskDescription& task, QWidget* parent)
     }
   }
   leftLayout->addStretch(1);
+  wrapLabelsToTheirRoom(left);
+  for (api::TaskResultView* view : views_) wrapLabelsToTheirRoom(view);
 
   auto* scroll = new QScrollArea;
+  scroll->setObjectName(QStringLiteral("settingsScroll"));
   scroll->setWidget(left);
   scroll->setWidgetResizable(true);
   scroll->setFrameShape(QFrame::NoFrame);
@@ -135,6 +154,11 @@ api::TaskResultView* TaskPanel::resultView(const QString& title) const {
     if (v->title() == title) return v;
   }
   return nullptr;
+}
+
+void TaskPanel::showResultView(api::TaskResultView* view) {
+  const int index = tabs_->indexOf(view);
+  if (index >= 0) tabs_->setCurrentIndex(index);
 }
 
 bool TaskPanel::isRunning() const { return watcher_.future().isValid() && !watcher_.isFinished(); }

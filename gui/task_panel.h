@@ -37,6 +37,8 @@ class TaskPanel : public QWidget {
   api::TaskSetupWidget* setupWidget() const { return setup_; }
   QList<api::TaskResultView*> resultViews() const { return views_; }
   api::TaskResultView* resultView(const QString& title) const;
+  // Brings a result tab to the front (side views are always shown).
+  void showResultView(api::TaskResultView* view);
   // The result the views show (the last successful run), or nullptr.
   std::shared_ptr<const api::TaskResult> shownResult() const { return shown_; }
   bool isRunning() const;

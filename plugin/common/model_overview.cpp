@@ -11,6 +11,7 @@
 #include "core/model/sbml_importer.h"
 #include "core/symbolic/ode_system.h"
 #include "core/tasks/time_course_task.h"
+#include "plugin/models/number_format.h"
 
 namespace sensode::plugin {
 
@@ -68,8 +69,7 @@ QString setBy(const model::Model& m, const std::string& id) {
 
 QString overviewNumber(double v) {
   if (std::isnan(v)) return {};
-  if (std::isinf(v)) return v > 0 ? QStringLiteral("INF") : QStringLiteral("-INF");
-  return QString::number(v, 'g', QLocale::FloatingPointShortest);
+  return shortNumber(v);  // the file's exact value is the cell's edit text and tool tip
 }
 
 api::ModelOverview describeModel(const model::Model& m, const symbolic::OdeSystem& sys) {

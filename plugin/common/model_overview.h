@@ -17,8 +17,8 @@ struct OdeSystem;
 
 namespace sensode::plugin {
 
-// A value as the model browser shows it: shortest round-trip text, "INF"/"-INF", empty for NaN
-// (an SBML value that is not set).
+// A value as the model browser shows it: shortNumber() (8 significant digits; the exact value is
+// the cell's edit text and tool tip), "INF"/"-INF", empty for NaN (an SBML value that is not set).
 QString overviewNumber(double v);
 
 api::ModelOverview describeModel(const model::Model& model, const symbolic::OdeSystem& system);

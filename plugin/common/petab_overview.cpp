@@ -81,9 +81,8 @@ api::ModelOverview readPetabOverview(const QString& path) {
   }
 
   api::ModelOverview overview = readModelOverview(QString::fromStdString(pr.sbmlFile.string()));
-  // The SBML values are not what a PEtab run uses (its tables override them): read-only.
+  // The SBML values are not what a PEtab run uses (its tables override them): shown, read-only.
   for (api::ModelTable& t : overview.tables) {
-    t.valueColumn = -1;
     for (api::ModelTable::Row& r : t.rows) r.overrideId.clear();
   }
   overview.title = QStringLiteral("%1 (PEtab problem; model %2)")

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <thread>
 
 #include "core/common/errors.h"
 #include "core/petab/petab_problem.h"
@@ -126,8 +127,10 @@ const QList<FieldSpec>& fields() {
       {QStringLiteral("max_iterations"), QStringLiteral("Iterations per start"),
        QStringLiteral("Most iterations of one local optimisation."), {}, K::Integer,
        defaults.maxIterations, 1, 1e7, false, false, {}, {}},
+      // The unit label beside the field says what 0 means, with this machine's count.
       {QStringLiteral("threads"), QStringLiteral("Threads"),
-       QStringLiteral("Starts run in parallel on this many threads; 0: one per core."), {},
+       QStringLiteral("Starts run in parallel on this many threads; 0: automatic, one per core."),
+       QStringLiteral("0 = automatic (%1 cores)").arg(std::thread::hardware_concurrency()),
        K::Integer, defaults.threads, 0, 1024, false, false, {}, {}},
       {QStringLiteral("rtol"), QStringLiteral("Relative tolerance"),
        QStringLiteral("rtol of the time courses (CVODES)."), {}, K::Real,

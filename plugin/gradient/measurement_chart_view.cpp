@@ -274,12 +274,9 @@ QStringList MeasurementChartView::populate(QChartView* target) const {
     notes << tr("Steady-state data, one numbered slot per observable: circles measured ± σ, "
                 "squares simulated.");
   } else {
-    auto* time = new QValueAxis;
+    QValueAxis* time = makeLinearAxis();
     time->setTitleText(tr("time"));
-    time->setLabelFormat(QStringLiteral("%g"));
-    time->setRange(tMin, steadyState ? tInf : tMax);
-    if (time->max() > time->min()) time->applyNiceNumbers();
-    else time->setRange(tMin - 1, tMax + 1);
+    setNiceRange(time, tMin, steadyState ? tInf : tMax);
     x = time;
     notes << tr("Markers: measured ± σ.");
     if (steadyState)
@@ -438,10 +435,9 @@ QStringList MeasurementChartView::populate(QChartView* target) const {
     y->setRange(a, b);
   } else {
     const double pad = hi > lo ? 0.05 * (hi - lo) : (lo == 0 ? 1.0 : 0.1 * std::abs(lo));
-    auto* linear = static_cast<QValueAxis*>(y);
     // Non-negative data keep 0 as the floor (no axis below it for the padding's sake).
-    linear->setRange(lo >= 0 ? std::max(0.0, lo - pad) : lo - pad, hi + pad);
-    linear->applyNiceNumbers();
+    setNiceRange(static_cast<QValueAxis*>(y), lo >= 0 ? std::max(0.0, lo - pad) : lo - pad,
+                 hi + pad);
   }
   // Below a time plot with a few observables (the plot keeps its width); beside numbered slots,
   // whose legend pairs numbers with names, and beside many observables, whose names need the

@@ -220,11 +220,11 @@ const QList<FieldSpec>& fields() {
         QStringLiteral("Peano-Baker series (PBSR)"), QStringLiteral("Exponential formula"),
         QStringLiteral("Finite differences")}},
       {QStringLiteral("t_end"), QStringLiteral("End time"),
-       QStringLiteral("Output times run from t = 0 to this time."), {}, K::Real, 50.0, 0, inf,
-       true, false, {}, {}},
+       QStringLiteral("Output times run from t = 0 to this time."), {}, K::Real,
+       tasks::kDefaultEndTime, 0, inf, true, false, {}, {}},
       {QStringLiteral("points"), QStringLiteral("Output points"),
        QStringLiteral("Number of output times, equally spaced, both ends included."), {},
-       K::Integer, 101, 2, 1'000'000, false, false, {}, {}},
+       K::Integer, qlonglong(tasks::kDefaultOutputPoints), 2, 1'000'000, false, false, {}, {}},
       {QStringLiteral("rtol"), QStringLiteral("Relative tolerance"),
        QStringLiteral("rtol of the integration (states and, with error control, S)."), {},
        K::Real, core.integrator.rtol, 0, 1, true, true, {}, {}},
@@ -359,7 +359,7 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
 
   tasks::SensitivityProblem problem;
   problem.model = loaded.model;
-  problem.times = timecourse::outputTimes(settings.tEnd, settings.points);
+  problem.times = tasks::equallySpacedTimes(settings.tEnd, settings.points);
   problem.parameters = settings.parameters;
   problem.outputs = settings.outputs;
   for (auto it = session.overrides.cbegin(); it != session.overrides.cend(); ++it) {

@@ -21,6 +21,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/tasks/output_grid.h"
 #include "core/tasks/sensitivities_task.h"
 #include "core/tasks/sensitivity_comparison.h"
 #include "gui/plugin_api/task_plugin.h"
@@ -38,8 +39,8 @@ const QList<FieldSpec>& fields();
 
 struct Settings {
   tasks::SensitivityOptions options;
-  double tEnd = 50;
-  long points = 101;
+  double tEnd = tasks::kDefaultEndTime;  // the CLI's (core/tasks/output_grid.h)
+  long points = tasks::kDefaultOutputPoints;
   std::vector<std::string> parameters;  // empty = all
   std::vector<std::string> outputs;     // empty = the default outputs
   std::vector<tasks::SensitivityMethod> compare;  // also run these (the reference excluded)

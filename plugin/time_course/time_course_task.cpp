@@ -112,11 +112,11 @@ const QList<FieldSpec>& fields() {
        {QStringLiteral("odeSD"), QStringLiteral("CVODES (BDF)")}},
       {QStringLiteral("t_end"), QStringLiteral("End time"),
        QStringLiteral("Integration runs from t = 0 to this time, in the model's time units."),
-       {}, K::Real, 100.0, 0, inf, true, false, {}, {}},
+       {}, K::Real, tasks::kDefaultEndTime, 0, inf, true, false, {}, {}},
       {QStringLiteral("points"), QStringLiteral("Output points"),
        QStringLiteral("Number of output times, equally spaced from 0 to the end time, both "
                       "included."),
-       {}, K::Integer, 501, 2, 10'000'000, false, false, {}, {}},
+       {}, K::Integer, qlonglong(tasks::kDefaultOutputPoints), 2, 10'000'000, false, false, {}, {}},
       {QStringLiteral("rtol"), QStringLiteral("Relative tolerance"),
        QStringLiteral("rtol of the local error test: |e_i| <= rtol*|x_i| + atol (weighted RMS)."),
        {}, K::Real, core.integrator.rtol, 0, 1, true, true, {}, {}},
@@ -169,16 +169,6 @@ IdPicker* newOutputPicker(QWidget* parent) {
   return picker;
 }
 
-std::vector<double> outputTimes(double tEnd, long points) {
-  std::vector<double> times(static_cast<std::size_t>(points));
-  for (long i = 0; i < points; ++i) {
-    times[static_cast<std::size_t>(i)] =
-        tEnd * static_cast<double>(i) / static_cast<double>(points - 1);
-  }
-  times.back() = tEnd;
-  return times;
-}
-
 Result::Result(std::shared_ptr<const tasks::TimeCourseResult> core, QJsonObject provenance,
                std::shared_ptr<const QHash<QString, QString>> names)
     : core_(std::move(core)), names_(std::move(names)), provenance_(std::move(provenance)) {}
@@ -222,7 +212,7 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
   tasks::TimeCourseProblem problem;
   problem.model = loaded.model;
   problem.t0 = 0;
-  problem.times = outputTimes(settings.tEnd, settings.points);
+  problem.times = tasks::equallySpacedTimes(settings.tEnd, settings.points);
   // A dose plotted as a vertical jump at its time, not a slope to the next output time.
   problem.eventRows = true;
   problem.outputs = settings.outputs;

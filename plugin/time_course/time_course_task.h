@@ -17,6 +17,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/tasks/output_grid.h"
 #include "core/tasks/time_course_task.h"
 #include "gui/plugin_api/task_plugin.h"
 #include "plugin/forms/id_picker.h"
@@ -30,22 +31,20 @@ namespace timecourse {
 
 inline constexpr const char* kTaskId = "timecourse";
 
-// The form's fields with their defaults: method, rtol, atol and max_steps are the core's
-// (tasks::TimeCourseOptions{}); t_end 100 and points 501 are the GUI's.
+// The form's fields with their defaults, all the core's: method, rtol, atol and max_steps from
+// tasks::TimeCourseOptions{}, t_end and points from core/tasks/output_grid.h (as the CLI's).
 const QList<FieldSpec>& fields();
 
 struct Settings {
   integrators::Method method = tasks::TimeCourseOptions{}.method;
-  double tEnd = 100;
-  long points = 501;
+  double tEnd = tasks::kDefaultEndTime;
+  long points = tasks::kDefaultOutputPoints;
   std::vector<std::string> outputs;  // empty = the default columns (tasks::defaultOutputIds)
   tasks::TimeCourseOptions options;
 };
 // Reads settings JSON (missing keys take the defaults); throws InvalidOptions naming the key.
 Settings parseSettings(const QJsonObject& json);
 
-// linspace(0, tEnd, points) with the last time exactly tEnd (as `sensode simulate`).
-std::vector<double> outputTimes(double tEnd, long points);
 
 // The outputs chooser of the Time course and Parameter sensitivities set-up: "All outputs" or
 // the checked ones of the open model's outputs (readModelOutputs: id, name, kind).

@@ -108,6 +108,8 @@ TimeSeriesChartView::TimeSeriesChartView(QString title, QString yAxisTitle, Extr
   logY_->setObjectName(QStringLiteral("logScale"));
   connect(logY_, &QCheckBox::toggled, this, &TimeSeriesChartView::rebuild);
   caption_ = new QLabel(this);
+  // Wraps rather than widening the window: its one-line width would be the tab's minimum.
+  caption_->setWordWrap(true);
   caption_->setEnabled(false);
   caption_->setWordWrap(true);
   seriesNote_ = new QLabel(this);
@@ -275,9 +277,7 @@ void TimeSeriesChartView::rescaleY(QChart* chart) const {
       lo -= pad;
       hi += pad;
     }
-    auto* linear = static_cast<QValueAxis*>(y);
-    linear->setRange(lo, hi);
-    linear->applyNiceNumbers();
+    setNiceRange(static_cast<QValueAxis*>(y), lo, hi);
   }
 }
 
@@ -301,11 +301,9 @@ TimeSeriesChartView::Drawn TimeSeriesChartView::populate(QChart* chart, bool int
   chart->setTitle({});
   const bool log = logY_->isChecked();
 
-  auto* x = new QValueAxis;
+  QValueAxis* x = makeLinearAxis();
   x->setTitleText(tr("time"));
-  x->setLabelFormat(QStringLiteral("%g"));
-  x->setRange(series_->times.front(), series_->times.back());
-  if (series_->times.back() > series_->times.front()) x->applyNiceNumbers();
+  setNiceRange(x, series_->times.front(), series_->times.back());
   QAbstractAxis* y = makeValueAxis(log);
   y->setTitleText(yAxisTitle_);
   chart->addAxis(x, Qt::AlignBottom);

@@ -31,11 +31,13 @@
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QVBoxLayout>
 #include <QtTest/QtTest>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <thread>
 
 #include "core/estimation/run_store.h"
 #include "core/petab/objective.h"
@@ -354,6 +356,93 @@ class TestEstimationTask : public QObject {
     QCOMPARE(QString::fromUtf8(csv.readLine()).trimmed(), QStringLiteral("parameter,k,x0"));
 
     screenshots(w, panel, QStringLiteral("estimation"));
+  }
+
+  // A fit that ends on a bound says so beside the value: k's upper bound moved to 0.5, below
+  // the k = 0.7 the data came from, so the optimum sits on it; x0 stays inside, unflagged. At
+  // 1280x800 the settings fit (Threads says what 0 means) and the window keeps its size.
+  void parameterOnItsBoundIsFlagged() {
+    MainWindow w(testing::testWindowOptions());
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    const QSize before = w.size();
+    QVERIFY(w.openModel(kDecay));
+    TaskPanel* panel = w.openTask(QStringLiteral("estimation"));
+    QJsonObject settings = decaySettings(3);
+    settings.insert("parameters", QJsonObject{{"k", QJsonObject{{"upper", 0.5}}}});
+    settings.insert("profile", QJsonArray{});
+    settings.insert("threads", 0);
+    panel->setupWidget()->setSettings(settings);
+    QStringList units;
+    for (const QLabel* l : panel->setupWidget()->findChildren<QLabel*>()) units << l->text();
+    QVERIFY2(units.contains(QStringLiteral("0 = automatic (%1 cores)").arg(std::thread::hardware_concurrency())),
+             qPrintable(units.join(QStringLiteral(" | "))));
+    QStringList problems = testing::squeezedSettings(panel);
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QStringLiteral("; "))));
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
+
+    plugin::RecordTableModel* params = recordModel(panel, QStringLiteral("Parameters"));
+    QVERIFY(params);
+    QVERIFY2(std::abs(number(params, 0, QStringLiteral("value")) - 0.5) < 1e-6,
+             qPrintable(QString::number(number(params, 0, QStringLiteral("value")), 'g', 17)));
+    const int bound = column(params, QStringLiteral("at bound"));
+    QCOMPARE(bound, column(params, QStringLiteral("value")) + 1);  // right beside the value
+    QCOMPARE(params->data(params->index(0, bound)).toString(), QStringLiteral("⚠ upper bound"));
+    const QString why = params->data(params->index(0, bound), Qt::ToolTipRole).toString();
+    QVERIFY2(why.contains(QStringLiteral("upper bound 0.5")), qPrintable(why));
+    QCOMPARE(params->data(params->index(0, column(params, QStringLiteral("value"))), Qt::ToolTipRole).toString(), why);
+    QVERIFY(params->data(params->index(1, bound)).toString().isEmpty());
+    problems = testing::panelDoesNotFit(panel, w, before);
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QStringLiteral("; "))));
+  }
+
+  // A Wald interval without bounds says why instead of "0 … INF": x0 along the null direction
+  // of a rank-1 Fisher information (standard error inf, as core/estimation/fit_statistics.cpp
+  // sets it), k with a finite interval. The statistics here are made up; the view is real.
+  void unboundedWaldIntervalSaysWhy() {
+    auto c = std::make_shared<estimation::EstimationResult>();
+    c->parameters = {{"k", petab::Scale::Log10, -2, 1, std::log10(0.5), true},
+                     {"x0", petab::Scale::Log10, -1, 1, 0, true}};
+    c->best = {std::log10(0.7), 0.2};
+    c->bestObjective = 1;
+    estimation::FitStatistics& s = c->statistics;
+    s.available = true;
+    s.parameterIds = {"k", "x0"};
+    s.rank = 1;
+    s.standardErrors = {0.01, INFINITY};
+    s.lower = {c->best[0] - 0.0196, -INFINITY};
+    s.upper = {c->best[0] + 0.0196, INFINITY};
+    s.lowerLinear = {std::pow(10.0, s.lower[0]), 0};
+    s.upperLinear = {std::pow(10.0, s.upper[0]), INFINITY};
+    const auto result = std::make_shared<plugin::estimation::Result>(
+        c, std::make_shared<plugin::MeasurementPoints>(), 0.1, QJsonObject{});
+    QWidget window;
+    const QList<api::TaskResultView*> views = plugin::estimation::description().createResultViews(&window);
+    plugin::TableResultView* table = nullptr;
+    for (api::TaskResultView* v : views)
+      if (v->title() == QLatin1String("Parameters")) table = dynamic_cast<plugin::TableResultView*>(v);
+    QVERIFY(table);
+    auto* layout = new QVBoxLayout(&window);
+    layout->addWidget(table);
+    window.resize(1200, 300);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    table->showResult(result);
+    auto* params = qobject_cast<plugin::RecordTableModel*>(table->sourceModel());
+    for (const QString& end : {QStringLiteral("Wald CI lower"), QStringLiteral("Wald CI upper")}) {
+      const QModelIndex x0 = params->index(1, column(params, end));
+      QCOMPARE(x0.data().toString(), QStringLiteral("not identifiable (FIM singular)"));
+      const QString why = x0.data(Qt::ToolTipRole).toString();
+      QVERIFY2(why.contains(QStringLiteral("rank 1 of 2")) && why.contains(QStringLiteral("profile")),
+               qPrintable(why));
+      QVERIFY(std::isfinite(number(params, 0, end)));  // k's interval is a number
+      // The explanation is readable in its column (columns fit their text up to 520 px).
+      const int shownColumn = column(params, end);
+      const int width = table->tableView()->columnWidth(shownColumn);
+      const int text = table->tableView()->fontMetrics().horizontalAdvance(x0.data().toString());
+      QVERIFY2(width >= text, qPrintable(QStringLiteral("%1 px for %2 px of text").arg(width).arg(text)));
+    }
   }
 
   void cancelStopsFastAndKeepsThePreviousResults() {

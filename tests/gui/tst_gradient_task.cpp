@@ -11,6 +11,9 @@
 #include <QAbstractItemModelTester>
 #include <QCheckBox>
 #include <QChart>
+#include <QComboBox>
+#include <QStandardItemModel>
+#include <QStatusBar>
 #include <QLegend>
 #include <QLegendMarker>
 #include <QXYSeries>
@@ -600,6 +603,64 @@ class TestGradientTask : public QObject {
       QCOMPARE(prov.value("run").toObject().value("objective").toDouble(), ref.objective);
       QCOMPARE(prov.value("export").toObject().value("sha256").toString(), testing::sha256OfFile(file));
     }
+  }
+
+  // Without steady-state data (Fujita_SciSignal2010: time courses only, no pre-equilibration,
+  // no t = inf) ssASA computes exactly the standard adjoint, so the method list greys it with
+  // the reason and selects "Standard adjoint", also over restored settings; with steady-state
+  // data (Blasi) ssASA is offered and the default. The core agrees that the two are one method
+  // there: the same gradient. At 1280x800 the panel fits and the window keeps its size.
+  void methodOffersSsasaOnlyWithSteadyStates() {
+    const QString fujita =
+        QStringLiteral(SENSODE_SHARED_DIR "/petab/Fujita_SciSignal2010/Fujita_SciSignal2010.yaml");
+    if (!QFileInfo::exists(fujita)) QSKIP("shared PEtab data not found");
+    const petab::Problem p = petab::loadProblem(fujita.toStdString());
+    for (const petab::Measurement& m : p.measurements)
+      QVERIFY(m.preequilibrationCondition < 0 && std::isfinite(m.time));
+    const std::vector<double> q = petab::nominalScaledParameters(p);
+    const petab::ObjectiveResult ssasa = petab::evaluateObjective(p, q, petab::GradientMethod::Ssasa);
+    const petab::ObjectiveResult adjoint = petab::evaluateObjective(p, q, petab::GradientMethod::Adjoint);
+    QCOMPARE(ssasa.objective, adjoint.objective);
+    for (std::size_t i = 0; i < ssasa.gradient.size(); ++i)
+      QVERIFY2(std::abs(ssasa.gradient[i] - adjoint.gradient[i]) <= 1e-12 * (1 + std::abs(adjoint.gradient[i])),
+               qPrintable(QStringLiteral("%1 vs %2").arg(ssasa.gradient[i], 0, 'g', 17).arg(adjoint.gradient[i], 0, 'g', 17)));
+
+    MainWindow w(testing::testWindowOptions());
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    const QSize before = w.size();
+    QVERIFY(w.openModel(fujita));
+    TaskPanel* panel = w.openTask(QStringLiteral("ssgradient"));
+    auto* method = panel->setupWidget()->findChild<QComboBox*>(QStringLiteral("method"));
+    QVERIFY(method);
+    QCOMPARE(method->currentData().toString(), QStringLiteral("adjoint"));
+    QCOMPARE(method->currentText(), QStringLiteral("Standard adjoint"));
+    auto* items = qobject_cast<QStandardItemModel*>(method->model());
+    QVERIFY(items);
+    const QStandardItem* ssasaItem = items->item(method->findData(QStringLiteral("ssasa")));
+    QVERIFY(!ssasaItem->isEnabled());
+    QVERIFY2(ssasaItem->toolTip().contains(QStringLiteral("no steady-state data")), qPrintable(ssasaItem->toolTip()));
+    panel->setupWidget()->setSettings({{"method", "ssasa"}});  // e.g. remembered from Blasi
+    QCOMPARE(method->currentData().toString(), QStringLiteral("adjoint"));
+    QStringList problems = testing::squeezedSettings(panel);
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QStringLiteral("; "))));
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
+    QVERIFY2(w.statusBar()->currentMessage().contains(QStringLiteral("standard adjoint")),
+             qPrintable(w.statusBar()->currentMessage()));
+    problems = testing::panelDoesNotFit(panel, w, before);
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QStringLiteral("; "))));
+
+    QVERIFY(w.openModel(kBlasi));
+    QVERIFY(items->item(method->findData(QStringLiteral("ssasa")))->isEnabled());
+    panel->setupWidget()->setSettings({{"method", "ssasa"}});
+    QCOMPARE(method->currentData().toString(), QStringLiteral("ssasa"));
+    MainWindow::Options fresh = testing::testWindowOptions();
+    fresh.useSettings = false;
+    MainWindow clean(fresh);
+    QVERIFY(clean.openModel(kBlasi));
+    auto* blasiMethod = clean.openTask(QStringLiteral("ssgradient"))->setupWidget()->findChild<QComboBox*>(QStringLiteral("method"));
+    QCOMPARE(blasiMethod->currentData().toString(), QStringLiteral("ssasa"));
   }
 
   void cancelStopsFastAndKeepsThePreviousResults() {
