@@ -15,6 +15,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QSet>
 #include <QSettings>
 #include <QStackedWidget>
 #include <QStatusBar>
@@ -24,6 +25,7 @@
 #include <cstdio>
 
 #include "gui/model_browser.h"
+#include "gui/model_table_model.h"
 #include "gui/plugin_loader.h"
 #include "gui/plugins_dialog.h"
 #include "gui/sbml_support_dialog.h"
@@ -84,16 +86,7 @@ MainWindow::MainWindow(const Options& options)
   welcome_->setObjectName(QStringLiteral("welcome"));
   welcome_->setAlignment(Qt::AlignCenter);
   welcome_->setWordWrap(true);
-  int loadedPlugins = 0;
-  for (const PluginRecord& r : plugins_->records()) loadedPlugins += r.loaded ? 1 : 0;
-  welcome_->setText(
-      tr("<h3>Sensode</h3><p>Open an SBML model with <b>File ▸ Open</b>, then choose a task from "
-         "the <b>Tasks</b> menu.</p><p>%1 task(s) from %2 plugin(s) loaded%3.</p>")
-          .arg(plugins_->tasks().size())
-          .arg(loadedPlugins)
-          .arg(plugins_->failureCount() > 0
-                   ? tr("; %1 problem(s), see Help ▸ Plugins").arg(plugins_->failureCount())
-                   : QString()));
+  updateWelcome();
   centre_ = new QStackedWidget;
   centre_->addWidget(welcome_);
   centre_->addWidget(taskTabs_);
@@ -133,7 +126,12 @@ void MainWindow::buildMenus() {
   recentMenu_ = fileMenu_->addMenu(tr("Open &Recent"));
   recentMenu_->setObjectName(QStringLiteral("recentMenu"));
   updateRecentMenu();
-  fileMenu_->addSeparator();
+  saveModelAction_ =
+      fileMenu_->addAction(tr("&Save model as..."), this, &MainWindow::saveModelDialog);
+  saveModelAction_->setShortcut(QKeySequence::SaveAs);
+  saveModelAction_->setObjectName(QStringLiteral("actionSaveModelAs"));
+  updateSaveAction();
+  QAction* beforeExport = fileMenu_->addSeparator();
   exportMenu_ = fileMenu_->addMenu(tr("&Export"));
   exportMenu_->setObjectName(QStringLiteral("exportMenu"));
   connect(exportMenu_, &QMenu::aboutToShow, this, &MainWindow::updateExportMenu);
@@ -144,6 +142,7 @@ void MainWindow::buildMenus() {
   tasksMenu_ = menuBar()->addMenu(tr("&Tasks"));
   tasksMenu_->setObjectName(QStringLiteral("tasksMenu"));
   buildTaskActions();
+  buildOpenResultsActions(beforeExport);
 
   helpMenu_ = menuBar()->addMenu(tr("&Help"));
   QAction* pluginsAction =
@@ -287,10 +286,112 @@ bool MainWindow::openModel(const QString& path) {
     if (auto* panel = qobject_cast<TaskPanel*>(taskTabs_->widget(i))) panel->setSession(session_);
   }
   addRecentFile(absolute);
+  updateSaveAction();
+  updateWelcome();
   setWindowTitle(tr("%1 — Sensode").arg(info.fileName()));
   statusBar()->showMessage(tr("Opened %1").arg(QDir::toNativeSeparators(absolute)), 8000);
   emit modelOpened(absolute);
   return true;
+}
+
+void MainWindow::updateSaveAction() {
+  const bool writable =
+      session_.isOpen() && !plugins_->modelWriters(session_.format).isEmpty();
+  saveModelAction_->setEnabled(writable);
+  saveModelAction_->setStatusTip(
+      writable ? tr("Write the model with the edited values to a new SBML file")
+      : session_.format == QLatin1String("petab")
+          ? tr("A PEtab problem is saved with its fit: Parameter estimation ▸ Save fitted problem")
+          : tr("Open a model first (and load a plugin that writes models)"));
+  saveModelAction_->setToolTip(saveModelAction_->statusTip());
+}
+
+void MainWindow::saveModelDialog() {
+  if (!session_.isOpen()) return;
+  QString dir;
+  if (options_.useSettings) dir = settings()->value(QStringLiteral("dirs/save")).toString();
+  if (dir.isEmpty()) dir = QFileInfo(session_.filePath).absolutePath();
+  const QString suggested = QDir(dir).filePath(
+      QStringLiteral("%1_edited.xml").arg(QFileInfo(session_.filePath).completeBaseName()));
+  QString path = QFileDialog::getSaveFileName(this, tr("Save model as"), suggested,
+                                              tr("SBML models (*.xml *.sbml)"));
+  if (path.isEmpty()) return;
+  if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".xml");
+  if (options_.useSettings)
+    settings()->setValue(QStringLiteral("dirs/save"), QFileInfo(path).absolutePath());
+  saveModelAs(path);
+}
+
+bool MainWindow::saveModelAs(const QString& path) {
+  const QList<const api::ModelWriter*> writers =
+      session_.isOpen() ? plugins_->modelWriters(session_.format) : QList<const api::ModelWriter*>{};
+  if (writers.isEmpty()) {
+    reportError(tr("Cannot save model"),
+                session_.isOpen() ? tr("no loaded plugin writes %1 files").arg(session_.format)
+                                  : tr("no model is open"));
+    return false;
+  }
+  QStringList warnings;
+  QString why;
+  if (!writers.first()->saveModel(session_, QFileInfo(path).absoluteFilePath(), &warnings, &why)) {
+    reportError(tr("Cannot save model"), why);
+    return false;
+  }
+  for (const QString& w : warnings)
+    std::fprintf(stderr, "sensode-gui: warning: %s: %s\n", qPrintable(path), qPrintable(w));
+  const QString saved =
+      tr("Saved %1 with %n edited value(s)", "", int(session_.overrides.size()))
+          .arg(QDir::toNativeSeparators(path));
+  statusBar()->showMessage(warnings.isEmpty() ? saved
+                                              : saved + QStringLiteral("; ") + warnings.join(QStringLiteral("; ")),
+                           10000);
+  if (options_.interactive && !warnings.isEmpty()) {
+    auto* box = new QMessageBox(QMessageBox::Information, tr("Model saved"), saved + QLatin1Char('.'),
+                                QMessageBox::Ok, this);
+    box->setInformativeText(warnings.join(QLatin1Char('\n')));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+  }
+  return true;
+}
+
+QStringList MainWindow::applyOverrides(const QMap<QString, double>& values) {
+  QSet<QString> editable;
+  for (const QString& title : browser_->tableTitles())
+    if (const ModelTableModel* model = browser_->tableModel(title))
+      for (const api::ModelTable::Row& row : model->table().rows)
+        if (!row.overrideId.isEmpty()) editable.insert(row.overrideId);
+  QMap<QString, double> merged = session_.overrides;
+  QStringList ignored;
+  for (auto it = values.cbegin(); it != values.cend(); ++it) {
+    if (editable.contains(it.key())) merged.insert(it.key(), it.value());
+    else ignored << it.key();
+  }
+  browser_->setOverrides(merged);
+  setOverrides(browser_->overrides());
+  statusBar()->showMessage(
+      tr("%n value(s) applied to the model", "", int(values.size() - ignored.size())) +
+          (ignored.isEmpty() ? QString()
+                             : tr("; not in the open model: %1").arg(ignored.join(QStringLiteral(", ")))),
+      10000);
+  return ignored;
+void MainWindow::updateWelcome() {
+  int loadedPlugins = 0;
+  for (const PluginRecord& r : plugins_->records()) loadedPlugins += r.loaded ? 1 : 0;
+  const QString next =
+      session_.isOpen()
+          ? tr("<p><b>%1</b> is open: choose a task from the <b>Tasks</b> menu.</p>")
+                .arg(QFileInfo(session_.filePath).fileName().toHtmlEscaped())
+          : tr("<p>Open an SBML model or a PEtab problem with <b>File ▸ Open</b>, then choose a "
+               "task from the <b>Tasks</b> menu.</p>");
+  welcome_->setText(
+      tr("<h3>Sensode</h3>%1<p>%2 task(s) from %3 plugin(s) loaded%4.</p>")
+          .arg(next)
+          .arg(plugins_->tasks().size())
+          .arg(loadedPlugins)
+          .arg(plugins_->failureCount() > 0
+                   ? tr("; %1 problem(s), see Help ▸ Plugins").arg(plugins_->failureCount())
+                   : QString()));
 }
 
 void MainWindow::setOverrides(const QMap<QString, double>& overrides) {
@@ -315,6 +416,56 @@ TaskPanel* MainWindow::taskPanel(const QString& id) const {
 
 TaskPanel* MainWindow::currentTaskPanel() const {
   return qobject_cast<TaskPanel*>(taskTabs_->currentWidget());
+}
+
+void MainWindow::buildOpenResultsActions(QAction* before) {
+  int n = 0;
+  for (const api::ResultsOpener* opener : plugins_->resultsOpeners()) {
+    auto* action = new QAction(tr("Open %1").arg(opener->openResultsLabel()), fileMenu_);
+    action->setObjectName(QStringLiteral("actionOpenResults%1").arg(n++));
+    fileMenu_->insertAction(before, action);
+    connect(action, &QAction::triggered, this, [this, opener] {
+      const QString folder = QFileDialog::getExistingDirectory(
+          this, tr("Open %1").arg(opener->openResultsLabel()),
+          options_.useSettings ? settings()->value(QStringLiteral("dirs/results")).toString()
+                               : QString());
+      if (folder.isEmpty()) return;
+      if (options_.useSettings) settings()->setValue(QStringLiteral("dirs/results"), folder);
+      QString why;
+      if (!showOpenedResults(*opener, folder, &why))
+        reportError(tr("Cannot open results"), why);
+    });
+  }
+}
+
+bool MainWindow::showOpenedResults(const api::ResultsOpener& opener, const QString& folder,
+                                   QString* errorString) {
+  QApplication::setOverrideCursor(Qt::WaitCursor);
+  const std::optional<api::OpenedResults> opened = opener.openResults(folder, errorString);
+  QApplication::restoreOverrideCursor();
+  if (!opened) return false;
+  TaskPanel* panel = openTask(opened->taskId);
+  if (!panel) {
+    if (errorString) *errorString = lastError_;
+    return false;
+  }
+  if (!opened->settings.isEmpty()) panel->setupWidget()->setSettings(opened->settings);
+  panel->showOpenedResult(opened->result, folder);
+  statusBar()->showMessage(
+      tr("Opened %1: %2").arg(QDir::toNativeSeparators(folder), opened->result->summary()), 8000);
+  return true;
+}
+
+bool MainWindow::openResultsFolder(const QString& folder) {
+  QString firstError;
+  for (const api::ResultsOpener* opener : plugins_->resultsOpeners()) {
+    QString why;
+    if (showOpenedResults(*opener, folder, &why)) return true;
+    if (firstError.isEmpty()) firstError = why;
+  }
+  reportError(tr("Cannot open results"),
+              firstError.isEmpty() ? tr("no loaded plugin opens saved results") : firstError);
+  return false;
 }
 
 TaskPanel* MainWindow::openTask(const QString& id) {
@@ -342,9 +493,19 @@ TaskPanel* MainWindow::openTask(const QString& id) {
     }
   }
   panel->setSession(session_);
+  // Views that propose values for the model (the estimation task's "Apply best fit").
+  QList<QObject*> widgets{panel->setupWidget()};
+  for (api::TaskResultView* view : panel->resultViews()) widgets << view;
+  for (QObject* widget : widgets)
+    if (auto* source = qobject_cast<api::OverrideSource*>(widget))
+      source->setApplyOverrides(
+          [this](const QMap<QString, double>& values) { return applyOverrides(values); });
   connect(panel, &TaskPanel::errorOccurred, this, &MainWindow::reportError);
-  connect(panel, &TaskPanel::statusMessage, this,
-          [this](const QString& text) { statusBar()->showMessage(text); });
+  connect(panel, &TaskPanel::statusMessage, this, [this](const QString& text) {
+    statusBar()->showMessage(text);
+    // A run's summary can be longer than the line (fallback sentences): the whole on hover.
+    statusBar()->setToolTip(text);
+  });
   connect(panel, &TaskPanel::settingsChanged, this, [this, panel] { saveTaskSettings(panel); });
   connect(panel, &TaskPanel::exportRequested, this,
           [this, panel](api::TaskResultView* view, const api::ExportFormat& format) {

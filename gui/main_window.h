@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The desktop host's main window: File (Open, Open Recent, Export, Quit), a Tasks menu built from
+// The desktop host's main window: File (Open, Open Recent, Save model as, Export, Quit), a Tasks
+// menu built from
 // the loaded plugins, Help (Plugins, SBML support, About); the model browser as a dock; one tab
 // per open task. It knows no numerics: models reach tasks as an api::ModelSession and results
 // come back as opaque api::TaskResult objects.
@@ -19,6 +20,7 @@
 #include <memory>
 #include <optional>
 
+#include "gui/plugin_api/results_opener.h"
 #include "gui/plugin_api/task_plugin.h"
 
 class QLabel;
@@ -53,9 +55,21 @@ class MainWindow : public QMainWindow {
   // Opens an SBML file (or PEtab yaml); false and an error report on failure, in which case the
   // previously open model stays open.
   bool openModel(const QString& path);
+  // File ▸ Save model as... without the dialog: writes the open model with the edited values to
+  // `path` through a plugin's api::ModelWriter. False and an error report on failure. The
+  // session stays on the file it opened.
+  bool saveModelAs(const QString& path);
+  // Merges `values` into the edited values (the browser shows them, the tasks use them); ids
+  // the browser has no editable row for are left out and returned. What a task's "Apply best
+  // fit" calls (api::OverrideSource).
+  QStringList applyOverrides(const QMap<QString, double>& values);
   const api::ModelSession& session() const { return session_; }
   // Opens (or brings to front) the task's tab; nullptr and an error report for an unknown id.
   TaskPanel* openTask(const QString& id);
+  // Opens saved results (File ▸ Open ... results): the first plugin whose ResultsOpener reads
+  // `folder` shows them in its task's panel, with the run's settings in the set-up form. False
+  // and an error report when none can.
+  bool openResultsFolder(const QString& folder);
   TaskPanel* taskPanel(const QString& id) const;
   TaskPanel* currentTaskPanel() const;
 
@@ -83,7 +97,12 @@ class MainWindow : public QMainWindow {
  private:
   void buildMenus();
   void buildTaskActions();
+  void buildOpenResultsActions(QAction* before);
+  bool showOpenedResults(const api::ResultsOpener& opener, const QString& folder,
+                         QString* errorString);
   void openFileDialog();
+  void saveModelDialog();
+  void updateSaveAction();
   void updateRecentMenu();
   void addRecentFile(const QString& path);
   void exportFromPanel(TaskPanel* panel, api::TaskResultView* view,
@@ -92,6 +111,8 @@ class MainWindow : public QMainWindow {
   void setOverrides(const QMap<QString, double>& overrides);
   void saveTaskSettings(TaskPanel* panel);
   void showAbout();
+  // The centre's text while no task is open: what to do next, for the session as it is.
+  void updateWelcome();
   std::unique_ptr<QSettings> settings() const;
 
   Options options_;
@@ -104,6 +125,7 @@ class MainWindow : public QMainWindow {
   QLabel* welcome_ = nullptr;
   QMenu* fileMenu_ = nullptr;
   QMenu* recentMenu_ = nullptr;
+  QAction* saveModelAction_ = nullptr;
   QMenu* exportMenu_ = nullptr;
   QMenu* tasksMenu_ = nullptr;
   QMenu* helpMenu_ = nullptr;

@@ -70,7 +70,7 @@ void ModelBrowser::clear(const QString& message) {
   proxies_.clear();
   models_.clear();
   title_->setText(tr("No model"));
-  summary_->setText(message.isEmpty() ? tr("Open an SBML file with File ▸ Open.") : message);
+  summary_->setText(message.isEmpty() ? tr("Open an SBML model or a PEtab problem with File ▸ Open.") : message);
   filter_->setEnabled(false);
   overrides_.clear();
   updateResetButton();
@@ -137,6 +137,14 @@ void ModelBrowser::setOverview(const api::ModelOverview& overview) {
     if (models_[i]->table().title == QLatin1String("Species")) sections_->setCurrentIndex(i);
   }
   applyFilter(filter_->text());
+  // The value (what users read and edit) right after the id, so the dock's width shows both;
+  // names, compartments and flags follow and scroll. (After the filter: a proxy reset would
+  // undo the move.)
+  for (int i = 0; i < views_.size(); ++i) {
+    const int value = models_[i]->table().valueColumn;
+    QHeaderView* header = views_[i]->horizontalHeader();
+    if (value > 1 && header->visualIndex(value) != 1) header->moveSection(header->visualIndex(value), 1);
+  }
 }
 
 void ModelBrowser::setOverrides(const QMap<QString, double>& overrides) {

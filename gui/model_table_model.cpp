@@ -50,7 +50,7 @@ QVariant ModelTableModel::data(const QModelIndex& index, int role) const {
 
   switch (role) {
     case Qt::DisplayRole:
-      return isEdited ? formatNumber(edited.value()) : text;
+      return isEdited ? displayNumber(edited.value()) : text;
     case Qt::EditRole:
       if (isEdited) return formatNumber(edited.value());
       return std::isnan(row.nominal) ? text : formatNumber(row.nominal);
@@ -71,7 +71,10 @@ QVariant ModelTableModel::data(const QModelIndex& index, int role) const {
         return QStringLiteral("Edited value for '%1'; the file says %2. Clear the cell to go back.")
             .arg(row.overrideId, formatNumber(row.nominal));
       }
-      if (editable) return QStringLiteral("Double-click to set a value for '%1'").arg(row.overrideId);
+      if (editable) {
+        return QStringLiteral("%1 in the file; double-click to set a value for '%2'")
+            .arg(formatNumber(row.nominal), row.overrideId);
+      }
       return row.toolTip.isEmpty() ? QVariant() : QVariant(row.toolTip);
     case Qt::TextAlignmentRole:
       if (column == table_.valueColumn) return QVariant(Qt::AlignRight | Qt::AlignVCenter);
@@ -129,6 +132,13 @@ QString ModelTableModel::formatNumber(double v) {
   if (std::isinf(v)) return v > 0 ? QStringLiteral("INF") : QStringLiteral("-INF");
   // Shortest round-trip representation.
   return QString::number(v, 'g', QLocale::FloatingPointShortest);
+}
+
+QString ModelTableModel::displayNumber(double v) {
+  if (std::isnan(v) || std::isinf(v)) return formatNumber(v);
+  if (v == 0) return QStringLiteral("0");
+  // As the plugin's tables (number_format.h shortNumber): 8 significant digits, no float noise.
+  return QString::number(v, 'g', 8);
 }
 
 std::optional<double> ModelTableModel::parseNumber(const QString& text) {

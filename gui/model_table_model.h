@@ -36,8 +36,10 @@ class ModelTableModel : public QAbstractTableModel {
   Qt::ItemFlags flags(const QModelIndex& index) const override;
   bool setData(const QModelIndex& index, const QVariant& value, int role = Qt::EditRole) override;
 
-  // Text of a number as the browser shows it (shortest form that reads back exactly).
+  // Exact text of a number (shortest form that reads back exactly): edit text and tool tips.
   static QString formatNumber(double v);
+  // What a cell shows: 8 significant digits (formatNumber's exact text is the edit text).
+  static QString displayNumber(double v);
   // Parses "1e-3", "0.5", " 2 " (C locale, then the system locale); nullopt when not a number.
   static std::optional<double> parseNumber(const QString& text);
 

@@ -107,6 +107,8 @@ void PluginLoader::adopt(QObject* instance, const QJsonObject& metaData, PluginR
     return;
   }
   record.plugin = plugin;
+  record.writer = qobject_cast<api::ModelWriter*>(instance);
+  record.resultsOpener = qobject_cast<api::ResultsOpener*>(instance);
   record.loaded = true;
 
   QStringList refused;
@@ -147,9 +149,24 @@ QList<const api::TaskPlugin*> PluginLoader::modelReaders(const QString& format) 
   return readers;
 }
 
+QList<const api::ModelWriter*> PluginLoader::modelWriters(const QString& format) const {
+  QList<const api::ModelWriter*> writers;
+  for (const PluginRecord& r : records_) {
+    if (r.loaded && r.writer && r.writer->writableFormats().contains(format)) writers << r.writer;
+  }
+  return writers;
+}
+
 int PluginLoader::failureCount() const {
   return static_cast<int>(std::count_if(records_.begin(), records_.end(),
                                         [](const PluginRecord& r) { return !r.error.isEmpty(); }));
+}
+
+QList<const api::ResultsOpener*> PluginLoader::resultsOpeners() const {
+  QList<const api::ResultsOpener*> out;
+  for (const PluginRecord& r : records_)
+    if (r.loaded && r.resultsOpener) out.append(r.resultsOpener);
+  return out;
 }
 
 }  // namespace sensode::gui

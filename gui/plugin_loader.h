@@ -20,6 +20,8 @@
 #include <memory>
 #include <vector>
 
+#include "gui/plugin_api/model_editing.h"
+#include "gui/plugin_api/results_opener.h"
 #include "gui/plugin_api/task_plugin.h"
 
 class QPluginLoader;
@@ -36,6 +38,9 @@ struct PluginRecord {
   QString error;        // why it failed, or why some of its tasks were refused
   QStringList taskIds;  // tasks the host accepted from it
   api::TaskPlugin* plugin = nullptr;
+  // The plugin's model writer (gui/plugin_api/model_editing.h), when it implements one.
+  api::ModelWriter* writer = nullptr;
+  api::ResultsOpener* resultsOpener = nullptr;  // when the plugin also opens saved results
 };
 
 class PluginLoader {
@@ -57,7 +62,11 @@ class PluginLoader {
   const api::TaskDescription* task(const QString& id) const;
   // Loaded plugins that can read `format` ("sbml", "petab") for the model browser.
   QList<const api::TaskPlugin*> modelReaders(const QString& format) const;
+  // Loaded plugins that can write `format` with edited values (File ▸ Save model as...).
+  QList<const api::ModelWriter*> modelWriters(const QString& format) const;
   int failureCount() const;
+  // Loaded plugins that open saved results (results_opener.h), in load order.
+  QList<const api::ResultsOpener*> resultsOpeners() const;
 
  private:
   void adopt(QObject* instance, const QJsonObject& metaData, PluginRecord record);

@@ -2,7 +2,10 @@
 #include "gui/scripted_run.h"
 
 #include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
 #include <QPixmap>
+#include <QRegularExpression>
 #include <QTimer>
 
 #include <cstdio>
@@ -35,6 +38,13 @@ void ScriptedRun::start() {
       fail(2, window_->lastError());
       return;
     }
+    panel_ = panel;
+    if (!plan_.settings.isEmpty()) {
+      QJsonObject merged = panel->setupWidget()->settings();
+      for (auto it = plan_.settings.begin(); it != plan_.settings.end(); ++it)
+        merged.insert(it.key(), it.value());
+      panel->setupWidget()->setSettings(merged);
+    }
     connect(panel, &TaskPanel::runFinished, this,
             [this](api::TaskStatus status, const QString&) {
               afterRun(status == api::TaskStatus::Succeeded);
@@ -50,18 +60,48 @@ void ScriptedRun::afterRun(bool ok) {
   QTimer::singleShot(kSettleMs, this, [this, ok] { saveAndFinish(ok ? 0 : 1); });
 }
 
-void ScriptedRun::saveAndFinish(int exitCode) {
+QString ScriptedRun::tabScreenshotPath(const QString& base, const QString& title) {
+  const QFileInfo info(base);
+  const QString slug = title.toLower().replace(QRegularExpression(QStringLiteral("[^a-z0-9]+")),
+                                               QStringLiteral("-"));
+  return info.dir().filePath(QStringLiteral("%1-%2.%3")
+                                 .arg(info.completeBaseName(), slug,
+                                      info.suffix().isEmpty() ? QStringLiteral("png") : info.suffix()));
+}
+
+bool ScriptedRun::save(const QString& path) {
   const QPixmap shot = window_->grab();
-  if (shot.isNull() || !shot.save(plan_.screenshot, "PNG")) {
-    std::fprintf(stderr, "sensode-gui: %s: cannot save the screenshot\n",
-                 qPrintable(plan_.screenshot));
-    emit finished(1);
+  if (shot.isNull() || !shot.save(path, "PNG")) {
+    std::fprintf(stderr, "sensode-gui: %s: cannot save the screenshot\n", qPrintable(path));
+    return false;
+  }
+  std::fprintf(stdout, "sensode-gui: saved %s (%dx%d)\n", qPrintable(path), shot.width(),
+               shot.height());
+  std::fflush(stdout);
+  return true;
+}
+
+void ScriptedRun::saveAndFinish(int exitCode) {
+  if (!plan_.everyTab || !panel_) {
+    emit finished(save(plan_.screenshot) ? exitCode : 1);
     return;
   }
-  std::fprintf(stdout, "sensode-gui: saved %s (%dx%d)\n", qPrintable(plan_.screenshot),
-               shot.width(), shot.height());
-  std::fflush(stdout);
-  emit finished(exitCode);
+  for (api::TaskResultView* view : panel_->resultViews())
+    if (view->placement() == api::TaskResultView::Placement::Tab) tabs_ << view;
+  saveTab(0, exitCode);
+}
+
+void ScriptedRun::saveTab(int index, int exitCode) {
+  if (index >= tabs_.size()) {
+    emit finished(exitCode);
+    return;
+  }
+  // Each tab in front for the time to lay out and paint (charts relayout once).
+  panel_->showResultView(tabs_[index]);
+  QTimer::singleShot(kSettleMs, this, [this, index, exitCode] {
+    const bool saved = save(tabScreenshotPath(plan_.screenshot, tabs_[index]->title()));
+    saveTab(index + 1, saved ? exitCode : 1);
+  });
 }
 
 void ScriptedRun::fail(int exitCode, const QString& message) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "gui/task_panel.h"
 
+#include <QDir>
 #include <QFileInfo>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -17,6 +18,22 @@
 #include "gui/provenance.h"
 
 namespace sensode::gui {
+
+namespace {
+
+// A word-wrapped QLabel asks for about 80 characters of width as its minimum; in a result tab
+// or the settings column that minimum widened the whole window (the sensitivity and estimation
+// tabs' captions). Such labels take the width they are given and wrap to it instead.
+void wrapLabelsToTheirRoom(QWidget* root) {
+  for (QLabel* label : root->findChildren<QLabel*>()) {
+    if (!label->wordWrap()) continue;
+    QSizePolicy policy = label->sizePolicy();
+    policy.setHorizontalPolicy(QSizePolicy::Ignored);
+    label->setSizePolicy(policy);
+  }
+}
+
+}  // namespace
 
 TaskPanel::TaskPanel(const api::TaskDescription& task, QWidget* parent)
     : QWidget(parent), task_(task) {
@@ -90,8 +107,11 @@ TaskPanel::TaskPanel(const api::TaskDescription& task, QWidget* parent)
     }
   }
   leftLayout->addStretch(1);
+  wrapLabelsToTheirRoom(left);
+  for (api::TaskResultView* view : views_) wrapLabelsToTheirRoom(view);
 
   auto* scroll = new QScrollArea;
+  scroll->setObjectName(QStringLiteral("settingsScroll"));
   scroll->setWidget(left);
   scroll->setWidgetResizable(true);
   scroll->setFrameShape(QFrame::NoFrame);
@@ -134,6 +154,11 @@ api::TaskResultView* TaskPanel::resultView(const QString& title) const {
     if (v->title() == title) return v;
   }
   return nullptr;
+}
+
+void TaskPanel::showResultView(api::TaskResultView* view) {
+  const int index = tabs_->indexOf(view);
+  if (index >= 0) tabs_->setCurrentIndex(index);
 }
 
 bool TaskPanel::isRunning() const { return watcher_.future().isValid() && !watcher_.isFinished(); }
@@ -185,6 +210,22 @@ void TaskPanel::setRunning(bool running) {
   setup_->setEnabled(!running);
 }
 
+void TaskPanel::show(const std::shared_ptr<const api::TaskResult>& result) {
+  shown_ = result;
+  for (api::TaskResultView* view : views_) view->showResult(result);
+  export_->setEnabled(!exportTargets().isEmpty());
+}
+
+void TaskPanel::showOpenedResult(const std::shared_ptr<const api::TaskResult>& result,
+                                 const QString& source) {
+  progress_->setRange(0, 1);
+  progress_->setValue(1);
+  progressText_->setToolTip(QDir::toNativeSeparators(source));
+  progressText_->setText(tr("Opened %1: %2")
+                             .arg(QFileInfo(source).fileName(), result->summary()));
+  show(result);
+}
+
 void TaskPanel::onFinished() {
   setRunning(false);
   progress_->setRange(0, 1);
@@ -202,9 +243,7 @@ void TaskPanel::onFinished() {
       progress_->setValue(1);
       progressText_->setToolTip({});
       progressText_->setText(tr("Done: %1").arg(result->summary()));
-      shown_ = result;
-      for (api::TaskResultView* view : views_) view->showResult(result);
-      export_->setEnabled(!exportTargets().isEmpty());
+      show(result);
       emit statusMessage(result->summary());
       break;
     case api::TaskStatus::Cancelled:

@@ -37,6 +37,8 @@ class TaskPanel : public QWidget {
   api::TaskSetupWidget* setupWidget() const { return setup_; }
   QList<api::TaskResultView*> resultViews() const { return views_; }
   api::TaskResultView* resultView(const QString& title) const;
+  // Brings a result tab to the front (side views are always shown).
+  void showResultView(api::TaskResultView* view);
   // The result the views show (the last successful run), or nullptr.
   std::shared_ptr<const api::TaskResult> shownResult() const { return shown_; }
   bool isRunning() const;
@@ -45,6 +47,9 @@ class TaskPanel : public QWidget {
   QProgressBar* progressBar() const { return progress_; }
 
   void setSession(const api::ModelSession& session);
+  // Shows a result read from `source` (saved results, results_opener.h) as a finished run's.
+  void showOpenedResult(const std::shared_ptr<const api::TaskResult>& result,
+                        const QString& source);
 
   // Every (view, format) pair the views offer.
   struct ExportTarget {
@@ -76,6 +81,7 @@ class TaskPanel : public QWidget {
 
  private:
   void onFinished();
+  void show(const std::shared_ptr<const api::TaskResult>& result);
   void setRunning(bool running);
   void showExportMenu();
 

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "plugin/tasks_plugin.h"
 
+#include <QFile>
+
 #include <exception>
+
+#include "core/model/sbml_writer.h"
 
 #include "plugin/common/model_overview.h"
 #include "plugin/common/petab_overview.h"
@@ -31,6 +35,25 @@ std::optional<api::ModelOverview> SensodeTasksPlugin::readModel(const QString& p
   } catch (const std::exception& e) {
     if (errorString) *errorString = QString::fromStdString(e.what());
     return std::nullopt;
+  }
+}
+
+QStringList SensodeTasksPlugin::writableFormats() const { return {QStringLiteral("sbml")}; }
+
+bool SensodeTasksPlugin::saveModel(const api::ModelSession& session, const QString& path,
+                                   QStringList* warnings, QString* errorString) const {
+  try {
+    model::ValueEdits values;
+    for (auto it = session.overrides.cbegin(); it != session.overrides.cend(); ++it)
+      values.emplace_back(it.key().toStdString(), it.value());
+    const auto written = model::writeSbmlWithValues(QFile::encodeName(session.filePath).toStdString(),
+                                                    values, QFile::encodeName(path).toStdString());
+    if (warnings)
+      for (const std::string& w : written) *warnings << QString::fromStdString(w);
+    return true;
+  } catch (const std::exception& e) {
+    if (errorString) *errorString = QString::fromStdString(e.what());
+    return false;
   }
 }
 

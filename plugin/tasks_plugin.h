@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The sensode_tasks plugin: the Sensode tasks (Time course, Parameter sensitivities, Steady-state
-// gradient) and the SBML and PEtab readers for the host's model browser. Built twice from the
+// gradient), the SBML and PEtab readers for the host's model browser, and the SBML writer behind
+// File ▸ Save model as (api::ModelWriter over core/model/sbml_writer.h). Built twice from the
 // same sources: a loadable plugin (build/plugins) and a STATIC variant the tests link (linking
 // imports it: qt_add_plugin adds Q_IMPORT_PLUGIN(SensodeTasksPlugin)).
 //
@@ -11,14 +12,15 @@
 
 #include <QObject>
 
+#include "gui/plugin_api/model_editing.h"
 #include "gui/plugin_api/task_plugin.h"
 
 namespace sensode::plugin {
 
-class SensodeTasksPlugin : public QObject, public api::TaskPlugin {
+class SensodeTasksPlugin : public QObject, public api::TaskPlugin, public api::ModelWriter {
   Q_OBJECT
   Q_PLUGIN_METADATA(IID "org.sensode.TaskPlugin/2" FILE "sensode_tasks.json")
-  Q_INTERFACES(sensode::api::TaskPlugin)
+  Q_INTERFACES(sensode::api::TaskPlugin sensode::api::ModelWriter)
 
  public:
   bool initialize(QString* errorString) override;
@@ -26,6 +28,9 @@ class SensodeTasksPlugin : public QObject, public api::TaskPlugin {
   QStringList modelFormats() const override;
   std::optional<api::ModelOverview> readModel(const QString& path,
                                               QString* errorString) const override;
+  QStringList writableFormats() const override;
+  bool saveModel(const api::ModelSession& session, const QString& path, QStringList* warnings,
+                 QString* errorString) const override;
 };
 
 }  // namespace sensode::plugin

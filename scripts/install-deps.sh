@@ -3,9 +3,9 @@
 # optimised SUNDIALS built from Debian's own source (scripts/install-sundials.sh; Debian's
 # libsundials-dev is compiled without optimisation).
 #
-#   scripts/install-deps.sh         # everything: core, CLI, Qt GUI, plugins and tests
+#   scripts/install-deps.sh         # everything: core, CLI (with MPI), Qt GUI, plugins and tests
 #   scripts/install-deps.sh --cli   # only what the core and the `sensode` CLI need (the main job,
-#                                   # scripts/run-example.sh): no Qt, a third of the download
+#                                   # scripts/run-example.sh): no Qt, no MPI
 #
 # Idempotent: a second run installs nothing and takes a second.
 set -euo pipefail
@@ -24,8 +24,9 @@ cli_packages=(
 # Not libsundials-dev: install-sundials.sh builds SUNDIALS from Debian's source, and the binary
 # package would pull in MPI, PETSc, hypre and gfortran (about 1 GB) that Sensode never uses.
 
-# The GUI host, the task plugins and the Qt Test executables.
-gui_packages=(
+# The GUI host, the task plugins, the Qt Test executables and MPI (optional for the CLI).
+full_packages=(
+  libopenmpi-dev openmpi-bin  # mpirun sensode estimate: the multistart over MPI ranks
   qt6-base-dev          # Qt Widgets, Qt Test
   qt6-charts-dev
   qt6-svg-dev           # Debian 12's name for the Qt 6 SVG module's dev files
@@ -37,7 +38,7 @@ gui_packages=(
 packages=("${cli_packages[@]}")
 case "${1:-}" in
   --cli) ;;
-  "") packages+=("${gui_packages[@]}") ;;
+  "") packages+=("${full_packages[@]}") ;;
   *) echo "install-deps: unknown argument '$1' (expected --cli or nothing)" >&2; exit 1 ;;
 esac
 

@@ -130,6 +130,22 @@ std::optional<std::vector<double>> Arguments::numberList(const std::string& name
   return out;
 }
 
+std::optional<std::vector<std::string>> Arguments::idList(const std::string& name) const {
+  const auto text = string(name);
+  if (!text) return std::nullopt;
+  std::vector<std::string> ids;
+  std::size_t from = 0;
+  while (from <= text->size()) {
+    const std::size_t comma = std::min(text->find(',', from), text->size());
+    const std::string item = text->substr(from, comma - from);
+    const auto first = item.find_first_not_of(" \t");
+    if (first == std::string::npos) fail("option '" + name + "': empty id in '" + *text + "'");
+    ids.push_back(item.substr(first, item.find_last_not_of(" \t") - first + 1));
+    from = comma + 1;
+  }
+  return ids;
+}
+
 std::string Arguments::helpText(const std::vector<OptionSpec>& specs) {
   std::string out;
   for (const OptionSpec& s : specs) {

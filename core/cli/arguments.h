@@ -48,6 +48,9 @@ class Arguments {
   long integer(const std::string& name, long fallback, long min, long max) const;
   // A comma-separated list of numbers ("0,0.5,1").
   std::optional<std::vector<double>> numberList(const std::string& name) const;
+  // A comma-separated list of ids ("A, B,C"), each trimmed of blanks; an empty id is a
+  // UsageError naming the option.
+  std::optional<std::vector<std::string>> idList(const std::string& name) const;
 
   // "  --rtol R        relative tolerance" lines for the help text.
   static std::string helpText(const std::vector<OptionSpec>& specs);

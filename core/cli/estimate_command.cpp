@@ -5,6 +5,7 @@
 //                  [--no-start-values] [--global screen|ess|none] [--screen K]
 //                  [--global-evaluations E] [--global-local K] [--polish K]
 //                  [--acceleration on|off] [--continue-stalled on|off] [--out DIR]
+//                  [--resume DIR]
 //
 // Fits the estimated parameters of a PEtab problem (core/estimation/estimation.h): a multistart
 // of local optimisations from a seeded Latin hypercube in the bounds (plus the table's nominal
@@ -23,8 +24,15 @@
 //                    converged, every parameter
 //   summary.json     objectives (best, nominal), success rate, timing, χ², FIM rank and
 //                    eigenvalues, fallbacks
-// Progress: one stderr line per finished start. Ctrl-C cancels: the starts finished so far are
-// written and the command exits with status 1.
+//   problem.yaml     the PEtab problem with the best fit as its nominal values (its parameter
+//                    table rewritten, the other files copied: core/petab/problem_writer.h), so
+//                    that `sensode gradient DIR/problem.yaml` evaluates the best fit
+//   run.txt, plan.txt, starts/*.txt, command.txt  the run store (core/estimation/run_store.h),
+//                    written as the run goes: each start's record as soon as it finishes
+// Progress: one stderr line per finished start. Ctrl-C or SIGTERM cancels: the starts finished
+// so far are written and the command exits with status 1; `--resume DIR` (or the same command
+// again) continues from DIR without computing the finished starts again. Under `mpirun -n N`
+// (a build with MPI) rank 0 hands the starts to the other ranks (estimate_distributed.h).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -34,14 +42,18 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "core/cli/arguments.h"
 #include "core/cli/commands.h"
 #include "core/cli/csv_writer.h"
+#include "core/cli/estimate_distributed.h"
 #include "core/cli/stats_json.h"
 #include "core/common/errors.h"
 #include "core/estimation/estimation.h"
+#include "core/estimation/fitted_problem.h"
+#include "core/estimation/run_store.h"
 
 namespace sensode::cli {
 namespace {
@@ -90,7 +102,12 @@ const std::vector<OptionSpec>& estimateOptions() {
       {"--no-start-values", "", "every start from the Latin hypercube (no start at the nominal "
                                 "values)"},
       {"--out", "DIR", "write parameters.csv, multistart.csv, profile_<id>.csv, summary.json "
-                       "(DIR is created if missing)"},
+                       "problem.yaml (the PEtab problem at the best fit with copies of its "
+                       "files) and the run store, each start as it finishes (DIR is created if "
+                       "missing; a DIR holding a run of the same problem and options continues "
+                       "it, one of others is refused)"},
+      {"--resume", "DIR", "continue the run in DIR (killed, cancelled, out of time) with its "
+                          "problem and options; finished starts are not computed again"},
       {"--help", "", "show this help"},
   };
   return specs;
@@ -244,7 +261,8 @@ void writeSummary(const fs::path& file, const std::string& yaml,
 
 }  // namespace
 
-int runEstimate(std::span<const std::string> args) {
+int runEstimate(std::span<const std::string> given) {
+  const std::vector<std::string> args = resolveResume(given);
   const Arguments a("estimate", estimateOptions(), args);
   if (a.has("--help")) {
     std::cout << "usage: sensode estimate PROBLEM.yaml [options]\n\n"
@@ -308,23 +326,49 @@ int runEstimate(std::span<const std::string> args) {
     if (ec || !fs::is_directory(*outDir))
       throw Error(*outDir + ": cannot create the folder for the results (" + ec.message() + ")");
   }
+  if (outDir) petab::checkProblemFolder(fs::absolute(yaml), fs::absolute(*outDir));
 
+  // SIGTERM too: what a batch system sends at a job's time limit (docs/slurm/estimate.sbatch).
   interrupted = 0;
   const auto previous = std::signal(SIGINT, onInterrupt);
+  const auto previousTerm = std::signal(SIGTERM, onInterrupt);
+  EstimateExecution execution(o.threads);
+  if (execution.isWorker())
+    return execution.runWorker({fs::absolute(yaml)}, o, [] { return interrupted != 0; });
+  // The run store in DIR: created (mkdir -p) before the run, not after it.
+  std::optional<estimation::RunStore> store;
+  int resumed = 0;
+  if (outDir) {
+    store.emplace(*outDir);
+    if (!store->hasRun()) {
+      store->writeFile("command.txt", commandText(args));
+    } else if (store->plan() && store->readFile("command.txt") == commandText(args)) {
+      // (Another command is checked against the stored run's fingerprint by runEstimation.)
+      resumed = static_cast<int>(store->finishedStarts().size());
+      std::fprintf(stderr, "resuming %s: %d of %d starts finished there\n", outDir->c_str(),
+                   resumed, o.starts);
+    }
+  }
+  if (!execution.describe().empty())
+    std::fprintf(stderr, "starts on %s\n", execution.describe().c_str());
+
   ProgressMonitor monitor;
   monitor.callback = [](const ProgressInfo&) {
     return interrupted ? Decision::Abort : Decision::Continue;
   };
   const int total = o.starts;
-  int finished = 0;
+  int finished = resumed;
   const estimation::EstimationResult r = estimation::runEstimation(
-      {fs::absolute(yaml)}, o, monitor, [&](const estimation::StartResult& s) {
+      {fs::absolute(yaml)}, o, monitor,
+      [&](const estimation::StartResult& s) {
         ++finished;
         std::fprintf(stderr, "start %d/%d (#%d): %s, objective %.10g after %d iterations, %.1f s\n",
                      finished, total, s.index, estimation::toString(s.status), s.objective,
                      s.iterations, s.wallSeconds);
-      });
+      },
+      {execution.executor(), store ? &*store : nullptr});
   std::signal(SIGINT, previous);
+  std::signal(SIGTERM, previousTerm);
   if (r.status == estimation::EstimationResult::Status::InvalidInput ||
       r.status == estimation::EstimationResult::Status::Failure)
     throw Error(r.message + (r.details.empty() ? "" : " (" + r.details + ")"));
@@ -337,6 +381,7 @@ int runEstimate(std::span<const std::string> args) {
     if (!r.best.empty()) writeParameters(dir / "parameters.csv", r);
     for (const estimation::Profile& p : r.profiles)
       writeProfile(dir / ("profile_" + p.parameterId + ".csv"), r, p);
+    if (!r.best.empty()) estimation::writeFittedProblem(fs::absolute(yaml), r, dir);
   }
   std::printf("optimizer %s (%s)\n", estimation::toString(r.optimizer), r.optimizerReason.c_str());
   if (r.global != estimation::GlobalPhase::None)
@@ -369,8 +414,11 @@ int runEstimate(std::span<const std::string> args) {
                 p.message.c_str());
   if (r.status == estimation::EstimationResult::Status::UserAbort) {
     std::cout.flush();
-    std::cerr << "sensode: " << yaml << ": cancelled; the " << finished
-              << " starts finished so far are in the output\n";
+    std::cerr << "sensode: " << yaml << ": cancelled; the " << r.starts.size()
+              << " starts finished so far are in the output"
+              << (outDir ? "; 'sensode estimate --resume " + *outDir + "' continues the run"
+                         : std::string())
+              << "\n";
     return 1;
   }
   return 0;

@@ -259,6 +259,16 @@ int runGradient(std::span<const std::string> args) {
   }();
   const double evaluation =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - evaluationStart).count();
+  // Finite inputs can still overflow: a measurement of -1e308 squares to inf in its residual,
+  // and the gradient becomes inf − inf = NaN. Such a result is an error, not a CSV of NaN.
+  for (std::size_t i = 0; i < r.gradient.size() && i < r.parameterIds.size(); ++i) {
+    if (std::isfinite(r.objective) && std::isfinite(r.gradient[i])) continue;
+    throw Error(yaml + ": the objective is " + formatNumber(r.objective) +
+                " and its gradient with respect to '" + r.parameterIds[i] + "' is " +
+                formatNumber(r.gradient[i]) +
+                ": a measurement, noise value or observable is so large that its squared residual "
+                "overflows");
+  }
   for (const auto& f : r.fallbacks) std::cerr << "sensode: " << f << "\n";
   if (simFile) writeSimulations(*simFile, problem, r);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

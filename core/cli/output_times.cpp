@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/cli/csv_writer.h"
+#include "core/tasks/output_grid.h"
 
 namespace sensode::cli {
 
@@ -23,15 +24,11 @@ std::vector<double> outputTimesFromArguments(const Arguments& a, const std::stri
     }
     return times;
   }
-  const double tEnd = a.number("--t-end", 10.0);
+  const double tEnd = a.number("--t-end", tasks::kDefaultEndTime);
   if (!std::isfinite(tEnd) || !(tEnd > 0))
     throw usage("--t-end = " + formatNumber(tEnd) + ": must be a finite number > 0");
-  const long n = a.integer("--points", 101, 2, 100'000'000);
-  times.resize(static_cast<std::size_t>(n));
-  for (long i = 0; i < n; ++i)
-    times[static_cast<std::size_t>(i)] = tEnd * static_cast<double>(i) / static_cast<double>(n - 1);
-  times.back() = tEnd;
-  return times;
+  const long n = a.integer("--points", tasks::kDefaultOutputPoints, 2, 100'000'000);
+  return tasks::equallySpacedTimes(tEnd, n);
 }
 
 }  // namespace sensode::cli

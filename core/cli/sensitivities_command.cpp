@@ -10,7 +10,8 @@
 // Imports the model, compiles it, runs the sensitivities task and writes dy/dp in long format
 // (CSV header `time,variable,parameter,value`, one row per entry: times outermost, then outputs,
 // then parameters) and the statistics (JSON: simulate's keys plus sens_evals and the method's
-// own counts). Stdout gets a short human summary.
+// own counts). Stdout gets a short human summary. An output with no value at some output times is
+// NaN there with NaN sensitivities, a warning on stderr and "undefined_outputs" in --stats.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -56,8 +57,9 @@ const std::vector<OptionSpec>& sensitivitiesOptions() {
        "override a parameter, species initial value or compartment size; repeatable", true},
       {"--trajectory", "odesd|cvodes",
        "pbsr/exp/fd: integrator of the state trajectory (default cvodes)"},
-      {"--outputs", "ID,...", "outputs to differentiate (default: species, then time-varying "
-                              "quantities)"},
+      {"--outputs", "ID,...",
+       "outputs to differentiate, in this order (default: species, then time-varying "
+       "quantities)"},
       {"--no-error-control", "", "odesd/cvodes: leave S out of the local error test"},
       {"--strict-error-control", "",
        "odesd: keep S in the error test however many steps it costs (default: over 8x the "
@@ -74,20 +76,6 @@ const std::vector<OptionSpec>& sensitivitiesOptions() {
       {"--help", "", "show this help"},
   };
   return specs;
-}
-
-std::vector<std::string> splitList(const std::string& text) {
-  std::vector<std::string> items;
-  std::size_t from = 0;
-  while (from <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', from), text.size());
-    std::string item = text.substr(from, comma - from);
-    const auto first = item.find_first_not_of(" \t");
-    const auto last = item.find_last_not_of(" \t");
-    items.push_back(first == std::string::npos ? std::string() : item.substr(first, last - first + 1));
-    from = comma + 1;
-  }
-  return items;
 }
 
 struct Settings {
@@ -133,16 +121,9 @@ Settings parse(const Arguments& a) {
       throw usage("--corrector applies to --method cvodes and odesd");
     }
   }
-  if (const auto params = a.string("--params"); params && *params != "all") {
-    problem.parameters = splitList(*params);
-    for (const std::string& id : problem.parameters)
-      if (id.empty()) throw usage("--params: empty id in '" + *params + "'");
-  }
-  if (const auto outputs = a.string("--outputs")) {
-    problem.outputs = splitList(*outputs);
-    for (const std::string& id : problem.outputs)
-      if (id.empty()) throw usage("--outputs: empty id in '" + *outputs + "'");
-  }
+  if (const auto params = a.string("--params"); params && *params != "all")
+    problem.parameters = *a.idList("--params");
+  if (const auto outputs = a.idList("--outputs")) problem.outputs = *outputs;
   options.scaled = a.has("--scaled");
   options.errorControl = !a.has("--no-error-control");
   options.errorTestBudget = !a.has("--strict-error-control");
@@ -263,6 +244,7 @@ JsonObject statsObject(const symbolic::CompiledModel& compiled, const Settings& 
       .add("model", s.modelPath)
       .add("termination", tasks::toString(r.termination))
       .add("message", r.message);
+  addUndefinedOutputs(json, r.undefinedOutputs);
   return json;
 }
 
@@ -298,6 +280,9 @@ void printSummary(const std::string& modelId, const symbolic::CompiledModel& com
   // What the run did instead of failing: the integrator's bridges, then other methods.
   for (const std::string& f : r.stats.integrator.fallbacks) o << "fallback     " << f << "\n";
   for (const std::string& f : r.stats.fallbacks) o << "fallback     " << f << "\n";
+  for (const tasks::UndefinedOutput& u : r.undefinedOutputs)
+    o << "undefined    " << u.id << " at " << u.times.size()
+      << " output time(s): it and its sensitivities are NaN there (see the warning)\n";
   if (r.guardedCount > 0)
     o << "guarded      " << r.guardedCount << " (time, output) pairs with |y| <= atol: scaled 0\n";
   o << "wall time    " << shortNumber(r.wallSeconds) << " s  (load and compile "
@@ -323,6 +308,7 @@ int runSensitivities(std::span<const std::string> args) {
   tasks::SensitivityProblem problem = s.problem;
   problem.model = compiled;
   const tasks::SensitivityResult r = tasks::runSensitivities(problem, s.options);
+  warnUndefinedOutputs(s.modelPath, r.undefinedOutputs);
 
   if (s.stats) statsObject(*compiled, s, r, loadSeconds).write(*s.stats);
   if (r.termination != tasks::Termination::Success)

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 // sensode simulate MODEL.xml [--t-end T] [--points N | --times t1,t2,...] [--method odesd|cvodes]
-//                  [--rtol R] [--atol A] [--set ID=VALUE ...] [--event-times] [--out FILE.csv]
-//                  [--stats FILE.json]
+//                  [--rtol R] [--atol A] [--set ID=VALUE ...] [--event-times] [--outputs ID,...]
+//                  [--out FILE.csv] [--stats FILE.json] [--save-model FILE.xml]
 //
 // Imports the model, compiles it, runs the time-course task and writes the trajectory (CSV, with
-// --out) and the solver statistics (JSON, with --stats). Stdout gets a short human summary.
+// --out) and the solver statistics (JSON, with --stats). Stdout gets a short human summary; an
+// output with no value at some output times (0/0 in its own formula) is written as NaN there,
+// with a warning on stderr and the list in --stats ("undefined_outputs").
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -25,6 +27,7 @@
 #include "core/symbolic/compiled_model.h"
 #include "core/symbolic/ode_system.h"
 #include "core/tasks/time_course_task.h"
+#include "core/model/sbml_writer.h"
 
 namespace sensode::cli {
 namespace {
@@ -45,8 +48,14 @@ const std::vector<OptionSpec>& simulateOptions() {
        true},
       {"--event-times", "",
        "models with events: add two rows at every event time, the values just before and after"},
+      {"--outputs", "ID,...",
+       "columns to write, in this order: species, rule variables, parameters, compartments, "
+       "reactions (default: species, then time-varying quantities)"},
       {"--out", "FILE.csv", "write the trajectory: time,<id>,... one row per output time"},
       {"--stats", "FILE.json", "write solver statistics as one JSON object"},
+      {"--save-model", "FILE.xml",
+       "write the model with the --set values in it (SBML, through libSBML; reloads to the same "
+       "time course)"},
       {"--help", "", "show this help"},
   };
   return specs;
@@ -57,7 +66,9 @@ struct SimulateSettings {
   std::vector<double> times;
   tasks::TimeCourseOptions options;
   std::vector<std::pair<std::string, double>> overrides;
+  std::vector<std::string> outputs;  // empty = the default columns
   std::optional<std::string> out, stats;
+  std::optional<std::string> saveModel;
   bool eventRows = false;
 };
 
@@ -85,20 +96,36 @@ SimulateSettings parseSimulate(const Arguments& a) {
     if (!v) throw usage("--set " + id + ": '" + item.substr(eq + 1) + "' is not a number");
     s.overrides.emplace_back(id, *v);
   }
+  if (const auto outputs = a.idList("--outputs")) s.outputs = *outputs;
   s.out = a.string("--out");
   s.stats = a.string("--stats");
   s.eventRows = a.has("--event-times");
+  s.saveModel = a.string("--save-model");
   return s;
 }
 
 
+// --save-model: the warnings (a removed initial assignment, a flattened comp model) go to
+// stderr as the import's do.
+void saveEditedModel(const std::string& modelPath,
+                     const std::vector<std::pair<std::string, double>>& overrides,
+                     const std::string& target) {
+  for (const std::string& w : model::writeSbmlWithValues(modelPath, overrides, target))
+    std::cerr << "sensode: warning: " << target << ": " << w << "\n";
+}
+
 // The moieties (conservation laws) of the species reactions change, e.g. "E + C; S + C + P";
-// empty when there are none.
+// empty when there are none. Informational only: where the analysis fails (stoichiometries near
+// 1e308 overflow its residual check) the line says so, and the finished run still succeeds.
 std::string conservationLaws(const symbolic::CompiledModel& compiled) {
-  const auto analysis = symbolic::analyzeConservation(compiled.system());
-  std::string out;
-  for (const auto& d : analysis.descriptions) out += (out.empty() ? "" : "; ") + d;
-  return out;
+  try {
+    const auto analysis = symbolic::analyzeConservation(compiled.system());
+    std::string out;
+    for (const auto& d : analysis.descriptions) out += (out.empty() ? "" : "; ") + d;
+    return out;
+  } catch (const Error& e) {
+    return std::string("not determined (") + e.what() + ")";
+  }
 }
 
 void printSummary(const std::string& modelId, const symbolic::CompiledModel& compiled,
@@ -129,6 +156,9 @@ void printSummary(const std::string& modelId, const symbolic::CompiledModel& com
       << r.stats.handoverSteps << " BDF steps)\n";
   // What the run did instead of failing (another integrator over part or all of it).
   for (const std::string& f : r.stats.fallbacks) o << "fallback     " << f << "\n";
+  for (const tasks::UndefinedOutput& u : r.undefinedOutputs)
+    o << "undefined    " << u.id << " at " << u.times.size() << " output time(s), written as "
+      << u.gives << " (see the warning)\n";
   const std::string laws = conservationLaws(compiled);
   if (!laws.empty()) o << "moieties     " << laws << "\n";
   if (!r.times.empty() && !r.columns.empty()) {
@@ -165,6 +195,7 @@ JsonObject statsObject(const symbolic::CompiledModel& compiled, const SimulateSe
       .add("model", s.modelPath)
       .add("termination", tasks::toString(r.termination))
       .add("message", r.message);
+  addUndefinedOutputs(json, r.undefinedOutputs);
   return json;
 }
 
@@ -178,8 +209,9 @@ int runSimulate(std::span<const std::string> args) {
     return 0;
   }
   const SimulateSettings s = parseSimulate(a);
-  checkFiles(s.modelPath, {s.out, s.stats});
+  checkFiles(s.modelPath, {s.out, s.stats, s.saveModel});
   const CommandModel loaded = loadCommandModel(s.modelPath, s.overrides);
+  if (s.saveModel) saveEditedModel(s.modelPath, s.overrides, *s.saveModel);
   const auto& compiled = loaded.model;
   const double loadSeconds = loaded.loadSeconds;
 
@@ -189,7 +221,9 @@ int runSimulate(std::span<const std::string> args) {
   problem.times = s.times;
   problem.overrides = s.overrides;
   problem.eventRows = s.eventRows;
+  problem.outputs = s.outputs;
   const tasks::TimeCourseResult r = tasks::runTimeCourse(problem, s.options);
+  warnUndefinedOutputs(s.modelPath, r.undefinedOutputs);
 
   if (s.stats) statsObject(*compiled, s, r, loadSeconds).write(*s.stats);
   if (r.termination != tasks::Termination::Success)

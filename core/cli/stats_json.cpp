@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 
 #include "core/common/errors.h"
 
@@ -89,6 +90,21 @@ JsonObject& JsonObject::add(const std::string& key, const std::vector<double>& v
   return *this;
 }
 
+JsonObject& JsonObject::add(const std::string& key, const std::vector<JsonObject>& objects) {
+  std::string array = "[";
+  for (std::size_t i = 0; i < objects.size(); ++i)
+    array += (i ? ",\n    " : "\n    ") + objects[i].compact();
+  entries_.emplace_back(key, array + (objects.empty() ? "]" : "\n  ]"));
+  return *this;
+}
+
+std::string JsonObject::compact() const {
+  std::string out = "{";
+  for (std::size_t i = 0; i < entries_.size(); ++i)
+    out += (i ? ", " : "") + jsonString(entries_[i].first) + ": " + entries_[i].second;
+  return out + "}";
+}
+
 std::string JsonObject::str() const {
   std::string out = "{";
   for (std::size_t i = 0; i < entries_.size(); ++i) {
@@ -121,6 +137,27 @@ void addIntegratorStats(JsonObject& json, const integrators::IntegratorStats& st
       .add("handover_steps", stats.handoverSteps)
       .add("fallback_steps", stats.fallbackSteps)
       .add("fallbacks", stats.fallbacks);
+}
+
+}  // namespace sensode::cli
+
+namespace sensode::cli {
+
+void addUndefinedOutputs(JsonObject& json, const std::vector<tasks::UndefinedOutput>& undefined) {
+  std::vector<JsonObject> objects;
+  for (const tasks::UndefinedOutput& u : undefined) {
+    JsonObject o;
+    o.add("id", u.id).add("times", u.times).add("formula", u.formula).add("reads", u.reads)
+        .add("value", u.gives);
+    objects.push_back(std::move(o));
+  }
+  json.add("undefined_outputs", objects);
+}
+
+void warnUndefinedOutputs(const std::string& modelPath,
+                          const std::vector<tasks::UndefinedOutput>& undefined) {
+  for (const tasks::UndefinedOutput& u : undefined)
+    std::cerr << "sensode: warning: " << modelPath << ": " << tasks::describe(u) << "\n";
 }
 
 }  // namespace sensode::cli

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/integrators/integrator.h"
+#include "core/tasks/time_course_task.h"
 
 namespace sensode::cli {
 
@@ -26,12 +27,16 @@ class JsonObject {
   JsonObject& add(const std::string& key, const std::vector<std::string>& values);
   // A JSON array of numbers (jsonNumber each).
   JsonObject& add(const std::string& key, const std::vector<double>& values);
+  // A JSON array of objects, each on one line.
+  JsonObject& add(const std::string& key, const std::vector<JsonObject>& objects);
   JsonObject& add(const std::string& key, const char* value) {
     return add(key, std::string(value));
   }
 
   // The object, pretty-printed one key per line, with a trailing newline.
   std::string str() const;
+  // The object on one line: {"a": 1, "b": [2, 3]}.
+  std::string compact() const;
   // Writes str() to `file`; throws sensode::Error naming the file on failure.
   void write(const std::filesystem::path& file) const;
 
@@ -50,5 +55,15 @@ std::string jsonNumber(double v);
 // handover_time, handover_steps, fallback_steps (odeSD: CVODES steps in its bridges),
 // fallbacks (array of sentences; empty when the method ran as asked).
 void addIntegratorStats(JsonObject& json, const integrators::IntegratorStats& stats);
+
+// "undefined_outputs": one object per output with no value at some output times,
+// {"id": ..., "times": [...], "formula": ..., "reads": ..., "value": "NaN"} (empty array when
+// every output has a value everywhere).
+void addUndefinedOutputs(JsonObject& json, const std::vector<tasks::UndefinedOutput>& undefined);
+
+// One stderr warning per undefined output: "sensode: warning: MODEL: 'alpha' has no value at
+// t = 0: ... Formula: ..." (tasks::describe).
+void warnUndefinedOutputs(const std::string& modelPath,
+                          const std::vector<tasks::UndefinedOutput>& undefined);
 
 }  // namespace sensode::cli

@@ -13,11 +13,14 @@
 #include <thread>
 
 #include "core/estimation/fit_objective.h"
+#include "core/estimation/fit_preparation.h"
 #include "core/estimation/fit_statistics.h"
 #include "core/estimation/latin_hypercube.h"
 #include "core/estimation/local_optimizers.h"
 #include "core/estimation/polish.h"
 #include "core/estimation/profile_likelihood.h"
+#include "core/estimation/run_store.h"
+#include "core/estimation/start_executor.h"
 #include "core/estimation/start_screen.h"
 #include "core/estimation/worker_pool.h"
 #include "core/petab/gradient_check.h"
@@ -27,40 +30,11 @@ namespace sensode::estimation {
 namespace {
 
 using detail::FitSetup;
+using detail::PreparedFit;
 using Clock = std::chrono::steady_clock;
 
 double seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
-}
-
-// The options' parameters in PEtab table order (defaults for an empty list). Throws
-// InvalidOptions naming the id that does not match the table.
-std::vector<EstimatedParameter> resolveParameters(const petab::Problem& problem,
-                                                  const std::vector<EstimatedParameter>& given) {
-  std::vector<EstimatedParameter> table = defaultParameters(problem);
-  if (given.empty()) return table;
-  std::map<std::string, const EstimatedParameter*> byId;
-  for (const EstimatedParameter& p : given) {
-    if (!byId.emplace(p.id, &p).second)
-      throw InvalidOptions("EstimationOptions::parameters: '" + p.id + "' is listed twice");
-  }
-  for (EstimatedParameter& t : table) {
-    const auto it = byId.find(t.id);
-    if (it == byId.end())
-      throw InvalidOptions("EstimationOptions::parameters: '" + t.id +
-                           "' is estimated in the PEtab parameter table but missing (list every "
-                           "estimated parameter; estimate = false holds one fixed)");
-    if (it->second->scale != t.scale)
-      throw InvalidOptions("EstimationOptions::parameters: '" + t.id + "' has scale " +
-                           petab::toString(it->second->scale) + ", the PEtab table " +
-                           petab::toString(t.scale));
-    t = *it->second;
-    byId.erase(it);
-  }
-  if (!byId.empty())
-    throw InvalidOptions("EstimationOptions::parameters: '" + byId.begin()->first +
-                         "' is not an estimated parameter of the PEtab table");
-  return table;
 }
 
 // Progress and cancel shared by the workers: one stop token, one serialised outer callback.
@@ -90,6 +64,13 @@ class SharedProgress {
     if (outer_.callback && outer_.callback({done_, total_, evaluations_.load()}) == Decision::Abort)
       stop_.cancel();
   }
+  // Evaluations outside the units (the global phase's): the count moves while no unit is done.
+  void evaluationsDone(long evaluations) {
+    const std::lock_guard lock(mutex_);
+    evaluations_ += evaluations;
+    if (outer_.callback && outer_.callback({done_, total_, evaluations_.load()}) == Decision::Abort)
+      stop_.cancel();
+  }
   bool stopped() const { return stop_.cancelled() || outer_.token.cancelled(); }
   std::mutex& mutex() { return mutex_; }
 
@@ -108,58 +89,6 @@ bool noiseDependsOnParameters(const petab::ObjectiveResult& r, const std::vector
   for (int f : free)
     if (!r.sigmaSensitivities.col(f).isZero(0.0)) return true;
   return false;
-}
-
-// A start where the objective cannot be evaluated (a trial of parameters where the model
-// blows up) is replaced by a uniform point in the bounds, as pyPESTO's start resampling does,
-// up to kMaxResamples times; drawn from (seed, start index), so runs stay reproducible. The
-// objective alone is checked first (cheap); a start where the optimiser then cannot evaluate
-// what it needs (least squares: the Jacobian, whose steady-state sensitivities can fail where the
-// steady state itself does not — Brannmark) is redrawn from the same sequence.
-constexpr int kMaxResamples = 10;
-class StartRedraws {
- public:
-  StartRedraws(detail::FitObjective& f, std::uint64_t seed, int index)
-      : f_(f), seed_(seed), index_(index) {}
-  int count() const { return count_; }
-  // The next point of the sequence into x; false when kMaxResamples are used up.
-  bool next(std::vector<double>& x) {
-    if (count_ == kMaxResamples) return false;
-    if (redraws_.empty())  // one point per stratum is not needed here: plain uniform draws
-      redraws_ = detail::latinHypercube(
-          f_.setup().lower, f_.setup().upper, 1 + kMaxResamples,
-          seed_ ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(index_ + 1)));
-    x = redraws_[static_cast<std::size_t>(count_++)];
-    return true;
-  }
-  // Redraws x until the objective is finite there (or the redraws are used up).
-  void untilFinite(std::vector<double>& x) {
-    for (;;) {
-      try {
-        if (std::isfinite(f_.value(x.data(), nullptr))) return;
-      } catch (const Cancelled&) {
-        return;  // the optimiser sees the cancel on its first evaluation
-      } catch (const Error&) {
-      }
-      if (!next(x)) return;
-    }
-  }
-
- private:
-  detail::FitObjective& f_;
-  std::uint64_t seed_;
-  int index_;
-  int count_ = 0;
-  std::vector<std::vector<double>> redraws_;
-};
-
-// Finite objectives first, ascending; stable, so equal objectives keep start order.
-void sortByObjective(std::vector<StartResult>& starts) {
-  std::stable_sort(starts.begin(), starts.end(), [](const StartResult& a, const StartResult& b) {
-    const bool fa = std::isfinite(a.objective), fb = std::isfinite(b.objective);
-    if (fa != fb) return fa;
-    return fa && a.objective < b.objective;
-  });
 }
 
 // Positions (in sorted `starts`) of the best `count` starts whose objectives differ by more
@@ -200,72 +129,21 @@ void nominalAtTheBestsRtol(const petab::Problem& problem, const EstimationOption
   }
 }
 
-}  // namespace
-
-EstimationResult runEstimation(const EstimationProblem& problemSpec,
-                               const EstimationOptions& options, const ProgressMonitor& monitor,
-                               const StartCallback& onStartFinished) {
-  const auto started = Clock::now();
-  EstimationResult result;
-  const auto fail = [&](EstimationResult::Status status, const std::string& message,
-                        const std::string& details = {}) {
-    result.status = status;
-    result.message = message;
-    result.details = details;
-    result.wallSeconds = seconds(started);
-    return result;
-  };
-  if (auto why = options.validate()) return fail(EstimationResult::Status::InvalidInput, *why);
-  std::optional<petab::Problem> loaded;
-  try {
-    loaded = petab::loadProblem(problemSpec.yamlFile);
-    result.parameters = resolveParameters(*loaded, options.parameters);
-  } catch (const Error& e) {
-    return fail(EstimationResult::Status::InvalidInput, e.what());
-  }
-  const petab::Problem& problem = *loaded;
-  const std::string yaml = problemSpec.yamlFile.string();
-
-  // The fit's layout: all estimated parameters (table order), the free ones moved.
-  FitSetup setup;
-  std::vector<int> freeTable;  // PEtab parameter indices of the free ones
-  const std::vector<int> table = petab::estimatedParameters(problem);
-  std::vector<EstimatedParameter> freeParameters;
-  for (std::size_t i = 0; i < result.parameters.size(); ++i) {
-    const EstimatedParameter& p = result.parameters[i];
-    setup.point.push_back(p.start);
-    if (!p.estimate) continue;
-    setup.free.push_back(static_cast<int>(i));
-    setup.lower.push_back(p.lower);
-    setup.upper.push_back(p.upper);
-    freeTable.push_back(table[i]);
-    freeParameters.push_back(p);
-  }
-  if (setup.free.empty())
-    return fail(EstimationResult::Status::InvalidInput,
-                yaml + ": no parameter to estimate (every parameter is held fixed)");
-  std::vector<int> profiled;  // positions in setup.free
-  for (const std::string& id : options.profileParameters) {
-    const auto it = std::find_if(freeParameters.begin(), freeParameters.end(),
-                                 [&](const EstimatedParameter& p) { return p.id == id; });
-    if (it == freeParameters.end())
-      return fail(EstimationResult::Status::InvalidInput,
-                  "EstimationOptions::profileParameters: '" + id +
-                      "' is not a parameter this fit estimates");
-    profiled.push_back(static_cast<int>(it - freeParameters.begin()));
-  }
-  setup.objective = options.objective;
-  setup.gradient = options.gradient;
-
-  // The nominal point: the published fit's objective, whether the gradient method works on this
-  // problem (else the one that does), and whether σ depends on the parameters.
+// The nominal point, the optimiser and the global phase: everything the starts need besides the
+// problem and the options (work_units.h). The nominal evaluation reports on the run's scale (0 of
+// the planned units, runEstimation's contract): its own integration progress would run ahead of
+// the starts and then go back. Throws Cancelled.
+StartPlan makeStartPlan(const PreparedFit& fit, const EstimationOptions& options,
+                        const ProgressMonitor& monitor, double planned, int threads,
+                        SharedProgress& progress) {
+  const petab::Problem& problem = *fit.problem;
+  StartPlan plan;
+  FitSetup setup = fit.setup;
+  // The published fit's objective, whether the gradient method works on this problem (else the
+  // one that does), and whether σ depends on the parameters.
   petab::GradientMethod gradient = options.gradient;
   bool forwardWorks = true;
   petab::ObjectiveResult nominal;
-  // It reports on the run's scale (0 of the planned units, runEstimation's contract): its own
-  // integration progress would run ahead of the starts and then go back.
-  const double planned = static_cast<double>(options.starts) +
-                         2.0 * options.profileMaxPoints * static_cast<double>(profiled.size());
   ProgressMonitor nominalMonitor;
   nominalMonitor.token = monitor.token;
   if (monitor.callback)
@@ -281,29 +159,28 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
       o.measurementSensitivities = true;
       try {
         nominal = petab::evaluateWithFallback(problem, q, options.gradient, o, nominalMonitor);
-        result.nominalObjective = result.nominalObjectiveRunRtol = nominal.objective;
-        result.nominalObjectiveRtol = options.objective.integrator.rtol;
+        plan.nominalObjective = nominal.objective;
         gradient = nominal.method;
         for (const std::string& f : nominal.fallbacks)
-          result.fallbacks.push_back("at the nominal parameters, " + f +
-                                     "; the estimation uses " + petab::toString(gradient));
+          plan.fallbacks.push_back("at the nominal parameters, " + f + "; the estimation uses " +
+                                   petab::toString(gradient));
         forwardWorks = options.gradient != petab::GradientMethod::Forward ||
                        gradient == petab::GradientMethod::Forward;
       } catch (const Cancelled&) {
-        return fail(EstimationResult::Status::UserAbort, "cancelled");
+        throw;
       } catch (const Error&) {
         // Nominal values that cannot be simulated do not stop a multistart.
       }
     }
   }
-  setup.gradient = gradient;
-  setup.noiseResiduals = noiseDependsOnParameters(nominal, setup.free);
+  plan.gradient = setup.gradient = gradient;
+  plan.noiseResiduals = setup.noiseResiduals = noiseDependsOnParameters(nominal, setup.free);
 
-  const auto lsObstacle = detail::notLeastSquares(problem, freeTable);
+  const auto lsObstacle = detail::notLeastSquares(problem, fit.freeTable);
   switch (options.optimizer) {
     case Optimizer::Auto:
-      result.optimizer = lsObstacle || !forwardWorks ? Optimizer::QuasiNewton : Optimizer::LeastSquares;
-      result.optimizerReason =
+      plan.optimizer = lsObstacle || !forwardWorks ? Optimizer::QuasiNewton : Optimizer::LeastSquares;
+      plan.optimizerReason =
           lsObstacle ? "quasi-Newton (L-BFGS): " + *lsObstacle
           : !forwardWorks
               ? "quasi-Newton (L-BFGS): forward sensitivities failed at the nominal parameters"
@@ -313,39 +190,31 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
       break;
     case Optimizer::LeastSquares:
       if (lsObstacle || !forwardWorks) {
-        result.optimizer = Optimizer::QuasiNewton;
-        result.fallbacks.push_back(
+        plan.optimizer = Optimizer::QuasiNewton;
+        plan.fallbacks.push_back(
             "least squares cannot fit this problem (" +
             (lsObstacle ? *lsObstacle : std::string("forward sensitivities failed")) +
             "); L-BFGS ran instead");
-        result.optimizerReason = "quasi-Newton (L-BFGS) instead of the requested least squares";
+        plan.optimizerReason = "quasi-Newton (L-BFGS) instead of the requested least squares";
       } else {
-        result.optimizer = Optimizer::LeastSquares;
-        result.optimizerReason = "requested";
+        plan.optimizer = Optimizer::LeastSquares;
+        plan.optimizerReason = "requested";
       }
       break;
     case Optimizer::QuasiNewton:
-      result.optimizer = Optimizer::QuasiNewton;
-      result.optimizerReason = "requested";
+      plan.optimizer = Optimizer::QuasiNewton;
+      plan.optimizerReason = "requested";
       break;
   }
-  const bool leastSquares = result.optimizer == Optimizer::LeastSquares;
-
-  const int threads = options.threads > 0
-                          ? options.threads
-                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const double units = static_cast<double>(options.starts) +
-                       2.0 * options.profileMaxPoints * static_cast<double>(profiled.size());
-  SharedProgress progress(monitor, units);
+  const bool leastSquares = plan.optimizer == Optimizer::LeastSquares;
 
   // Start points.
-  std::vector<std::vector<double>> starts;
-  if (options.useStartValues) starts.push_back(setup.point);
+  if (options.useStartValues) plan.starts.push_back(setup.point);
   const int sampled = options.starts - (options.useStartValues ? 1 : 0);
   std::vector<std::vector<double>> free;
   const auto globalStarted = Clock::now();
   if (sampled > 0 && options.global == GlobalPhase::ScatterSearch) {
-    result.global = GlobalPhase::ScatterSearch;
+    plan.global = GlobalPhase::ScatterSearch;
     detail::ScatterSearchSettings ess;
     ess.evaluations = options.globalEvaluations > 0
                           ? options.globalEvaluations
@@ -358,107 +227,229 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
                                       options.functionTolerance, options.parameterTolerance,
                                       options.gradientTolerance};
     detail::ScatterSearchResult found = detail::scatterSearchStarts(
-        problemSpec.yamlFile, problem, setup, sampled, ess, leastSquares, local, threads,
+        fit.problem->yamlFile, problem, setup, sampled, ess, leastSquares, local, threads,
         progress.monitor(), [&] { return progress.stopped(); });
-    result.globalLocalSearches = found.localSearches;
-    result.globalEvaluations = found.evaluations;
-    result.globalGenerations = found.generations;
-    result.globalBest = found.best;
+    plan.globalLocalSearches = found.localSearches;
+    plan.globalEvaluations = found.evaluations;
+    plan.globalGenerations = found.generations;
+    plan.globalBest = found.best;
     free = std::move(found.starts);
   } else if (sampled > 0 && options.global == GlobalPhase::Screen && options.screen > 0) {
-    result.global = GlobalPhase::Screen;
+    plan.global = GlobalPhase::Screen;
     detail::ScreenedStarts screened =
-        detail::screenStarts(problemSpec.yamlFile, problem, setup, sampled, options.screen,
-                             options.seed, threads, progress.monitor());
-    result.screenedPoints = screened.screened;
-    result.screenSeconds = seconds(globalStarted);
-    result.globalEvaluations = screened.screened;
-    for (double v : screened.objectives) result.globalBest = std::min(result.globalBest, v);
+        detail::screenStarts(fit.problem->yamlFile, problem, setup, sampled, options.screen,
+                             options.seed, threads, progress.monitor(),
+                             [&] { progress.evaluationsDone(1); });
+    plan.screenedPoints = screened.screened;
+    plan.screenSeconds = seconds(globalStarted);
+    plan.globalEvaluations = screened.screened;
+    for (double v : screened.objectives) plan.globalBest = std::min(plan.globalBest, v);
     free = std::move(screened.starts);
   } else {
     free = detail::latinHypercube(setup.lower, setup.upper, sampled, options.seed);
   }
-  result.globalSeconds = result.global == GlobalPhase::None ? 0 : seconds(globalStarted);
+  // A global phase cut short by a cancel chose its starts from part of its evaluations: such a
+  // plan is not the run's and must not be stored.
+  if (progress.stopped()) throw Cancelled(0);
+  plan.globalSeconds = plan.global == GlobalPhase::None ? 0 : seconds(globalStarted);
   for (const auto& x : free) {
     std::vector<double> q = setup.point;
     for (std::size_t i = 0; i < setup.free.size(); ++i)
       q[static_cast<std::size_t>(setup.free[i])] = x[i];
-    starts.push_back(q);
+    plan.starts.push_back(q);
   }
-  const detail::LocalSettings settings{options.maxIterations, options.functionTolerance,
-                                       options.parameterTolerance, options.gradientTolerance,
-                                       options.geodesicAcceleration};
-  result.starts.resize(starts.size());
-  std::vector<std::vector<std::string>> startFallbacks(starts.size());
-  detail::runTasks(static_cast<int>(starts.size()), threads, problemSpec.yamlFile, problem,
-                   [&](int i, const petab::Problem& own) {
-                     StartResult& s = result.starts[static_cast<std::size_t>(i)];
-                     s.index = i;
-                     s.start = starts[static_cast<std::size_t>(i)];
-                     s.parameters = s.start;
-                     if (progress.stopped()) {
-                       s.status = StartStatus::Cancelled;
-                       s.message = "not started: cancelled";
-                       return;
-                     }
-                     const auto t0 = Clock::now();
-                     FitSetup mine = setup;
-                     mine.point = s.start;
-                     detail::FitObjective f(own, mine, progress.monitor());
-                     std::vector<double> x0;
-                     for (int p : mine.free) x0.push_back(s.start[static_cast<std::size_t>(p)]);
-                     StartRedraws redraws(f, options.seed, i);
-                     redraws.untilFinite(x0);
-                     detail::LocalResult r;
-                     for (;;) {
-                       r = leastSquares ? detail::minimizeLeastSquares(f, x0, settings)
-                                        : detail::minimizeQuasiNewton(f, x0, settings);
-                       if (!r.startNotEvaluable || progress.stopped() || !redraws.next(x0)) break;
-                       redraws.untilFinite(x0);
-                     }
-                     const int resampled = redraws.count();
-                     s.start = f.fullPoint(x0.data());
-                     s.parameters = f.fullPoint(r.x.data());
-                     s.startObjective = r.startObjective;
-                     s.objective = r.objective;
-                     s.objectiveRtol = options.objective.integrator.rtol;
-                     s.iterations = r.iterations;
-                     s.objectiveEvaluations = f.objectiveEvaluations();
-                     s.gradientEvaluations = f.gradientEvaluations();
-                     s.status = r.status;
-                     s.message = r.message;
-                     if (resampled > 0)
-                       s.message += " (start point redrawn " + std::to_string(resampled) +
-                                    " times: the objective or its derivatives could not be "
-                                    "evaluated at the earlier ones)";
-                     if (f.fallbackEvaluations() > 0)
-                       s.message += " (" + std::to_string(f.fallbackEvaluations()) + " of " +
-                                    std::to_string(s.gradientEvaluations) +
-                                    " derivative evaluations with a fallback, the last: " +
-                                    f.lastFallback() + ")";
-                     s.wallSeconds = seconds(t0);
-                     if (options.continueStalled && !progress.stopped())
-                       detail::continueStalledStart(own, setup, leastSquares, settings,
-                                                    progress.monitor(), s);
-                     progress.unitDone(s.objectiveEvaluations);
-                     if (onStartFinished) {
-                       const std::lock_guard lock(progress.mutex());
-                       onStartFinished(s);
-                     }
-                   });
-  sortByObjective(result.starts);
+  return plan;
+}
+
+}  // namespace
+
+void evaluateBestFit(const petab::Problem& problem, const EstimationOptions& options,
+                     const ProgressMonitor& monitor, EstimationResult& result) {
+  std::vector<int> free;
+  std::vector<EstimatedParameter> freeParameters;
+  for (std::size_t i = 0; i < result.parameters.size(); ++i)
+    if (result.parameters[i].estimate) {
+      free.push_back(static_cast<int>(i));
+      freeParameters.push_back(result.parameters[i]);
+    }
+  try {
+    petab::ObjectiveOptions o = options.objective;
+    o.measurementSensitivities = true;
+    result.bestFit = petab::evaluateObjective(problem, result.best, petab::GradientMethod::Forward,
+                                              o, monitor);
+    result.statistics = detail::computeStatistics(problem, result.bestFit, free, freeParameters,
+                                                  options.confidenceLevel);
+  } catch (const Cancelled&) {
+    throw;
+  } catch (const Error& e) {
+    result.statistics.message =
+        std::string("no statistics: forward sensitivities at the best fit failed: ") + e.what();
+    try {
+      result.bestFit = petab::evaluateObjective(problem, result.best, petab::GradientMethod::None,
+                                                options.objective);
+    } catch (const Error&) {
+    }
+  }
+}
+
+EstimationResult runEstimation(const EstimationProblem& problemSpec,
+                               const EstimationOptions& options, const ProgressMonitor& monitor,
+                               const StartCallback& onStartFinished, const EstimationRun& run) {
+  const auto started = Clock::now();
+  EstimationResult result;
+  const auto fail = [&](EstimationResult::Status status, const std::string& message,
+                        const std::string& details = {}) {
+    result.status = status;
+    result.message = message;
+    result.details = details;
+    result.wallSeconds = seconds(started);
+    return result;
+  };
+  if (auto why = options.validate()) return fail(EstimationResult::Status::InvalidInput, *why);
+  PreparedFit fit;
+  try {
+    fit = detail::prepareFit(problemSpec.yamlFile, options);
+  } catch (const Error& e) {
+    return fail(EstimationResult::Status::InvalidInput, e.what());
+  }
+  result.parameters = fit.parameters;
+  const petab::Problem& problem = *fit.problem;
+  const std::string yaml = problemSpec.yamlFile.string();
+
+  // A store that holds a run continues it, when it is a run of this problem and these options.
+  std::optional<StartPlan> storedPlan;
+  std::vector<StartResult> stored;
+  if (run.store) {
+    try {
+      const RunFingerprint mine = runFingerprint(problem, options);
+      if (run.store->hasRun()) {
+        if (const auto difference = fingerprintDifference(run.store->fingerprint(), mine))
+          return fail(EstimationResult::Status::InvalidInput,
+                      run.store->dir().string() +
+                          ": holds a run of another problem or other settings: " + *difference);
+        storedPlan = run.store->plan();
+        if (storedPlan) stored = run.store->finishedStarts();
+      } else {
+        run.store->saveFingerprint(mine);
+      }
+    } catch (const Error& e) {
+      return fail(EstimationResult::Status::InvalidInput, e.what());
+    }
+  }
+
+  const int threads = options.threads > 0
+                          ? options.threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const double units = static_cast<double>(options.starts) +
+                       2.0 * options.profileMaxPoints * static_cast<double>(fit.profiled.size());
+  SharedProgress progress(monitor, units);
+
+  StartPlan plan;
+  if (storedPlan) {
+    plan = std::move(*storedPlan);
+    if (static_cast<int>(plan.starts.size()) != options.starts)
+      return fail(EstimationResult::Status::InvalidInput,
+                  run.store->dir().string() + "/plan.txt: " + std::to_string(plan.starts.size()) +
+                      " start points for " + std::to_string(options.starts) + " starts");
+  } else {
+    try {
+      plan = makeStartPlan(fit, options, monitor, units, threads, progress);
+    } catch (const Cancelled&) {
+      return fail(EstimationResult::Status::UserAbort, "cancelled before any start finished");
+    }
+    if (run.store) {
+      try {
+        run.store->savePlan(plan);
+      } catch (const Error& e) {
+        return fail(EstimationResult::Status::Failure, e.what());
+      }
+    }
+  }
+  reportPlan(plan, options.objective.integrator.rtol, result);
+  const bool leastSquares = plan.optimizer == Optimizer::LeastSquares;
+  const detail::StartContext context =
+      detail::makeStartContext(problemSpec.yamlFile, fit.setup, plan, options);
+  const FitSetup& setup = context.setup;
+
+  // The starts: the stored ones are kept, the others run on the executor.
+  result.starts.resize(plan.starts.size());
+  std::vector<bool> done(plan.starts.size(), false);
+  for (const StartResult& s : stored) {
+    if (s.index < 0 || s.index >= static_cast<int>(done.size()) ||
+        s.status == StartStatus::Cancelled)
+      continue;
+    result.starts[static_cast<std::size_t>(s.index)] = s;
+    done[static_cast<std::size_t>(s.index)] = true;
+    ++result.resumedStarts;
+    progress.unitDone(0);
+  }
+  std::vector<int> pending;
+  for (std::size_t i = 0; i < done.size(); ++i)
+    if (!done[i]) {
+      pending.push_back(static_cast<int>(i));
+      result.starts[i].index = static_cast<int>(i);
+      result.starts[i].start = result.starts[i].parameters = plan.starts[i];
+      result.starts[i].status = StartStatus::Cancelled;
+      result.starts[i].message = "not started: cancelled";
+    }
+  std::string storeError;
+  ThreadStartExecutor threadExecutor(threads);
+  StartExecutor& executor = run.executor ? *run.executor : threadExecutor;
+  executor.run(problem, context, plan, pending, progress.monitor(),
+               [&] { return progress.stopped(); },
+               [&](const StartResult& s) {
+                 result.starts[static_cast<std::size_t>(s.index)] = s;
+                 if (s.status == StartStatus::Cancelled) return;
+                 if (run.store && storeError.empty()) {
+                   try {
+                     run.store->saveStart(s);
+                   } catch (const Error& e) {
+                     storeError = e.what();
+                   }
+                 }
+                 progress.unitDone(s.objectiveEvaluations);
+                 if (onStartFinished) onStartFinished(s);
+               });
+  if (!storeError.empty()) return fail(EstimationResult::Status::Failure, storeError);
+  const bool cancelled = progress.stopped();
+  if (cancelled)  // a cancelled start is no result: only the finished ones are kept
+    std::erase_if(result.starts,
+                  [](const StartResult& s) { return s.status == StartStatus::Cancelled; });
+  sortStartsByObjective(result.starts);
   if (options.polish > 0 && !progress.stopped()) {
     const std::vector<int> chosen = polishCandidates(result.starts, options.polish);
+    // A resumed run keeps the polished starts its store has (each polish is one unit).
+    std::map<int, StartResult> polished;
+    if (run.store && result.resumedStarts > 0) {
+      try {
+        for (StartResult& p : run.store->polishedStarts()) polished[p.index] = std::move(p);
+      } catch (const Error& e) {
+        return fail(EstimationResult::Status::InvalidInput, e.what());
+      }
+    }
+    std::mutex storing;
     detail::runTasks(static_cast<int>(chosen.size()), threads, problemSpec.yamlFile, problem,
                      [&](int k, const petab::Problem& own) {
+                       StartResult& s = result.starts[static_cast<std::size_t>(
+                           chosen[static_cast<std::size_t>(k)])];
+                       if (const auto it = polished.find(s.index); it != polished.end()) {
+                         s = it->second;
+                         return;
+                       }
                        if (progress.stopped()) return;
-                       detail::polishStart(own, setup, leastSquares, settings, progress.monitor(),
-                                           result.starts[static_cast<std::size_t>(
-                                               chosen[static_cast<std::size_t>(k)])]);
+                       detail::polishStart(own, setup, leastSquares, context.settings,
+                                           progress.monitor(), s);
+                       if (!run.store || progress.stopped()) return;
+                       const std::lock_guard lock(storing);
+                       try {
+                         run.store->savePolished(s);
+                       } catch (const Error& e) {
+                         if (storeError.empty()) storeError = e.what();
+                       }
                      });
-    sortByObjective(result.starts);
+    if (!storeError.empty()) return fail(EstimationResult::Status::Failure, storeError);
+    sortStartsByObjective(result.starts);
   }
-  const bool cancelled = progress.stopped();
   if (result.starts.empty() || !std::isfinite(result.starts.front().objective)) {
     if (cancelled) return fail(EstimationResult::Status::UserAbort, "cancelled before any start finished");
     return fail(EstimationResult::Status::Failure,
@@ -471,51 +462,65 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
 
   if (cancelled) {
     result.status = EstimationResult::Status::UserAbort;
-    result.message = "cancelled; the starts finished so far are kept (no statistics, no profiles)";
+    result.message = "cancelled after " + std::to_string(result.starts.size()) + " of " +
+                     std::to_string(options.starts) +
+                     " starts; the finished ones are kept (no statistics, no profiles)";
     result.wallSeconds = seconds(started);
     return result;
   }
   // The best fit with its sensitivities: simulated observables and the statistics.
   try {
-    petab::ObjectiveOptions o = options.objective;
-    o.measurementSensitivities = true;
-    result.bestFit = petab::evaluateObjective(problem, result.best, petab::GradientMethod::Forward,
-                                              o, progress.monitor());
-    result.statistics = detail::computeStatistics(problem, result.bestFit, setup.free,
-                                                  freeParameters, options.confidenceLevel);
+    evaluateBestFit(problem, options, progress.monitor(), result);
   } catch (const Cancelled&) {
     return fail(EstimationResult::Status::UserAbort, "cancelled after the multistart");
-  } catch (const Error& e) {
-    result.statistics.message =
-        std::string("no statistics: forward sensitivities at the best fit failed: ") + e.what();
-    try {
-      result.bestFit = petab::evaluateObjective(problem, result.best, petab::GradientMethod::None,
-                                                options.objective);
-    } catch (const Error&) {
-    }
   }
 
   // Profiles: each direction of each parameter is one task.
+  const std::vector<int>& profiled = fit.profiled;
   if (!profiled.empty()) {
     const double z = detail::normalQuantile(0.5 * (1 + options.confidenceLevel));
     const double threshold = result.bestObjective + z * z / 2;  // χ²₁(level) = z²
     FitSetup atBest = setup;
     atBest.point = result.best;
     std::vector<detail::ProfileDirection> directions(2 * profiled.size());
+    std::mutex profileStoring;
     detail::runTasks(static_cast<int>(directions.size()), threads, problemSpec.yamlFile, problem,
                      [&](int task, const petab::Problem& own) {
                        const int k = profiled[static_cast<std::size_t>(task / 2)];
                        detail::ProfileDirection& d = directions[static_cast<std::size_t>(task)];
+                       const int direction = task % 2 ? 1 : -1;
+                       const std::string& id =
+                           fit.freeParameters[static_cast<std::size_t>(k)].id;
+                       if (run.store && result.resumedStarts > 0) {
+                         try {
+                           if (auto storedDirection = run.store->profileDirection(id, direction)) {
+                             d = std::move(*storedDirection);
+                             for (std::size_t i = 0; i < d.points.size(); ++i) progress.unitDone(0);
+                             return;
+                           }
+                         } catch (const Error&) {
+                           // An unreadable record is computed again.
+                         }
+                       }
                        try {
                          d = detail::profileDirection(own, atBest, k, result.best,
                                                       result.bestObjective, threshold,
-                                                      task % 2 ? 1 : -1, leastSquares, settings,
-                                                      options, progress.monitor(),
+                                                      direction, leastSquares,
+                                                      context.settings, options,
+                                                      progress.monitor(),
                                                       [&] { progress.unitDone(0); });
                        } catch (const Cancelled&) {
                          d.message = "cancelled";
+                         return;
                        } catch (const Error& e) {
                          d.message = e.what();
+                       }
+                       if (!run.store || progress.stopped()) return;
+                       const std::lock_guard lock(profileStoring);
+                       try {
+                         run.store->saveProfileDirection(id, direction, d);
+                       } catch (const Error&) {
+                         // The profile is in the result; only a resume recomputes it.
                        }
                      });
     for (std::size_t p = 0; p < profiled.size(); ++p) {
@@ -536,3 +541,4 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
 }
 
 }  // namespace sensode::estimation
+

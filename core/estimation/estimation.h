@@ -277,11 +277,29 @@ struct EstimationResult {
   FitStatistics statistics;
   std::vector<Profile> profiles;
   double wallSeconds = 0;
+  // Starts read from the run store (EstimationRun::store) instead of computed: a resumed run.
+  int resumedStarts = 0;
 };
 const char* toString(EstimationResult::Status s);
 
 // Called (from a worker thread, serialised) as each start finishes, with its result.
 using StartCallback = std::function<void(const StartResult&)>;
+
+class StartExecutor;  // start_executor.h
+class RunStore;       // run_store.h
+
+// Where the starts run and where they are kept; both optional.
+struct EstimationRun {
+  // Null: threads of this process (EstimationOptions::threads); an MPI executor hands the starts
+  // to ranks (mpi/mpi_executor.h). The global phase, the polish and the profiles run on this
+  // process's threads either way.
+  StartExecutor* executor = nullptr;
+  // Null: nothing written. Otherwise the run's fingerprint, plan and every finished start are
+  // written to it as they come; a store that already holds a run of the same problem and
+  // settings is continued (its plan reused, its finished starts not computed again), one of
+  // another problem or other settings is refused (InvalidInput naming the difference).
+  RunStore* store = nullptr;
+};
 
 // Runs the estimation. Never throws for bad input or failed evaluations (status and message
 // say what happened). Progress: ProgressInfo{t = starts and profile points done, tEnd = starts
@@ -290,6 +308,14 @@ using StartCallback = std::function<void(const StartResult&)>;
 // callback answering Abort) stops every start within one integration step.
 EstimationResult runEstimation(const EstimationProblem& problem, const EstimationOptions& options,
                                const ProgressMonitor& monitor = {},
-                               const StartCallback& onStartFinished = {});
+                               const StartCallback& onStartFinished = {},
+                               const EstimationRun& run = {});
+
+// The best fit's evaluation (simulated observables) and the statistics there, for a result whose
+// `parameters` and `best` are set: what runEstimation computes after the multistart, and what a
+// result read back from a run store (run_results.h) or kept from a cancelled run lacks. Never
+// throws for failed evaluations (statistics.message says why); throws Cancelled.
+void evaluateBestFit(const petab::Problem& problem, const EstimationOptions& options,
+                     const ProgressMonitor& monitor, EstimationResult& result);
 
 }  // namespace sensode::estimation

@@ -19,7 +19,8 @@ std::vector<std::vector<double>> screenCandidates(const FitSetup& setup, int cou
 
 ScreenedStarts screenStarts(const std::filesystem::path& yaml, const petab::Problem& problem,
                             const FitSetup& setup, int count, int factor, std::uint64_t seed,
-                            int threads, const ProgressMonitor& monitor) {
+                            int threads, const ProgressMonitor& monitor,
+                            const std::function<void()>& evaluated) {
   ScreenedStarts out;
   if (count < 1) return out;
   const std::vector<std::vector<double>> candidates = screenCandidates(setup, count, factor, seed);
@@ -32,9 +33,11 @@ ScreenedStarts screenStarts(const std::filesystem::path& yaml, const petab::Prob
                values[static_cast<std::size_t>(i)] =
                    f.value(candidates[static_cast<std::size_t>(i)].data(), nullptr);
              } catch (const Cancelled&) {
+               return;  // not evaluated: nothing to count
              } catch (const Error&) {
                // Where the model cannot be simulated is no start: left at infinity.
              }
+             if (evaluated) evaluated();
            });
   out.screened = static_cast<int>(candidates.size());
   for (int k : bestCandidates(values, count)) {

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <vector>
 
 #include "core/common/progress.h"
@@ -39,10 +40,12 @@ struct ScreenedStarts {
 // Evaluates the objective at screenCandidates(setup, count, factor, seed) on `threads` threads
 // (each with its own copy of the problem, as the multistart does) and returns the best `count`. The same seed gives the same candidates and,
 // for deterministic integrations, the same choice whatever the thread count. A Cancelled from
-// `monitor` ends the screen early: the unevaluated candidates count as failed.
+// `monitor` ends the screen early: the unevaluated candidates count as failed. `evaluated` is
+// called after each candidate (from the worker threads), for progress.
 ScreenedStarts screenStarts(const std::filesystem::path& yaml, const petab::Problem& problem,
                             const FitSetup& setup, int count, int factor, std::uint64_t seed,
-                            int threads, const ProgressMonitor& monitor);
+                            int threads, const ProgressMonitor& monitor,
+                            const std::function<void()>& evaluated = {});
 
 // The scatter search (scatter_search.h) on this problem's objective: its batches on `threads`
 // threads, each with a problem copy loaded once for the whole search; with settings.localEvery

@@ -5,6 +5,40 @@
 
 namespace sensode::integrators {
 
+namespace {
+
+// Foresees "too much work" when the step size has stopped growing far short of what tout needs:
+// BDF's step at a steady state ends where h·‖J‖ nears 1/ε and Newton fails (Brannmark's at
+// h ≈ 3e8), so a measurement time of 1e308 would otherwise cost all of maxSteps (27 s of CPU
+// with forward sensitivities) for the same failure. It fires only when the largest step of the
+// last kWindow steps is no larger than that of the kWindow before, and even at that step the
+// remaining time would take more than kMargin times the steps left.
+class StepGrowthWatch {
+ public:
+  static constexpr long kWindow = 5000;
+  static constexpr double kMargin = 1000;
+
+  // After each accepted step of size h; true when tout is out of reach.
+  bool hopeless(double h, double tn, double tout, long stepsLeft) {
+    current_ = std::max(current_, std::abs(h));
+    if (++inWindow_ < kWindow) return false;
+    const bool grew = previous_ == 0 || current_ > previous_;  // the first window never fires
+    const double needed = (tout - tn) / current_;
+    previous_ = current_;
+    largest_ = current_;
+    current_ = 0;
+    inWindow_ = 0;
+    return !grew && needed > kMargin * static_cast<double>(stepsLeft);
+  }
+  double largestStep() const { return largest_; }
+
+ private:
+  double previous_ = 0, current_ = 0, largest_ = 0;  // largest steps of the windows
+  long inWindow_ = 0;
+};
+
+}  // namespace
+
 
 CvodesIntegrator::CvodesIntegrator() : impl_(std::make_unique<Impl>()) {}
 CvodesIntegrator::~CvodesIntegrator() = default;
@@ -96,11 +130,18 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
 
   void* mem = d.mem.get();
   d.advanced = true;
+  // The callbacks see the monitor while CVode() runs (Cancel within a step); never afterwards.
+  struct MonitorScope {
+    Impl& d;
+    ~MonitorScope() { d.monitor = nullptr; }
+  } scope{d};
+  d.monitor = &monitor;
   try {
     double tn = d.t;
     sundials::checkCvode(CVodeGetCurrentTime(mem, &tn), "CVodeGetCurrentTime");
     d.recovered = {};
     long stepsHere = 0, stalledSteps = 0;
+    StepGrowthWatch growth;
     double tPrevious = tn;
     long stepsBefore = 0;
     CVodeGetNumSteps(mem, &stepsBefore);
@@ -115,6 +156,8 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
       }
       d.record = {};
       d.cvodeMessage.clear();
+      d.callsThisStep = 0;
+      d.nonFiniteIteratesThisStep = 0;
       int flag = 0;
       {
         const BlockLengthScope blocks(d.augmented ? d.nx : 0);
@@ -122,7 +165,17 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
       }
       if (flag < 0) d.throwCvodeFailure(flag);
       if (d.record.kind != CallbackRecord::Kind::None) d.recovered = d.record;
+      d.checkAcceptedStep(tPrevious, tn);
       ++stepsHere;
+      if (double h = 0; CVodeGetLastStep(mem, &h) == CV_SUCCESS &&
+                        growth.hopeless(h, tn, tout, d.options.maxSteps - stepsHere)) {
+        d.throwFailure("too much work: after " + std::to_string(stepsHere) +
+                       " steps the step size no longer grows (largest of the last " +
+                       std::to_string(StepGrowthWatch::kWindow) + ": " +
+                       num(growth.largestStep(), 3) + "), and reaching t = " + num(tout) +
+                       " would take about " + num((tout - tn) / growth.largestStep(), 2) +
+                       " more, beyond maxSteps = " + std::to_string(d.options.maxSteps));
+      }
       // Steps below the resolution of t (CVODES only warns "t + h = t") leave t where it is
       // while x keeps moving: typically a blow-up. Stop instead of burning maxSteps.
       stalledSteps = tn == tPrevious ? stalledSteps + 1 : 0;

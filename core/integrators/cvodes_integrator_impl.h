@@ -51,11 +51,16 @@ struct CallbackRecord {
     NonFiniteJacobian,
     NonFiniteParamJacobian,  // ∂f/∂p entry (row = state, col = model parameter index)
     NonFiniteSensitivityRhs,  // Ṡ entry (row = state, col = model parameter index)
+    NonFiniteState,   // a state CVODES passed in is ±inf or NaN (row = state, value)
+    NonFiniteTime,    // CVODES evaluated at a time that is not a number (its step size is NaN)
+    NoProgress,       // kMaxCallbacksPerStep evaluations within one step
+    Cancelled,        // the monitor's token was set during a step
     Exception
   };
   Kind kind = Kind::None;
   int row = -1, col = -1;  // state index (f), Jacobian entry (row, col), or (state, parameter)
   double t = 0;
+  double value = 0;  // NonFiniteState: the state's value
   std::string what;  // Exception: what()
 };
 
@@ -80,6 +85,17 @@ inline const char* describeFlag(int flag) {
 
 // Consecutive steps that leave t unchanged before advanceTo gives up.
 constexpr long kMaxStalledSteps = 100;
+
+// The step guard's bounds for one CVode(CV_ONE_STEP) call (Impl::guardInputs). A step tries at
+// most maxncf + maxnef = 17 times per corrector, the staggered sensitivity corrector restarting
+// the states' up to 1 + maxncfS + maxnefS = 18 times, with at most 8 evaluations per attempt
+// (3 Newton iterations, again with a fresh Jacobian): about 2500 calls. SUNDIALS 6.4's Newton
+// solver loops without end once the step size is NaN (SUNNonlinSolSolve_Newton retries while
+// cvLsSetup, comparing a NaN γ ratio, never marks the Jacobian current), evaluating f each time.
+constexpr long kMaxCallbacksPerStep = 20000;
+// Iterates with a non-finite state one step may hand the callbacks before the step is given up:
+// CVODES gives up after 10 recoverable failures in a row, each seeing one or two such iterates.
+constexpr long kMaxNonFiniteIteratesPerStep = 50;
 
 }  // namespace cvodes_detail
 using namespace cvodes_detail;
@@ -157,6 +173,12 @@ struct CvodesIntegrator::Impl {
       return true;
     }
   };
+
+  // The step guard (guardInputs): the caller's monitor during advanceTo() (Cancel inside a
+  // step), and what the callbacks saw in the current CVode() call.
+  const ProgressMonitor* monitor = nullptr;
+  long callsThisStep = 0;
+  long nonFiniteIteratesThisStep = 0;
 
   CallbackRecord record;     // the current CVode() call's first callback problem
   CallbackRecord recovered;  // the latest problem CVODES recovered from in this advanceTo()
@@ -310,6 +332,11 @@ struct CvodesIntegrator::Impl {
                " / d " + self.paramName(record.col) + ") at t = " + num(record.t);
       case CallbackRecord::Kind::Exception:
         return "error while evaluating the model at t = " + num(record.t) + ": " + record.what;
+      case CallbackRecord::Kind::NonFiniteState:
+      case CallbackRecord::Kind::NonFiniteTime:
+      case CallbackRecord::Kind::NoProgress:
+      case CallbackRecord::Kind::Cancelled:
+        return plain(record, self);
       case CallbackRecord::Kind::None:
         break;
     }
@@ -336,6 +363,18 @@ struct CvodesIntegrator::Impl {
                self.paramName(record.col) + " changes at a rate that is not finite" + at;
       case CallbackRecord::Kind::Exception:
         return "the model could not be evaluated" + at + ": " + record.what;
+      case CallbackRecord::Kind::NonFiniteState:
+        // record.t is the end of the attempted step, which CVODES then cut.
+        return "state " + self.stateName(record.row) + " became non-finite (" + num(record.value) +
+               ") in a step to t = " + num(record.t);
+      case CallbackRecord::Kind::NonFiniteTime:
+        return "the step size is not a number: CVODES evaluated the model at t = " +
+               num(record.t);
+      case CallbackRecord::Kind::NoProgress:
+        return "no progress: " + std::to_string(kMaxCallbacksPerStep) +
+               " model evaluations within one step" + at;
+      case CallbackRecord::Kind::Cancelled:
+        return "cancelled" + at;
       case CallbackRecord::Kind::None:
         break;
     }
@@ -372,7 +411,48 @@ struct CvodesIntegrator::Impl {
         details);
   }
 
+  // After CVode() accepted a step from tFrom to tn: the time, the step size and every state
+  // must be finite (and the step longer than 0), else the run stops here with the state and the
+  // time named. CVODES itself never looks: its initial step size underflows to 0 when a rate is
+  // near the largest double (|f|/|x| overflows in cvHin), after which the next step's
+  // coefficients are 0/0 and the step size NaN.
+  void checkAcceptedStep(double tFrom, double tn) const {
+    double h = 0;
+    CVodeGetLastStep(mem.get(), &h);
+    const double* state = N_VGetArrayPointer(y.get());
+    for (int i = 0; i < nx; ++i) {
+      if (!std::isfinite(state[i])) {
+        throwFailure("state " + stateName(i) + " became non-finite (" + num(state[i]) +
+                     ") at t = " + num(tn) + " (in a step from t = " + num(tFrom) + ")");
+      }
+    }
+    if (!std::isfinite(tn) || !std::isfinite(h) || h == 0) {
+      throwFailure("the step size became " + num(h) + " at t = " + num(tFrom) + ": " +
+                   fastestRate(tFrom));
+    }
+  }
+
+  // "the rate of change of 'B' is -1e+308 where 'B' = 1": the state whose rate is largest
+  // against its own size, for a step size that collapsed.
+  std::string fastestRate(double tt) const {
+    const double* state = N_VGetArrayPointer(y.get());
+    std::vector<double> f(static_cast<std::size_t>(nx));
+    model->rhs(tt, state, p.data(), f.data());
+    int worst = -1;
+    double ratio = -1;
+    for (int i = 0; i < nx; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      const double r = std::abs(f[k]) / (std::abs(state[i]) + atol[k]);
+      if (!(r <= ratio)) worst = i, ratio = r;
+    }
+    if (worst < 0) return "no state changes";
+    return "the rate of change of " + stateName(worst) + " is " +
+           num(f[static_cast<std::size_t>(worst)]) + " where " + stateName(worst) + " = " +
+           num(state[worst]) + ", too fast for any step a double can resolve";
+  }
+
   [[noreturn]] void throwCvodeFailure(int flag) const {
+    if (record.kind == CallbackRecord::Kind::Cancelled) throw Cancelled(record.t);
     std::string details = std::string(sundials::cvodeFlagName(flag));
     if (!cvodeMessage.empty()) details += ": " + cvodeMessage;
     if (record.kind != CallbackRecord::Kind::None) {
@@ -400,7 +480,9 @@ struct CvodesIntegrator::Impl {
   static int rhs(sunrealtype tt, N_Vector yy, N_Vector ydot, void* userData) {
     auto* self = static_cast<Impl*>(userData);
     return guarded(self, tt, [&] {
-      return self->stateRhs(tt, N_VGetArrayPointer(yy), N_VGetArrayPointer(ydot));
+      const double* x = N_VGetArrayPointer(yy);
+      if (const int problem = self->guardInputs(tt, x); problem != 0) return problem;
+      return self->stateRhs(tt, x, N_VGetArrayPointer(ydot));
     });
   }
 
@@ -409,6 +491,7 @@ struct CvodesIntegrator::Impl {
     auto* self = static_cast<Impl*>(userData);
     return guarded(self, tt, [&] {
       const double* x = N_VGetArrayPointer(yy);
+      if (const int problem = self->guardInputs(tt, x); problem != 0) return problem;
       if (self->augmented) {
         // CVODE evaluates f at the predicted state just before the set-up, so J usually comes
         // from the augmented right-hand side's cache.
@@ -440,6 +523,7 @@ struct CvodesIntegrator::Impl {
     auto* self = static_cast<Impl*>(userData);
     return guarded(self, tt, [&] {
       const double* x = N_VGetArrayPointer(yy);
+      if (const int guard = self->guardInputs(tt, x); guard != 0) return guard;
       const int problem = self->evaluateSensitivityJacobians(tt, x);
       if (problem != 0) return problem;
       for (int j = 0; j < ns; ++j) {
@@ -459,6 +543,7 @@ struct CvodesIntegrator::Impl {
     return guarded(self, tt, [&] {
       ++self->augmentedRhsEvals;
       const double* y = N_VGetArrayPointer(yy);
+      if (const int guard = self->guardInputs(tt, y); guard != 0) return guard;
       double* out = N_VGetArrayPointer(ydot);
       const int problem = self->stateRhs(tt, y, out);
       if (problem != 0) return problem;
@@ -508,6 +593,39 @@ struct CvodesIntegrator::Impl {
     S->content = nullptr;  // the Impl, not owned
     SUNLinSolFreeEmpty(S);
     return SUNLS_SUCCESS;
+  }
+
+  // Before a callback evaluates the model at (tt, x): 0 to go on; 1 (recoverable: CVODES cuts
+  // the step) for a non-finite state in the iterate, as for a non-finite f; -1 (fatal, recorded)
+  // when the token is set, when tt is not a number (the step size is NaN: no smaller step can
+  // follow), or when this CVode() call exceeds the bounds above — so that no retry loop inside
+  // CVODES runs without end, and Cancel stops even a step that never ends.
+  int guardInputs(double tt, const double* x) {
+    if (monitor != nullptr && monitor->token.cancelled()) return recordFatal(CallbackRecord::Kind::Cancelled, tt);
+    if (++callsThisStep > kMaxCallbacksPerStep) return recordFatal(CallbackRecord::Kind::NoProgress, tt);
+    if (!std::isfinite(tt)) return recordFatal(CallbackRecord::Kind::NonFiniteTime, tt);
+    for (int i = 0; i < nx; ++i) {
+      if (std::isfinite(x[i])) continue;
+      if (record.kind == CallbackRecord::Kind::None) {
+        record.kind = CallbackRecord::Kind::NonFiniteState;
+        record.row = i;
+        record.value = x[i];
+        record.t = tt;
+      }
+      return ++nonFiniteIteratesThisStep > kMaxNonFiniteIteratesPerStep ? -1 : 1;
+    }
+    return 0;
+  }
+
+  // A fatal guard problem outranks a recoverable one recorded before; an exception outranks it.
+  int recordFatal(CallbackRecord::Kind kind, double tt) noexcept {
+    if (record.kind == CallbackRecord::Kind::Exception) return -1;
+    if (record.kind != CallbackRecord::Kind::NonFiniteState || kind != CallbackRecord::Kind::NoProgress) {
+      record = {};
+      record.kind = kind;
+      record.t = tt;
+    }
+    return -1;
   }
 
   // f(t, x) into f; 1 (recorded) when an entry is not finite.

@@ -27,6 +27,8 @@ std::string plainCause(const Cause& why, const Names& names, int maxNewtonIterat
                                    " iterations)");
     case Cause::Kind::NonFiniteF:
       return "the rate of change of " + names.state(why.row) + " is not a finite number" + at;
+    case Cause::Kind::NonFiniteState:
+      return "state " + names.state(why.row) + " became non-finite (" + num(why.value) + ")" + at;
     case Cause::Kind::NonFiniteA:
       // Where f is finite but ẍ = J·f is not, a rate law is not differentiable at this state
       // (x^n with n < 1 at x = 0).
@@ -63,6 +65,8 @@ std::string technicalCause(const Cause& why, const Names& names, int maxNewtonIt
              " iterations";
     case Cause::Kind::NonFiniteF:
       return "non-finite value in f for state " + names.state(why.row) + at;
+    case Cause::Kind::NonFiniteState:
+      return "non-finite iterate: state " + names.state(why.row) + " = " + num(why.value) + at;
     case Cause::Kind::NonFiniteA:
       return "non-finite value in the second derivative a = J·f of state " +
              names.state(why.row) + at;

@@ -15,6 +15,7 @@ struct Cause {
     Diverged,         // ‖δ_m‖ > 2‖δ_{m−1}‖
     TooSlow,          // not converged in maxNewtonIterations
     NonFiniteF,       // f(y) not finite (row = state)
+    NonFiniteState,   // the iterate y itself holds ±inf or NaN (row = state, value)
     NonFiniteA,       // ẍ(y) not finite
     NonFiniteJ,       // J entry (row, col)
     NonFiniteJJ,      // J_J entry (row, col)
@@ -25,6 +26,7 @@ struct Cause {
   Kind kind = Kind::None;
   int row = -1, col = -1;
   double t = 0;
+  double value = 0;  // NonFiniteState: the state's value
   bool nonFinite() const { return kind >= Kind::NonFiniteF && kind <= Kind::NonFiniteSens; }
 };
 

@@ -244,8 +244,13 @@ struct OdeSdIntegrator::Impl {
     return -1;
   }
 
-  // f and ẍ at (tt, xx); false (cause recorded) when not finite.
+  // f and ẍ at (tt, xx); false (cause recorded) when not finite — or when xx is not: a state
+  // that overflowed (x = 1 − 1e308·t) can leave f finite, and the step must not go on from it.
   bool evalFA(double tt, const double* xx, double* ff, double* aa) {
+    if (int i = firstNonFinite(xx, n); i >= 0) {
+      cause = {Cause::Kind::NonFiniteState, i, -1, tt, xx[i]};
+      return false;
+    }
     model->rhsAndSecond(tt, xx, p.data(), ff, aa);
     ++own.rhsEvals;
     ++own.secondDerivativeEvals;

@@ -39,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/common/cancellation.h"
 #include "core/common/errors.h"
 
 namespace sensode::model {
@@ -216,6 +217,7 @@ class Eliminator {
 
   Elimination run() {
     for (int step = 0;; ++step) {
+      if (step % 64 == 0) throwIfCancelled();  // a few thousand species take seconds
       int pivotRow = -1, pivotCol = -1;
       if (!choosePivot(pivotRow, pivotCol)) break;
       const auto fillBound =

@@ -27,26 +27,15 @@
 #include <utility>
 #include <vector>
 
+#include "core/common/cancellation.h"
 #include "core/common/errors.h"
+#include "core/model/libsbml_names.h"
 #include "core/model/xml_nesting.h"
 
 LIBSBML_CPP_NAMESPACE_USE
 
 namespace sensode::model {
 namespace {
-
-// libSBML classes whose names clash with ours. Debian builds libSBML without its C++ namespace,
-// so they are reached from the global scope either way.
-namespace lsb {
-using Model = ::LIBSBML_CPP_NAMESPACE_QUALIFIER Model;
-using Compartment = ::LIBSBML_CPP_NAMESPACE_QUALIFIER Compartment;
-using Species = ::LIBSBML_CPP_NAMESPACE_QUALIFIER Species;
-using Parameter = ::LIBSBML_CPP_NAMESPACE_QUALIFIER Parameter;
-using Reaction = ::LIBSBML_CPP_NAMESPACE_QUALIFIER Reaction;
-using SpeciesReference = ::LIBSBML_CPP_NAMESPACE_QUALIFIER SpeciesReference;
-using Rule = ::LIBSBML_CPP_NAMESPACE_QUALIFIER Rule;
-using InitialAssignment = ::LIBSBML_CPP_NAMESPACE_QUALIFIER InitialAssignment;
-}  // namespace lsb
 
 using symbolic::Op;
 
@@ -230,7 +219,9 @@ Model Importer::run(SBMLDocument& doc) {
   checkPackages(doc);
   configureValidation(doc);
   flattenComp(doc);
+  throwIfCancelled();
   checkConsistency(doc);
+  throwIfCancelled();
   const lsb::Model* m = doc.getModel();
   if (m == nullptr) fail("", "the document contains no model");
 
@@ -245,6 +236,7 @@ Model Importer::run(SBMLDocument& doc) {
   importSpecies(*m);
   importParameters(*m);
   importReactions(*m);
+  throwIfCancelled();
   importRules(*m);
   importInitialAssignments(*m);
   importEvents(*m);
@@ -489,6 +481,7 @@ SpeciesReference Importer::importSpeciesReference(const lsb::SpeciesReference& s
 
 void Importer::importReactions(const lsb::Model& m) {
   for (unsigned int i = 0; i < m.getNumReactions(); ++i) {
+    if (i % 256 == 0) throwIfCancelled();
     const lsb::Reaction* r = m.getReaction(i);
     Reaction out;
     out.id = r->getId();
@@ -852,12 +845,12 @@ Model importDocument(SBMLDocument& doc, const std::string& file) {
 // resolvers) that are not documented as thread-safe, so imports run one at a time wherever they
 // come from (a GUI reading a model while a task's worker compiles another, the suite runner's
 // threads). The importer's result owns its data; everything after it runs in parallel.
+}  // namespace
+
 std::mutex& libsbmlMutex() {
   static std::mutex m;
   return m;
 }
-
-}  // namespace
 
 Model importSbmlFile(const std::filesystem::path& file) {
   const std::string name = file.string();

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <filesystem>
+#include <mutex>
 #include <string>
 
 #include "core/model/model.h"
@@ -20,5 +21,9 @@ namespace sensode::model {
 Model importSbmlFile(const std::filesystem::path& file);
 // `sourceName` stands in for the file name in messages (and Model::file).
 Model importSbmlString(const std::string& xml, const std::string& sourceName);
+
+// Held around every use of libSBML (its process-wide registries are not documented as
+// thread-safe): the importer's and the writer's (sbml_writer.h).
+std::mutex& libsbmlMutex();
 
 }  // namespace sensode::model

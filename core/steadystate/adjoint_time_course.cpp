@@ -79,6 +79,12 @@ struct AdjointTimeCourse::Impl {
     try {
       Impl& d = self(user);
       if (d.stopRequested(t)) return -1;
+      // A NaN time (a NaN step size) or a NaN iterate is what SUNDIALS 6.4's Newton solver
+      // retries without end (cvodes_integrator_impl.h, guardInputs): fatal here, where no
+      // evaluation budget bounds the retries.
+      if (!std::isfinite(t)) return -1;
+      for (int i = 0; i < d.nx; ++i)
+        if (!std::isfinite(N_VGetArrayPointer(y)[i])) return -1;
       d.model->rhs(d.at(t), N_VGetArrayPointer(y), d.theta.data(), N_VGetArrayPointer(ydot));
       const double* f = N_VGetArrayPointer(ydot);
       for (int i = 0; i < d.nx; ++i)
@@ -101,7 +107,7 @@ struct AdjointTimeCourse::Impl {
   static int rhsB(double t, N_Vector y, N_Vector yB, N_Vector yBdot, void* user) {
     try {
       Impl& d = self(user);
-      if (d.stopRequested(t)) return -1;
+      if (d.stopRequested(t) || !std::isfinite(t)) return -1;  // NaN time: as in rhs
       const symbolic::SparsePattern& pat = d.model->jacobianPattern();
       d.model->jacobian(d.at(t), N_VGetArrayPointer(y), d.theta.data(), d.jValues.data());
       const double* l = N_VGetArrayPointer(yB);

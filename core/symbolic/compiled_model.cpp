@@ -6,6 +6,7 @@
 #include <map>
 #include <tuple>
 
+#include "core/common/cancellation.h"
 #include "core/common/errors.h"
 #include "core/symbolic/delays.h"
 #include "core/symbolic/dae_consistency.h"
@@ -64,6 +65,7 @@ CompiledModel::CompiledModel(OdeSystem system)
     std::vector<Entry> entries;
     if (chain.empty()) {  // no delays: the plain partial derivatives (the load-time path)
       for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
+        throwIfCancelled();
         for (Expr s : pool.dependencies(rows[static_cast<std::size_t>(i)])) {
           const int j = indexOf[pool.node(s).symbol];
           if (j < 0) continue;
@@ -74,6 +76,7 @@ CompiledModel::CompiledModel(OdeSystem system)
       return toCsc(std::move(entries), static_cast<int>(rows.size()), cols, pattern);
     }
     for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
+      throwIfCancelled();
       const Expr row = rows[static_cast<std::size_t>(i)];
       std::map<int, std::vector<Expr>> terms;  // column → terms of the derivative
       for (Expr s : pool.dependencies(row)) {
@@ -168,20 +171,25 @@ CompiledModel::CompiledModel(OdeSystem system)
     u.insert(u.end(), v.begin(), v.end());
     return u;
   };
-  fTape_ = Tape(pool, in, f);
-  jTape_ = Tape(pool, in, jValues);
-  fpTape_ = Tape(pool, in, fpValues);
-  aTape_ = Tape(pool, in, a);
-  faTape_ = Tape(pool, in, concat(f, a));
-  jjTape_ = Tape(pool, in, jjValues);
-  jPairTape_ = Tape(pool, in, concat(jValues, jjValues));
-  apTape_ = Tape(pool, in, apValues);
-  ftTape_ = Tape(pool, in, ft);
-  x0Tape_ = Tape(pool, in, system_.initial);
-  s0Tape_ = Tape(pool, in, s0Values);
-  yTape_ = Tape(pool, in, y);
-  yxTape_ = Tape(pool, in, yxValues);
-  ypTape_ = Tape(pool, in, ypValues);
+  // Each tape is a pass over its expressions (CSE and register allocation): a cancel point.
+  const auto tape = [&](const std::vector<Expr>& outputs) {
+    throwIfCancelled();
+    return Tape(pool, in, outputs);
+  };
+  fTape_ = tape(f);
+  jTape_ = tape(jValues);
+  fpTape_ = tape(fpValues);
+  aTape_ = tape(a);
+  faTape_ = tape(concat(f, a));
+  jjTape_ = tape(jjValues);
+  jPairTape_ = tape(concat(jValues, jjValues));
+  apTape_ = tape(apValues);
+  ftTape_ = tape(ft);
+  x0Tape_ = tape(system_.initial);
+  s0Tape_ = tape(s0Values);
+  yTape_ = tape(y);
+  yxTape_ = tape(yxValues);
+  ypTape_ = tape(ypValues);
   timings_.tapeSeconds = secondsSince(tapeStart);
   for (const auto& t : tapes()) timings_.tapeInstructions += t.tape->numInstructions();
   scratch_.resize(std::max(faTape_.numOutputs(), jPairTape_.numOutputs()));

@@ -6,9 +6,11 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <unordered_set>
 
 #include "core/common/errors.h"
+#include "core/sensitivity/structural_influence.h"
 #include "core/tasks/sensitivity_runs.h"
 #include "core/tasks/task_common.h"
 #include "core/tasks/undefined_outputs.h"
@@ -103,7 +105,25 @@ std::vector<double> initialSensitivities(const symbolic::CompiledModel& model, d
   return s0;
 }
 
-// values ← (p/y)·values, 0 and flagged where |y| ≤ guard.
+// Lists the outputs with no value at some output times (undefined_outputs.h) and makes their
+// sensitivities NaN there: the chain rule at a 0/0 gives whatever ∂y/∂x's own 0/0 gives, and
+// finite differences of NaN are NaN, but no method should report a number there.
+void markUndefinedOutputs(const symbolic::CompiledModel& model, const Setup& setup,
+                          SensitivityResult& result) {
+  detail::UndefinedOutputLog log(model);
+  std::vector<std::uint8_t> undefined;
+  log.noteAll(setup.columns, result.times, result.states, setup.p, result.outputValues,
+              &undefined);
+  const std::size_t ns = result.parameterIds.size();
+  for (std::size_t a = 0; a < undefined.size(); ++a) {
+    if (undefined[a] != 0)
+      std::fill_n(result.values.begin() + static_cast<std::ptrdiff_t>(a * ns), ns,
+                  std::numeric_limits<double>::quiet_NaN());
+  }
+  result.undefinedOutputs = log.take();
+}
+
+// values ← (p/y)·values, 0 and flagged where |y| ≤ guard; NaN where y has no value.
 void scale(SensitivityResult& result, const std::vector<double>& p, const std::vector<int>& params,
            double guard) {
   const std::size_t ny = result.outputIds.size();
@@ -117,6 +137,10 @@ void scale(SensitivityResult& result, const std::vector<double>& p, const std::v
       const std::size_t a = it * ny + iy;
       const double y = result.outputValues[a];
       double* v = &result.values[a * ns];
+      if (std::isnan(y)) {
+        std::fill(v, v + ns, std::numeric_limits<double>::quiet_NaN());
+        continue;
+      }
       if (!(std::abs(y) > guard)) {
         result.guarded[a] = 1;
         ++result.guardedCount;
@@ -148,6 +172,20 @@ std::optional<std::string> SensitivityOptions::validate() const {
 }
 
 namespace {
+
+// SensitivityResult::unreached from the model's expressions (structural_influence.h).
+void markUnreached(const symbolic::CompiledModel& model, const Setup& setup,
+                   SensitivityResult& result) {
+  std::vector<std::size_t> rows;
+  for (const OutputColumn& c : setup.columns) rows.push_back(c.row(model.system().outputs.size()));
+  const auto reached = sensitivity::structuralInfluence(model.system(), setup.params, rows);
+  if (!reached) return;
+  const std::size_t nx = static_cast<std::size_t>(model.nx()), ny = rows.size();
+  result.unreached.assign(ny * setup.params.size(), 0);
+  for (std::size_t ip = 0; ip < setup.params.size(); ++ip)
+    for (std::size_t iy = 0; iy < ny; ++iy)
+      result.unreached[iy * setup.params.size() + ip] = (*reached)[ip][nx + iy] ? 0 : 1;
+}
 
 SensitivityResult runOnModel(const SensitivityProblem& problem, const SensitivityOptions& options,
                              const ProgressMonitor& monitor) {
@@ -194,17 +232,8 @@ SensitivityResult runOnModel(const SensitivityProblem& problem, const Sensitivit
       result.parameterValues.push_back(setup.p[static_cast<std::size_t>(k)]);
     }
     for (const symbolic::StateVar& v : model.system().states) result.stateIds.push_back(v.id);
+    markUnreached(model, setup, result);
 
-    // (Outputs that read a delay need the solution's history: they are checked as recorded.)
-    if (problem.times.front() == problem.t0 && model.system().delays.empty()) {
-      // An output with no value at t0 is refused before the (possibly long) computation.
-      std::vector<double> atStart(setup.columns.size());
-      std::vector<double> all(3 * model.system().outputs.size());
-      model.outputs(setup.t0, setup.x0.data(), setup.p.data(), all.data());
-      for (std::size_t j = 0; j < setup.columns.size(); ++j)
-        atStart[j] = all[setup.columns[j].row(model.system().outputs.size())];
-      detail::checkOutputsDefined(model, setup.columns, {setup.t0}, setup.x0, setup.p, atStart);
-    }
     switch (options.method) {
       case SensitivityMethod::OdeSd: runWithFallbacks(setup, result); break;
       case SensitivityMethod::Cvodes: runDirect(setup, integrators::Method::Cvodes, result); break;
@@ -234,8 +263,7 @@ SensitivityResult runOnModel(const SensitivityProblem& problem, const Sensitivit
         break;
       case SensitivityMethod::FiniteDifferences: runFiniteDifferences(setup, result); break;
     }
-    detail::checkOutputsDefined(model, setup.columns, result.times, result.states, setup.p,
-                                result.outputValues);
+    markUndefinedOutputs(model, setup, result);
     if (options.scaled) scale(result, setup.p, setup.params, options.integrator.atol);
   } catch (const IntegrationFailure& e) {
     return finish(Termination::IntegrationFailure, e.what(), e.details());

@@ -24,6 +24,9 @@
 // variables, reaction rates on request); their sensitivities follow from the chain rule
 // dy/dp = ∂y/∂x·S + ∂y/∂p (FD differentiates y directly).
 //
+// An output with no value at an output time (0/0 in its own formula, undefined_outputs.h) is NaN
+// there with NaN sensitivities, and listed in SensitivityResult::undefinedOutputs.
+//
 // Scaled sensitivities are COPASI's (p/y)·dy/dp. Where |y| ≤ guard (guard = integrator.atol:
 // below it y is not resolved and the ratio is noise or ±inf) the scaled value is reported as 0
 // and flagged in SensitivityResult::guarded.
@@ -146,6 +149,11 @@ struct SensitivityResult {
   // values are reported as 0. guardedCount = number of such (time, output) pairs.
   std::vector<std::uint8_t> guarded;
   long guardedCount = 0;
+  // ny × np, row-major: 1 where the parameter cannot move the output at all (it reaches no
+  // state or expression the output depends on; sensitivity/structural_influence.h), so dy/dp is
+  // exactly 0 whatever a method returns there. Empty when the model's coupling is not all in
+  // its right-hand sides (events, delays, algebraic rules): then nothing is known.
+  std::vector<std::uint8_t> unreached;
   std::vector<double> outputValues;  // y, nt × ny, row-major (the trajectory of the outputs)
   std::vector<double> states;        // x, nt × nx, row-major
   // ∂x/∂p (never scaled), nt × nx × np, row-major: stateSensitivities[(it·nx + ix)·np + ip].
@@ -155,6 +163,9 @@ struct SensitivityResult {
   // with the ids executed there (as TimeCourseResult::eventTimes / eventIds).
   std::vector<double> eventTimes;
   std::vector<std::string> eventIds;
+  // Outputs with no value at some output times (time course's undefinedOutputs); their values
+  // and sensitivities are NaN there (scaled too).
+  std::vector<UndefinedOutput> undefinedOutputs;
   double wallSeconds = 0;
   Termination termination = Termination::Success;
   std::string message;  // empty on success; otherwise one line saying what happened

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "core/tasks/task_common.h"
 
+#include "core/tasks/time_course_task.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -39,6 +41,24 @@ bool isTimeVarying(const symbolic::OdeSystem& sys,
   return false;
 }
 
+// Indices into sys.outputs of the default columns: every species, then every other quantity
+// whose value changes in time (reaction rates only on request).
+std::vector<std::size_t> defaultOutputIndices(const symbolic::OdeSystem& sys) {
+  const auto& outs = sys.outputs;
+  std::vector<std::size_t> chosen;
+  for (std::size_t k = 0; k < outs.size(); ++k) {
+    if (outs[k].kind == symbolic::OutputKind::Species) chosen.push_back(k);
+  }
+  std::unordered_set<symbolic::Expr> stateSymbols;
+  for (const auto& s : sys.states) stateSymbols.insert(s.symbol);
+  for (std::size_t k = 0; k < outs.size(); ++k) {
+    const auto kind = outs[k].kind;
+    if (kind == symbolic::OutputKind::Species || kind == symbolic::OutputKind::Reaction) continue;
+    if (isTimeVarying(sys, stateSymbols, outs[k].value)) chosen.push_back(k);
+  }
+  return chosen;
+}
+
 }  // namespace
 
 std::vector<OutputColumn> selectOutputColumns(const symbolic::CompiledModel& model,
@@ -51,27 +71,18 @@ std::vector<OutputColumn> selectOutputColumns(const symbolic::CompiledModel& mod
 
   std::vector<std::size_t> chosen;
   if (!outputs.empty()) {
+    std::unordered_set<std::string> seen;
     for (const std::string& id : outputs) {
       const int k = sys.findOutput(id);
       if (k < 0) {
         throw InvalidInput("unknown output id '" + id + "' (known: " + firstIds(outs, outputIdOf) +
                            ")");
       }
+      if (!seen.insert(id).second) throw InvalidInput("output id '" + id + "' given twice");
       chosen.push_back(static_cast<std::size_t>(k));
     }
   } else {
-    // Every species, then every other quantity whose value changes in time (reaction rates only
-    // on request).
-    for (std::size_t k = 0; k < outs.size(); ++k) {
-      if (outs[k].kind == symbolic::OutputKind::Species) chosen.push_back(k);
-    }
-    std::unordered_set<symbolic::Expr> stateSymbols;
-    for (const auto& s : sys.states) stateSymbols.insert(s.symbol);
-    for (std::size_t k = 0; k < outs.size(); ++k) {
-      const auto kind = outs[k].kind;
-      if (kind == symbolic::OutputKind::Species || kind == symbolic::OutputKind::Reaction) continue;
-      if (isTimeVarying(sys, stateSymbols, outs[k].value)) chosen.push_back(k);
-    }
+    chosen = defaultOutputIndices(sys);
   }
 
   std::unordered_map<std::string, int> forced;
@@ -154,3 +165,13 @@ ProgressMonitor wholeRunMonitor(const ProgressMonitor& monitor, double t0, doubl
 }
 
 }  // namespace sensode::tasks::detail
+
+namespace sensode::tasks {
+
+std::vector<std::string> defaultOutputIds(const symbolic::OdeSystem& system) {
+  std::vector<std::string> ids;
+  for (const std::size_t k : detail::defaultOutputIndices(system)) ids.push_back(system.outputs[k].id);
+  return ids;
+}
+
+}  // namespace sensode::tasks

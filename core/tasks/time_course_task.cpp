@@ -61,7 +61,9 @@ void integrate(const TimeCourseProblem& problem, const TimeCourseOptions& option
   result.values.clear();
   result.eventTimes.clear();
   result.eventIds.clear();
+  result.undefinedOutputs.clear();
   result.stats = {};
+  detail::UndefinedOutputLog undefined(model);
   const std::size_t nOut = model.system().outputs.size();
   std::vector<double> y(3 * nOut);
   result.times.reserve(problem.times.size());
@@ -71,7 +73,7 @@ void integrate(const TimeCourseProblem& problem, const TimeCourseOptions& option
     result.times.push_back(t);
     for (const OutputColumn& c : columns) {
       const double v = y[c.row(nOut)];
-      if (!std::isfinite(v)) detail::checkOutputDefined(model, c, t, state, p.data(), v);
+      if (!std::isfinite(v)) undefined.note(c, t, state, p.data(), v);
       result.values.push_back(v);
     }
   };
@@ -97,6 +99,7 @@ void integrate(const TimeCourseProblem& problem, const TimeCourseOptions& option
       throw;
     }
     result.stats = events.stats();
+    result.undefinedOutputs = undefined.take();
     return;
   }
   std::unique_ptr<integrators::Integrator> integrator;
@@ -119,6 +122,7 @@ void integrate(const TimeCourseProblem& problem, const TimeCourseOptions& option
     throw;
   }
   if (integrator) result.stats = integrator->stats();
+  result.undefinedOutputs = undefined.take();
 }
 
 }  // namespace

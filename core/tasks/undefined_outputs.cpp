@@ -4,6 +4,38 @@
 #include <cmath>
 #include <string>
 
+namespace sensode::tasks {
+
+namespace {
+
+// "0", "0, 0.5 and 1", "0, 0.1, ..., 0.7 ... (40 output times in all)": the first 8.
+std::string listTimes(const std::vector<double>& times) {
+  constexpr std::size_t kShown = 8;
+  std::string s;
+  for (std::size_t i = 0; i < times.size() && i < kShown; ++i) {
+    if (i > 0) s += (i + 1 == times.size() ? " and " : ", ");
+    s += detail::exactNumber(times[i]);
+  }
+  if (times.size() > kShown) s += ", ... (" + std::to_string(times.size()) + " output times in all)";
+  return s;
+}
+
+// "'alpha' has no value at t = 0: its formula gives NaN although every quantity it reads is
+// finite (A = 0, B = 0; e.g. 0/0)".
+std::string whatIsUndefined(const UndefinedOutput& u) {
+  return "'" + u.id + "' has no value at t = " + listTimes(u.times) + ": its formula gives " +
+         u.gives + " although every quantity it reads is finite (" + u.reads +
+         (u.gives == "NaN" ? "; e.g. 0/0" : "") + ")";
+}
+
+}  // namespace
+
+std::string describe(const UndefinedOutput& u) {
+  return whatIsUndefined(u) + "; " + u.gives + " is written there. Formula: " + u.formula;
+}
+
+}  // namespace sensode::tasks
+
 namespace sensode::tasks::detail {
 
 namespace {
@@ -28,12 +60,21 @@ std::string shortened(std::string text) {
   return text;
 }
 
+const char* spelling(double value) { return std::isnan(value) ? "NaN" : value > 0 ? "INF" : "-INF"; }
+
 }  // namespace
 
-void checkOutputDefined(const symbolic::CompiledModel& model, const OutputColumn& column, double t,
-                        const double* x, const double* p, double value) {
-  if (std::isfinite(value)) return;
-  const symbolic::OdeSystem& sys = model.system();
+bool UndefinedOutputLog::note(const OutputColumn& column, double t, const double* x,
+                              const double* p, double value) {
+  if (std::isfinite(value)) return false;
+  for (UndefinedOutput& known : entries_) {
+    if (known.id != column.id) continue;
+    // Listed already: the same formula, so the same verdict (a listed output reads no
+    // non-finite parameter, and a non-finite state stops the integration).
+    if (known.times.empty() || known.times.back() != t) known.times.push_back(t);
+    return true;
+  }
+  const symbolic::OdeSystem& sys = model_.system();
   const symbolic::Expr formula = formulaOf(sys.outputs[column.index], column.block);
   // What the formula reads, with its values; any non-finite input makes the value the model's own.
   std::string reads;
@@ -57,35 +98,51 @@ void checkOutputDefined(const symbolic::CompiledModel& model, const OutputColumn
           found = true;
         }
       }
-      if (!found) return;  // a symbol of unknown meaning: not provably the formula's fault
+      if (!found) return false;  // a symbol of unknown meaning: not provably the formula's doing
     }
-    if (!std::isfinite(v)) return;
+    if (!std::isfinite(v)) return false;
     if (listed < 8) reads += (listed > 0 ? ", " : "") + id + " = " + exactNumber(v);
     else if (listed == 8) reads += ", ...";
     ++listed;
   }
   // A constant formula (INF, NaN, 1/0 folded: SBML Test Suite cases 00950, 01811, 01813) is a
   // value the model states.
-  if (listed == 0) return;
-  throw InvalidInput(
-      "'" + column.id + "' has no value at t = " + exactNumber(t) + ": its formula gives " +
-      std::string(std::isnan(value) ? "NaN" : value > 0 ? "INF" : "-INF") + " although every quantity it reads is finite" +
-      " (" + reads + ")" +
-      " (e.g. 0/0); leave it out of the outputs or choose output times where it is defined. "
-      "Formula: " + shortened(sys.pool->toString(formula)));
+  if (listed == 0) return false;
+  UndefinedOutput undefined{column.id, {t}, shortened(sys.pool->toString(formula)), reads,
+                            spelling(value)};
+  // The value is only read by a person as long as the right-hand side is finite; where it is
+  // not (the rule drives a reaction), no state after t has a value either. (A model with delays
+  // evaluates f only with its history attached, which the sensitivities' check after the run has
+  // not; its integrators test f themselves.)
+  f_.assign(model_.hasDelays() ? 0 : sys.states.size(), 0.0);
+  if (!f_.empty()) model_.rhs(t, x, p, f_.data());
+  for (std::size_t i = 0; i < f_.size(); ++i) {
+    if (!std::isfinite(f_[i])) {
+      throw InvalidInput(whatIsUndefined(undefined) +
+                         ", and the right-hand side is not finite there either (d" +
+                         sys.states[i].id + "/dt = " +
+                         (std::isnan(f_[i]) ? std::string("NaN") : exactNumber(f_[i])) +
+                         "), so the run cannot go on. Formula: " + undefined.formula);
+    }
+  }
+  entries_.push_back(std::move(undefined));
+  return true;
 }
 
-void checkOutputsDefined(const symbolic::CompiledModel& model,
-                         const std::vector<OutputColumn>& columns, const std::vector<double>& times,
-                         const std::vector<double>& states, const std::vector<double>& p,
-                         const std::vector<double>& values) {
-  const auto nx = static_cast<std::size_t>(model.nx());
+void UndefinedOutputLog::noteAll(const std::vector<OutputColumn>& columns,
+                                 const std::vector<double>& times,
+                                 const std::vector<double>& states, const std::vector<double>& p,
+                                 const std::vector<double>& values,
+                                 std::vector<std::uint8_t>* undefined) {
+  const auto nx = static_cast<std::size_t>(model_.nx());
   const std::size_t ny = columns.size();
+  if (undefined) undefined->assign(times.size() * ny, 0);
   for (std::size_t it = 0; it < times.size(); ++it) {
     for (std::size_t j = 0; j < ny; ++j) {
       const double v = values[it * ny + j];
-      if (!std::isfinite(v))
-        checkOutputDefined(model, columns[j], times[it], states.data() + it * nx, p.data(), v);
+      if (std::isfinite(v)) continue;
+      if (note(columns[j], times[it], states.data() + it * nx, p.data(), v) && undefined)
+        (*undefined)[it * ny + j] = 1;
     }
   }
 }

@@ -65,7 +65,8 @@ struct ModelTable {
   };
   QString title;
   QStringList headers;
-  int valueColumn = -1;  // column that holds editable values, -1 when the table has none
+  // Column of the values (shown beside the id; editable in rows with an overrideId), -1: none.
+  int valueColumn = -1;
   QList<Row> rows;
 };
 

@@ -20,9 +20,22 @@ namespace {
 struct Entry {
   QString path, sha256;
   std::shared_ptr<const symbolic::CompiledModel> prototype;
+  std::shared_ptr<const QHash<QString, QString>> names;
 };
 
 constexpr std::size_t kCapacity = 4;
+
+std::shared_ptr<const QHash<QString, QString>> namesOf(const model::Model& m) {
+  auto names = std::make_shared<QHash<QString, QString>>();
+  const auto add = [&](const std::string& id, const std::string& name) {
+    if (!name.empty()) names->insert(QString::fromStdString(id), QString::fromStdString(name));
+  };
+  for (const auto& c : m.compartments) add(c.id, c.name);
+  for (const auto& sp : m.species) add(sp.id, sp.name);
+  for (const auto& p : m.parameters) add(p.id, p.name);
+  for (const auto& r : m.reactions) add(r.id, r.name);
+  return names;
+}
 std::mutex cacheMutex;
 std::list<Entry> cache;  // most recently used first
 
@@ -38,7 +51,7 @@ QString sha256OfFile(const QString& path) {
   return QString::fromLatin1(hash.result().toHex());
 }
 
-LoadedModel loadModel(const QString& pathIn) {
+LoadedModel loadModel(const QString& pathIn, const std::function<void(const QString&)>& phase) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   LoadedModel loaded;
@@ -51,6 +64,7 @@ LoadedModel loadModel(const QString& pathIn) {
       if (it->path == loaded.path && it->sha256 == loaded.sha256) {
         cache.splice(cache.begin(), cache, it);
         loaded.model = it->prototype->clone();
+        loaded.names = it->names;
         loaded.fromCache = true;
         return loaded;
       }
@@ -60,15 +74,17 @@ LoadedModel loadModel(const QString& pathIn) {
   // The importer reads the file by path so that comp external model files resolve against it;
   // hashing again afterwards makes sure the hash describes the bytes that were imported.
   const model::Model m = model::importSbmlFile(QFile::encodeName(loaded.path).toStdString());
+  if (phase) phase(QStringLiteral("Compiling the model..."));
   auto prototype = std::make_shared<const symbolic::CompiledModel>(symbolic::buildOdeSystem(m));
   if (sha256OfFile(loaded.path) != loaded.sha256) {
     throw Error(loaded.path.toStdString() + ": the file changed while it was being read; run again");
   }
   loaded.model = prototype->clone();
+  loaded.names = namesOf(m);
   loaded.loadSeconds = std::chrono::duration<double>(Clock::now() - start).count();
 
   std::lock_guard lock(cacheMutex);
-  cache.push_front({loaded.path, loaded.sha256, std::move(prototype)});
+  cache.push_front({loaded.path, loaded.sha256, std::move(prototype), loaded.names});
   if (cache.size() > kCapacity) cache.pop_back();
   return loaded;
 }

@@ -3,12 +3,15 @@
 
 #include <QFile>
 #include <QFileInfo>
+#include <QHash>
 #include <QLocale>
 
 #include <cmath>
 
 #include "core/model/sbml_importer.h"
 #include "core/symbolic/ode_system.h"
+#include "core/tasks/time_course_task.h"
+#include "plugin/models/number_format.h"
 
 namespace sensode::plugin {
 
@@ -66,8 +69,7 @@ QString setBy(const model::Model& m, const std::string& id) {
 
 QString overviewNumber(double v) {
   if (std::isnan(v)) return {};
-  if (std::isinf(v)) return v > 0 ? QStringLiteral("INF") : QStringLiteral("-INF");
-  return QString::number(v, 'g', QLocale::FloatingPointShortest);
+  return shortNumber(v);  // the file's exact value is the cell's edit text and tool tip
 }
 
 api::ModelOverview describeModel(const model::Model& m, const symbolic::OdeSystem& sys) {
@@ -264,6 +266,29 @@ QList<ParameterInfo> readModelParameters(const QString& path) {
       case symbolic::ParamKind::Stoichiometry: kind = QStringLiteral("stoichiometry"); break;
     }
     list.append({q(p.id), kind, p.nominal});
+  }
+  return list;
+}
+
+QList<OutputInfo> readModelOutputs(const QString& path) {
+  const model::Model m = model::importSbmlFile(QFile::encodeName(path).toStdString());
+  const symbolic::OdeSystem sys = symbolic::buildOdeSystem(m);
+  QHash<QString, QString> names;
+  for (const auto& c : m.compartments) names.insert(q(c.id), q(c.name));
+  for (const auto& sp : m.species) names.insert(q(sp.id), q(sp.name));
+  for (const auto& p : m.parameters) names.insert(q(p.id), q(p.name));
+  for (const auto& r : m.reactions) names.insert(q(r.id), q(r.name));
+  QList<OutputInfo> list;
+  for (const std::string& id : tasks::defaultOutputIds(sys)) {
+    QString kind;
+    switch (sys.outputs[static_cast<std::size_t>(sys.findOutput(id))].kind) {
+      case symbolic::OutputKind::Species: kind = QStringLiteral("species"); break;
+      case symbolic::OutputKind::Compartment: kind = QStringLiteral("compartment"); break;
+      case symbolic::OutputKind::Parameter: kind = QStringLiteral("parameter"); break;
+      case symbolic::OutputKind::SpeciesReference: kind = QStringLiteral("stoichiometry"); break;
+      case symbolic::OutputKind::Reaction: kind = QStringLiteral("reaction rate"); break;
+    }
+    list.append({q(id), names.value(q(id)), kind});
   }
   return list;
 }

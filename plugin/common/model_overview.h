@@ -17,8 +17,8 @@ struct OdeSystem;
 
 namespace sensode::plugin {
 
-// A value as the model browser shows it: shortest round-trip text, "INF"/"-INF", empty for NaN
-// (an SBML value that is not set).
+// A value as the model browser shows it: shortNumber() (8 significant digits; the exact value is
+// the cell's edit text and tool tip), "INF"/"-INF", empty for NaN (an SBML value that is not set).
 QString overviewNumber(double v);
 
 api::ModelOverview describeModel(const model::Model& model, const symbolic::OdeSystem& system);
@@ -34,5 +34,15 @@ struct ParameterInfo {
   double nominal;
 };
 QList<ParameterInfo> readModelParameters(const QString& path);
+
+// The outputs a run of the model at `path` reports by default (tasks::defaultOutputIds: every
+// species, then every quantity that changes in time), for the outputs chooser: id, the SBML name
+// (may be empty) and a short description of its kind. Throws sensode::Error.
+struct OutputInfo {
+  QString id;
+  QString name;
+  QString kind;  // "species", "parameter", "compartment", ...
+};
+QList<OutputInfo> readModelOutputs(const QString& path);
 
 }  // namespace sensode::plugin

@@ -34,7 +34,7 @@ api::ModelOverview readPetabOverview(const QString& path) {
                              {QStringLiteral("Id"), QStringLiteral("Scale"),
                               QStringLiteral("Lower bound"), QStringLiteral("Upper bound"),
                               QStringLiteral("Nominal value"), QStringLiteral("Estimated")},
-                             -1,
+                             4,  // estimated parameters' nominal values are editable
                              {}};
   int estimated = 0;
   for (const petab::Parameter& p : pr.parameters) {
@@ -43,7 +43,9 @@ api::ModelOverview readPetabOverview(const QString& path) {
                              overviewNumber(p.lowerBound), overviewNumber(p.upperBound),
                              overviewNumber(p.nominalValue),
                              p.estimate ? QStringLiteral("yes") : QStringLiteral("no")},
-                            {},
+                            // Edited values are the problem's nominal values for the
+                            // tasks (an applied best fit); fixed ones stay the table's.
+                            p.estimate ? q(p.id) : QString(),
                             p.nominalValue,
                             q(p.name)});
   }
@@ -79,9 +81,8 @@ api::ModelOverview readPetabOverview(const QString& path) {
   }
 
   api::ModelOverview overview = readModelOverview(QString::fromStdString(pr.sbmlFile.string()));
-  // The SBML values are not what a PEtab run uses (its tables override them): read-only.
+  // The SBML values are not what a PEtab run uses (its tables override them): shown, read-only.
   for (api::ModelTable& t : overview.tables) {
-    t.valueColumn = -1;
     for (api::ModelTable::Row& r : t.rows) r.overrideId.clear();
   }
   overview.title = QStringLiteral("%1 (PEtab problem; model %2)")

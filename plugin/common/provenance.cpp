@@ -78,6 +78,38 @@ QString fallbackNote(const std::vector<std::string>& sentences) {
   return QObject::tr(" — fell back: %1").arg(parts.join(QStringLiteral("; ")));
 }
 
+QString undefinedNote(const std::vector<tasks::UndefinedOutput>& undefined) {
+  if (undefined.empty()) return {};
+  QStringList parts;
+  for (const tasks::UndefinedOutput& u : undefined) {
+    if (parts.size() == 3) {
+      parts << QObject::tr("%n more", "", int(undefined.size() - 3));
+      break;
+    }
+    parts << (u.times.size() == 1
+                  ? QObject::tr("'%1' at t = %2").arg(QString::fromStdString(u.id)).arg(u.times.front())
+                  : QObject::tr("'%1' at %2 output times from t = %3")
+                        .arg(QString::fromStdString(u.id))
+                        .arg(u.times.size())
+                        .arg(u.times.front()));
+  }
+  return QObject::tr(" — no value (NaN, a gap in the chart): %1").arg(parts.join(QStringLiteral("; ")));
+}
+
+QJsonArray undefinedJson(const std::vector<tasks::UndefinedOutput>& undefined) {
+  QJsonArray list;
+  for (const tasks::UndefinedOutput& u : undefined) {
+    QJsonArray times;
+    for (const double t : u.times) times.append(t);
+    list.append(QJsonObject{{QStringLiteral("id"), QString::fromStdString(u.id)},
+                            {QStringLiteral("times"), times},
+                            {QStringLiteral("formula"), QString::fromStdString(u.formula)},
+                            {QStringLiteral("reads"), QString::fromStdString(u.reads)},
+                            {QStringLiteral("value"), QString::fromStdString(u.gives)}});
+  }
+  return list;
+}
+
 QList<KeyValueTableModel::Entry> statsEntries(const integrators::IntegratorStats& s) {
   using E = KeyValueTableModel::Entry;
   QList<E> rows = {

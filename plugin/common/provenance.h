@@ -4,10 +4,12 @@
 // time; each task adds method, tolerances, derivative source, wall time and statistics.
 #pragma once
 
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
 
 #include "core/integrators/integrator.h"
+#include "core/tasks/time_course_task.h"
 #include "gui/plugin_api/task_plugin.h"
 #include "plugin/common/model_cache.h"
 #include "plugin/models/key_value_table_model.h"
@@ -36,5 +38,12 @@ QList<KeyValueTableModel::Entry> fallbackEntries(const std::vector<std::string>&
 
 // For a status line: " — fell back: <sentence>; <sentence>" or "" when nothing fell back.
 QString fallbackNote(const std::vector<std::string>& sentences);
+
+// For a status line: " — no value (NaN, a gap in the chart): 'alpha' at t = 0; 'beta' at 3
+// output times" or "" when every output has a value everywhere (tasks::UndefinedOutput).
+QString undefinedNote(const std::vector<tasks::UndefinedOutput>& undefined);
+
+// The provenance's record of them: [{"id", "times", "formula", "reads", "value"}], as --stats.
+QJsonArray undefinedJson(const std::vector<tasks::UndefinedOutput>& undefined);
 
 }  // namespace sensode::plugin

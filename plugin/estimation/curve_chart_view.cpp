@@ -186,7 +186,7 @@ int CurveChartView::populate(QChart* chart) const {
   // start at 1) do not sit on the axis.
   const auto [ylo, yhi] = dataRangeOrDefault(y.lo, y.hi, log);
   std::pair<double, double> yr = log ? logDecadeRange(ylo / 1.5, yhi * 1.5) : padded(y.lo, y.hi);
-  auto* xAxis = new QValueAxis;
+  QValueAxis* xAxis = page.integerX ? new QValueAxis : makeLinearAxis();
   xAxis->setTitleText(page.xTitle);
   xAxis->setRange(x0, x1);
   if (page.integerX) {
@@ -196,16 +196,14 @@ int CurveChartView::populate(QChart* chart) const {
     xAxis->setTickInterval(count <= 12 ? 1 : std::ceil(count / 10));
     xAxis->setLabelFormat(QStringLiteral("%.0f"));
   } else {
-    xAxis->setLabelFormat(QStringLiteral("%.4g"));
-    xAxis->applyNiceNumbers();
+    setNiceRange(xAxis, x0, x1);
   }
   QAbstractAxis* yAxis = makeValueAxis(log);
   yAxis->setTitleText(page.yTitle);
   yAxis->setRange(yr.first, yr.second);
   if (auto* linearY = qobject_cast<QValueAxis*>(yAxis)) {
-    linearY->setLabelFormat(QStringLiteral("%.6g"));
-    linearY->applyNiceNumbers();
-    yr = {linearY->min(), linearY->max()};
+    const NiceTicks ticks = setNiceRange(linearY, yr.first, yr.second);
+    yr = {ticks.lo, ticks.hi};
   }
   // The reference lines span the axes as they ended up (nice numbers widen them).
   if (page.horizontal && (!log || page.horizontal->value > 0)) {

@@ -2,6 +2,7 @@
 #include "plugin/estimation/estimation_plugin.h"
 
 #include "plugin/estimation/estimation_task.h"
+#include "plugin/estimation/results_folder.h"
 
 namespace sensode::plugin::estimation {
 
@@ -11,5 +12,14 @@ bool SensodeEstimationPlugin::initialize(QString* errorString) {
 }
 
 QList<api::TaskDescription> SensodeEstimationPlugin::tasks() const { return {description()}; }
+
+QString SensodeEstimationPlugin::openResultsLabel() const {
+  return QStringLiteral("Estimation Results...");
+}
+
+std::optional<api::OpenedResults> SensodeEstimationPlugin::openResults(const QString& folder,
+                                                                       QString* errorString) const {
+  return openResultsFolder(folder, errorString);
+}
 
 }  // namespace sensode::plugin::estimation

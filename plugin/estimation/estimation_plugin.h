@@ -9,18 +9,23 @@
 
 #include <QObject>
 
+#include "gui/plugin_api/results_opener.h"
 #include "gui/plugin_api/task_plugin.h"
 
 namespace sensode::plugin::estimation {
 
-class SensodeEstimationPlugin : public QObject, public api::TaskPlugin {
+// Also a ResultsOpener: File ▸ Open estimation results (results_folder.h).
+class SensodeEstimationPlugin : public QObject, public api::TaskPlugin, public api::ResultsOpener {
   Q_OBJECT
   Q_PLUGIN_METADATA(IID "org.sensode.TaskPlugin/2" FILE "sensode_estimation.json")
-  Q_INTERFACES(sensode::api::TaskPlugin)
+  Q_INTERFACES(sensode::api::TaskPlugin sensode::api::ResultsOpener)
 
  public:
   bool initialize(QString* errorString) override;
   QList<api::TaskDescription> tasks() const override;
+  QString openResultsLabel() const override;
+  std::optional<api::OpenedResults> openResults(const QString& folder,
+                                                QString* errorString) const override;
 };
 
 }  // namespace sensode::plugin::estimation

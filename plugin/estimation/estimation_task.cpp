@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <thread>
 
 #include "core/common/errors.h"
 #include "core/petab/petab_problem.h"
@@ -126,8 +127,10 @@ const QList<FieldSpec>& fields() {
       {QStringLiteral("max_iterations"), QStringLiteral("Iterations per start"),
        QStringLiteral("Most iterations of one local optimisation."), {}, K::Integer,
        defaults.maxIterations, 1, 1e7, false, false, {}, {}},
+      // The unit label beside the field says what 0 means, with this machine's count.
       {QStringLiteral("threads"), QStringLiteral("Threads"),
-       QStringLiteral("Starts run in parallel on this many threads; 0: one per core."), {},
+       QStringLiteral("Starts run in parallel on this many threads; 0: automatic, one per core."),
+       QStringLiteral("0 = automatic (%1 cores)").arg(std::thread::hardware_concurrency()),
        K::Integer, defaults.threads, 0, 1024, false, false, {}, {}},
       {QStringLiteral("rtol"), QStringLiteral("Relative tolerance"),
        QStringLiteral("rtol of the time courses (CVODES)."), {}, K::Real,
@@ -258,14 +261,16 @@ int Result::startsAtBest() const {
 }
 
 QString Result::summary() const {
-  return QStringLiteral("Estimation (%1): best objective %2, %3 of %4 starts within %5 of it, "
-                        "%6 parameters, %7 s%8")
+  return (note_.isEmpty() ? QString() : note_ + QStringLiteral(" — ")) +
+         QStringLiteral("Estimation (%1): best objective %2, %3 of %4 starts within %5 of it, "
+                        "%6 parameters%7%8")
       .arg(optimizerLabel(core_->optimizer), shortNumber(core_->bestObjective))
       .arg(startsAtBest())
       .arg(core_->starts.size())
       .arg(kConvergedTolerance)
       .arg(core_->parameters.size())
-      .arg(wallSeconds_, 0, 'g', 3)
+      // Results read from a folder have no wall time of their own.
+      .arg(wallSeconds_ > 0 ? QStringLiteral(", %1 s").arg(wallSeconds_, 0, 'g', 3) : QString())
       .arg(fallbackNote(core_->fallbacks));
 }
 
@@ -382,7 +387,12 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
   if (context.cancelled())
     return std::make_shared<MessageResult>(api::TaskStatus::Cancelled,
                                            QStringLiteral("cancelled while reading the problem"));
-  context.setProgressText([](const ProgressInfo& info) {
+  // Before the first start finishes, the global phase's evaluations are what moves.
+  context.setProgressText([screened](const ProgressInfo& info) {
+    if (info.t == 0 && info.steps > 0 && screened > 0)
+      return QStringLiteral("screening %1 points: %2 evaluated, then the starts")
+          .arg(screened)
+          .arg(info.steps);
     return QStringLiteral("%1 of %2 starts and profile points done, %3 objective evaluations")
         .arg(info.t, 0, 'f', 0)
         .arg(info.tEnd, 0, 'f', 0)
@@ -406,20 +416,42 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
       core::runEstimation({yaml}, settings.options, monitor));
   const double wall = static_cast<double>(timer.nsecsElapsed()) * 1e-9;
   using Status = core::EstimationResult::Status;
-  if (result->status == Status::UserAbort)
+  // A cancel keeps the starts that finished (core drops the cancelled ones) and shows them, with
+  // the best fit evaluated once more (the run's token is cancelled, so not under it).
+  if (result->status == Status::UserAbort && result->best.empty())
     return std::make_shared<MessageResult>(
         api::TaskStatus::Cancelled,
-        QStringLiteral("cancelled after %1 of %2 starts; the previous results stay")
-            .arg(result->starts.size())
+        QStringLiteral("cancelled after 0 of %1 starts; the previous results stay")
             .arg(settings.options.starts));
-  if (result->status != Status::Success)
+  QString note;
+  if (result->status == Status::UserAbort) {
+    note = QStringLiteral("cancelled after %1 of %2 starts; the %1 finished are kept")
+               .arg(result->starts.size())
+               .arg(settings.options.starts);
+    try {
+      core::evaluateBestFit(problem, settings.options, {}, *result);
+    } catch (const Error&) {
+    }
+  }
+  if (result->status != Status::Success && result->status != Status::UserAbort)
     return std::make_shared<MessageResult>(api::TaskStatus::Failed, q(result->message),
                                            QJsonObject{}, q(result->details));
   auto fit = std::make_shared<const MeasurementPoints>(
       gradient::measurementPoints(problem, result->bestFit));
   QJsonObject provenance =
       provenanceOf(path, problem, session, settingsJson, settings, *result, loadSeconds);
-  return std::make_shared<Result>(std::move(result), std::move(fit), wall, std::move(provenance));
+  auto shown = std::make_shared<Result>(std::move(result), std::move(fit), wall,
+                                        std::move(provenance));
+  shown->setNote(note);
+  // The best fit's observables on a fine grid for the Fit tab; a failure there only costs the
+  // curves (the tab then joins the simulated values at the measurement times).
+  try {
+    shown->setFitCurves(std::make_shared<const SimulatedCurves>(gradient::simulatedCurves(
+        problem, shown->core()->bestFit.parameters, settings.options.objective, context.monitor())));
+  } catch (const std::exception&) {
+    // (A cancel here too: the fit is kept; only its curves are missing.)
+  }
+  return shown;
 }
 
 api::TaskDescription description() {

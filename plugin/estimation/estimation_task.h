@@ -74,15 +74,24 @@ class Result : public api::TaskResult {
   const std::shared_ptr<const sensode::estimation::EstimationResult>& core() const { return core_; }
   // The measurements beside the best fit's simulated observables (the problem's row order).
   const std::shared_ptr<const MeasurementPoints>& fit() const { return fit_; }
+  // The best fit's observables on a fine grid, one curve per observable-parameter group (null
+  // when their simulation failed: the Fit tab then joins the values at the measurement times).
+  const std::shared_ptr<const SimulatedCurves>& fitCurves() const { return fitCurves_; }
+  void setFitCurves(std::shared_ptr<const SimulatedCurves> curves) { fitCurves_ = std::move(curves); }
   double wallSeconds() const { return wallSeconds_; }
   // Starts whose objective is within kConvergedTolerance of the best.
   int startsAtBest() const;
+  // Where the result came from when not from a complete run ("cancelled after 3 of 20 starts",
+  // "from results-dir"): heads the summary.
+  void setNote(QString note) { note_ = std::move(note); }
 
  private:
   std::shared_ptr<const sensode::estimation::EstimationResult> core_;
   std::shared_ptr<const MeasurementPoints> fit_;
+  std::shared_ptr<const SimulatedCurves> fitCurves_;
   double wallSeconds_ = 0;
   QJsonObject provenance_;
+  QString note_;
 };
 
 std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "plugin/common/provenance.h"
+#include "plugin/estimation/best_fit_view.h"
 #include "plugin/estimation/curve_chart_view.h"
 #include "plugin/estimation/estimation_task.h"
 #include "plugin/gradient/measurement_chart_view.h"
@@ -147,15 +148,55 @@ CurveChartData profiles(const std::shared_ptr<const api::TaskResult>& result) {
   return data;
 }
 
-// Linear values unless the header says "(scale)": what a modeller reads first, left.
+// Linear values unless the header says "(scale)": what a modeller reads first, left; a value
+// on its bound is flagged right beside it.
 QStringList parameterHeaders() {
   return {QStringLiteral("parameter"),       QStringLiteral("value"),
+          QStringLiteral("at bound"),
           QStringLiteral("Wald CI lower"),   QStringLiteral("Wald CI upper"),
           QStringLiteral("profile CI lower"), QStringLiteral("profile CI upper"),
           QStringLiteral("standard error (scale)"), QStringLiteral("value (scale)"),
           QStringLiteral("scale"),           QStringLiteral("fit"),
-          QStringLiteral("at bound"),        QStringLiteral("lower bound"),
+          QStringLiteral("lower bound"),
           QStringLiteral("upper bound"),     QStringLiteral("start value")};
+}
+
+// "lower" or "upper" when a fitted value is within 1e-6 of the bound range from that bound.
+QString boundReached(const core::EstimatedParameter& e, double best) {
+  if (!e.estimate || !std::isfinite(best)) return {};
+  const double span = e.upper - e.lower;
+  if (best - e.lower <= 1e-6 * span) return QStringLiteral("lower");
+  if (e.upper - best <= 1e-6 * span) return QStringLiteral("upper");
+  return {};
+}
+
+// A Wald interval end as a cell: the number, or why there is none. An infinite standard error
+// is the statistics' mark of a parameter along a null direction of the Fisher information (it
+// is not identifiable from these data); a finite one that maps to 0 or ∞ on the linear scale is
+// wider than the double range.
+struct WaldCell {
+  QVariant value;
+  QString toolTip;
+};
+
+WaldCell waldCell(double linearEnd, double se, const core::FitStatistics& s) {
+  if (std::isnan(linearEnd) && !std::isinf(se)) return {};
+  if (std::isinf(se)) {
+    return {QStringLiteral("not identifiable (FIM singular)"),
+            QStringLiteral("The Fisher information has rank %1 of %2: this parameter lies along a "
+                           "null direction, so its standard error is infinite and the Wald "
+                           "interval is unbounded. Its profile likelihood (check Profile in the "
+                           "set-up) shows how far the data constrain it.")
+                .arg(s.rank)
+                .arg(s.parameterIds.size())};
+  }
+  if (!std::isfinite(linearEnd) || linearEnd == 0) {
+    return {QStringLiteral("unbounded (SE %1 on the scale)").arg(shortNumber(se)),
+            QStringLiteral("θ ± z·SE with SE %1 reaches %2 on the linear scale: the data hardly "
+                           "constrain this parameter (practically not identifiable).")
+                .arg(exactNumber(se), exactNumber(linearEnd))};
+  }
+  return {linearEnd, {}};
 }
 
 QList<RecordTableModel::Row> parameterRows(const core::EstimationResult& c) {
@@ -171,20 +212,27 @@ QList<RecordTableModel::Row> parameterRows(const core::EstimationResult& c) {
     };
     const core::Profile* profile = profileOf(c, e.id);
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    const double span = e.upper - e.lower;
-    QString bound;
-    if (e.estimate && std::isfinite(best)) {
-      if (best - e.lower <= 1e-6 * span) bound = QStringLiteral("lower");
-      else if (e.upper - best <= 1e-6 * span) bound = QStringLiteral("upper");
-    }
-    // The columns of kParameterHeaders.
-    rows.append({{q(e.id), cell(linear(e, best)), cell(at(s.lowerLinear)), cell(at(s.upperLinear)),
+    const QString bound = boundReached(e, best);
+    const double boundValue = bound == QLatin1String("lower") ? e.lower : e.upper;
+    const QString boundNote =
+        bound.isEmpty() ? QString()
+                        : QStringLiteral("At its %1 bound %2: the optimum may lie beyond it, and "
+                                         "the Wald interval (a local quadratic approximation) "
+                                         "does not account for the bound.")
+                              .arg(bound, shortNumber(linear(e, boundValue)));
+    const double se = at(s.standardErrors);
+    const WaldCell lower = k >= 0 ? waldCell(at(s.lowerLinear), se, s) : WaldCell{};
+    const WaldCell upper = k >= 0 ? waldCell(at(s.upperLinear), se, s) : WaldCell{};
+    // The columns of parameterHeaders().
+    rows.append({{q(e.id), cell(linear(e, best)),
+                  bound.isEmpty() ? QString() : QStringLiteral("⚠ %1 bound").arg(bound),
+                  lower.value, upper.value,
                   cell(profile ? linear(e, profile->lower) : nan),
-                  cell(profile ? linear(e, profile->upper) : nan), cell(at(s.standardErrors)),
+                  cell(profile ? linear(e, profile->upper) : nan), cell(se),
                   cell(best), QString::fromLatin1(petab::toString(e.scale)),
-                  e.estimate ? QStringLiteral("fitted") : QStringLiteral("fixed"), bound,
+                  e.estimate ? QStringLiteral("fitted") : QStringLiteral("fixed"),
                   linear(e, e.lower), linear(e, e.upper), linear(e, e.start)},
-                 {}});
+                 {QString(), boundNote, boundNote, lower.toolTip, upper.toolTip}});
   }
   return rows;
 }
@@ -367,6 +415,10 @@ QList<api::TaskResultView*> createResultViews(QWidget* parent) {
         return r ? r->fit() : nullptr;
       },
       parent);
+  fit->setCurveSource([](const std::shared_ptr<const api::TaskResult>& result) {
+    const Result* r = resultOf(result);
+    return r ? r->fitCurves() : nullptr;
+  });
   auto* parameterModel = new RecordTableModel(parameterHeaders());
   auto* parameters = new TableResultView(
       QStringLiteral("Parameters"), parameterModel,
@@ -387,7 +439,10 @@ QList<api::TaskResultView*> createResultViews(QWidget* parent) {
   auto* correlations = new CorrelationView(parent);
   auto* profileView = new CurveChartView(QStringLiteral("Profiles"), &profiles, parent);
   auto* stats = new KeyValueView(QStringLiteral("Statistics"), &statistics, parent);
-  return {waterfallView, fit, parameters, starts, correlations, profileView, stats};
+  // Best fit before Statistics: its buttons right under Run, where the run's end is seen.
+  return {waterfallView, fit,         parameters,
+          starts,        correlations, profileView,
+          new BestFitView(parent),     stats};
 }
 
 }  // namespace sensode::plugin::estimation

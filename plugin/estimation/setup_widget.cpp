@@ -22,21 +22,12 @@
 #include "plugin/estimation/estimation_task.h"
 #include "plugin/forms/options_form.h"
 #include "plugin/models/number_format.h"
+#include "plugin/views/table_text.h"
 
 namespace sensode::plugin::estimation {
 
 namespace {
 
-// The shortest text that reads back to the same double (what the user typed in the table).
-QString editableNumber(double v) { return QString::number(v, 'g', QLocale::FloatingPointShortest); }
-
-std::optional<double> numberIn(const QTableWidgetItem* item) {
-  if (!item) return std::nullopt;
-  bool ok = false;
-  const double v = item->text().trimmed().toDouble(&ok);
-  if (!ok || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
 
 // The PEtab table's value of a cell, kept in Qt::UserRole when the row is filled.
 double tableValue(const QTableWidgetItem* item) { return item->data(Qt::UserRole).toDouble(); }
@@ -56,6 +47,8 @@ SetupWidget::SetupWidget(QWidget* parent) : api::TaskSetupWidget(parent) {
   problem_ = new QLineEdit(this);
   problem_->setObjectName(QStringLiteral("problemFile"));
   problem_->setPlaceholderText(tr("the open PEtab problem"));
+  // Never narrower than the placeholder: an empty-looking field hides which problem runs.
+  problem_->setMinimumWidth(problem_->fontMetrics().horizontalAdvance(problem_->placeholderText()) + 16);
   auto* browse = new QPushButton(tr("Browse..."), this);
   connect(browse, &QPushButton::clicked, this, [this] {
     const QString file = QFileDialog::getOpenFileName(
@@ -83,8 +76,10 @@ SetupWidget::SetupWidget(QWidget* parent) : api::TaskSetupWidget(parent) {
   table_->horizontalHeaderItem(Profile)->setToolTip(
       tr("Compute the likelihood profile of this parameter after the fit"));
   table_->verticalHeader()->hide();
+  // Columns as wide as their text (a stretched last column squeezed the start values); the
+  // table scrolls sideways when the panel is narrower.
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  table_->horizontalHeader()->setStretchLastSection(true);
+  keepCellTextWhole(table_);
   table_->setMinimumHeight(180);
   note_ = new QLabel(this);
   note_->setWordWrap(true);
@@ -112,7 +107,10 @@ SetupWidget::SetupWidget(QWidget* parent) : api::TaskSetupWidget(parent) {
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addLayout(fileRow);
   layout->addWidget(form_);
-  layout->addWidget(new QLabel(tr("Parameters (bounds and start values on the linear scale)"), this));
+  auto* tableTitle =
+      new QLabel(tr("Parameters (bounds and start values on the linear scale)"), this);
+  tableTitle->setWordWrap(true);  // one line would set the settings column's minimum width
+  layout->addWidget(tableTitle);
   layout->addWidget(table_, 1);
   layout->addLayout(noteRow);
   layout->addLayout(buttons);
@@ -156,11 +154,11 @@ void SetupWidget::loadTable(const QString& path) {
       const double values[] = {p.lowerBound, p.upperBound, p.nominalValue};
       const int columns[] = {Lower, Upper, Start};
       for (int k = 0; k < 3; ++k) {
-        auto* item = new QTableWidgetItem(editableNumber(values[k]));
+        auto* item = new QTableWidgetItem;
         item->setData(Qt::UserRole, values[k]);
+        showNumberInCell(item, values[k]);
         table_->setItem(r, columns[k], item);
       }
-      table_->item(r, Start)->setToolTip(tr("PEtab nominal value %1").arg(shortNumber(p.nominalValue)));
       table_->setItem(r, Profile,
                       check(tr("Profile likelihood of %1").arg(QString::fromStdString(p.id))));
     }
@@ -190,7 +188,7 @@ void SetupWidget::applyChoices(const QJsonObject& choices, const QStringList& pr
     for (int column : {Lower, Upper, Start}) {
       QTableWidgetItem* item = table_->item(r, column);
       const QJsonValue v = c.value(QLatin1String(columnKey(column)));
-      item->setText(editableNumber(v.isDouble() ? v.toDouble() : tableValue(item)));
+      showNumberInCell(item, v.isDouble() ? v.toDouble() : tableValue(item));
     }
     table_->item(r, Profile)->setCheckState(profile.contains(id) ? Qt::Checked : Qt::Unchecked);
   }
@@ -205,7 +203,7 @@ QJsonObject SetupWidget::parameterChoices() const {
       c.insert(QStringLiteral("estimate"), false);
     for (int column : {Lower, Upper, Start}) {
       const QTableWidgetItem* item = table_->item(r, column);
-      const auto v = numberIn(item);
+      const auto v = numberInCell(item);
       if (v && *v != tableValue(item)) c.insert(QLatin1String(columnKey(column)), *v);
     }
     if (!c.isEmpty()) all.insert(table_->item(r, Id)->text(), c);
@@ -262,7 +260,7 @@ QString SetupWidget::validate() const {
     std::optional<double> v[3];
     const int columns[] = {Lower, Upper, Start};
     for (int k = 0; k < 3; ++k) {
-      v[k] = numberIn(table_->item(r, columns[k]));
+      v[k] = numberInCell(table_->item(r, columns[k]));
       if (!v[k])
         return tr("Parameter %1: %2 '%3' is not a number")
             .arg(id, table_->horizontalHeaderItem(columns[k])->text().toLower(),

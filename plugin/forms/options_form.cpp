@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
+#include <QStandardItemModel>
 
 #include <cmath>
 #include <optional>
@@ -66,6 +67,10 @@ OptionsForm::OptionsForm(QList<FieldSpec> fields, QWidget* parent)
           combo->addItem(i < f.choiceLabels.size() ? f.choiceLabels[i] : f.choices[i], f.choices[i]);
         }
         combo->setCurrentIndex(std::max(0, combo->findData(f.defaultValue.toString())));
+        // As wide as the column allows, not as its longest choice (which set the whole settings
+        // column's width); the open list shows every choice in full.
+        combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        combo->setMinimumContentsLength(12);
         connect(combo, &QComboBox::currentIndexChanged, this, &OptionsForm::changed);
         editor = combo;
         break;
@@ -160,7 +165,35 @@ void OptionsForm::setValues(const QJsonObject& values) {
         break;
     }
   }
+  avoidWithheldChoices();
   markValidity();
+}
+
+void OptionsForm::setChoiceAvailable(const QString& key, const QString& value, bool available,
+                                     const QString& why, const QString& instead) {
+  auto* combo = qobject_cast<QComboBox*>(editor(key));
+  auto* items = combo ? qobject_cast<QStandardItemModel*>(combo->model()) : nullptr;
+  const int index = combo ? combo->findData(value) : -1;
+  if (!items || index < 0) return;
+  QStandardItem* item = items->item(index);
+  item->setEnabled(available);
+  item->setToolTip(available ? QString() : why);
+  if (available) {
+    withheld_[key].remove(value);
+  } else {
+    withheld_[key].insert(value, instead);
+  }
+  avoidWithheldChoices();
+}
+
+void OptionsForm::avoidWithheldChoices() {
+  for (auto it = withheld_.cbegin(); it != withheld_.cend(); ++it) {
+    auto* combo = qobject_cast<QComboBox*>(editor(it.key()));
+    const QString current = combo ? combo->currentData().toString() : QString();
+    if (!combo || !it.value().contains(current)) continue;
+    const int instead = combo->findData(it.value().value(current));
+    if (instead >= 0) combo->setCurrentIndex(instead);
+  }
 }
 
 void OptionsForm::resetToDefaults() {

@@ -11,6 +11,7 @@
 
 #include <QJsonObject>
 #include <QList>
+#include <QMap>
 #include <QString>
 #include <QStringList>
 #include <QVariant>
@@ -53,6 +54,11 @@ class OptionsForm : public QWidget {
   // "End time = -1: must be > 0", or empty when every field is valid.
   QString validate() const;
   QWidget* editor(const QString& key) const;
+  // Offers or withholds the choice `value` of the Choice field `key`: a withheld choice stays in
+  // the list, greyed, with `why` in its tool tip, and while it is withheld `instead` is selected
+  // wherever it would be (defaults, restored settings).
+  void setChoiceAvailable(const QString& key, const QString& value, bool available,
+                          const QString& why = {}, const QString& instead = {});
   const QList<FieldSpec>& fields() const { return fields_; }
   QFormLayout* formLayout() const { return layout_; }
 
@@ -62,10 +68,12 @@ class OptionsForm : public QWidget {
  private:
   std::optional<QString> problem(int index) const;
   void markValidity();
+  void avoidWithheldChoices();
 
   QList<FieldSpec> fields_;
   QList<QWidget*> editors_;
   QFormLayout* layout_ = nullptr;
+  QMap<QString, QMap<QString, QString>> withheld_;  // key → withheld value → value instead
 };
 
 }  // namespace sensode::plugin

@@ -19,8 +19,10 @@
 #include <exception>
 #include <functional>
 #include <limits>
+#include <optional>
 
 #include "core/common/errors.h"
+#include "core/petab/observable_curves.h"
 #include "core/petab/petab_problem.h"
 #include "plugin/common/model_cache.h"
 #include "plugin/common/provenance.h"
@@ -33,6 +35,7 @@
 #include "plugin/views/bar_chart_view.h"
 #include "plugin/views/key_value_view.h"
 #include "plugin/views/table_result_view.h"
+#include "plugin/views/table_text.h"
 
 namespace sensode::plugin::gradient {
 
@@ -40,8 +43,6 @@ namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
-// The shortest text that reads back to the same double (what the user typed in the table).
-QString editableNumber(double v) { return QString::number(v, 'g', QLocale::FloatingPointShortest); }
 
 std::string numberText(double v) { return QString::number(v, 'g', 17).toStdString(); }
 
@@ -71,7 +72,7 @@ class ParameterEditor : public QWidget {
                                        tr("Nominal"), tr("Value")});
     table_->verticalHeader()->hide();
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    table_->horizontalHeader()->setStretchLastSection(true);
+    keepCellTextWhole(table_);
     table_->setMinimumHeight(160);
     note_ = new QLabel(this);
     note_->setWordWrap(true);
@@ -83,8 +84,11 @@ class ParameterEditor : public QWidget {
     row->addWidget(nominal);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(new QLabel(tr("Estimated parameters (linear scale; edit a value to "
-                                    "evaluate the gradient elsewhere)"), this));
+    auto* title = new QLabel(tr("Estimated parameters (linear scale; edit a value to evaluate "
+                                "the gradient elsewhere)"),
+                             this);
+    title->setWordWrap(true);  // one line would set the settings column's minimum width
+    layout->addWidget(title);
     layout->addWidget(table_, 1);
     layout->addLayout(row);
   }
@@ -95,9 +99,14 @@ class ParameterEditor : public QWidget {
     path_ = path;
     table_->setRowCount(0);
     note_->clear();
+    steadyStates_ = std::nullopt;
     if (path.isEmpty()) return;
     try {
       const petab::Problem pr = petab::loadProblem(QFile::encodeName(path).toStdString());
+      steadyStates_ = std::any_of(pr.measurements.begin(), pr.measurements.end(),
+                                  [](const petab::Measurement& m) {
+                                    return m.preequilibrationCondition >= 0 || std::isinf(m.time);
+                                  });
       for (const petab::Parameter& p : pr.parameters) {
         if (!p.estimate) continue;
         const int r = table_->rowCount();
@@ -113,8 +122,11 @@ class ParameterEditor : public QWidget {
                                                                    shortNumber(p.upperBound))));
         auto* nominal = fixed(shortNumber(p.nominalValue));
         nominal->setData(Qt::UserRole, p.nominalValue);
+        nominal->setToolTip(exactNumber(p.nominalValue));
         table_->setItem(r, 3, nominal);
-        table_->setItem(r, 4, new QTableWidgetItem(editableNumber(p.nominalValue)));
+        auto* value = new QTableWidgetItem;
+        showNumberInCell(value, p.nominalValue);
+        table_->setItem(r, 4, value);
       }
       note_->setText(tr("%n estimated parameter(s)", "", table_->rowCount()));
     } catch (const std::exception& e) {
@@ -128,10 +140,9 @@ class ParameterEditor : public QWidget {
     if (table_->rowCount() == 0) return pending_;
     QJsonObject o;
     for (int r = 0; r < table_->rowCount(); ++r) {
-      bool ok = false;
-      const double v = table_->item(r, 4)->text().trimmed().toDouble(&ok);
-      if (ok && v != table_->item(r, 3)->data(Qt::UserRole).toDouble())
-        o.insert(table_->item(r, 0)->text(), v);
+      const std::optional<double> v = numberInCell(table_->item(r, 4));
+      if (v && *v != table_->item(r, 3)->data(Qt::UserRole).toDouble())
+        o.insert(table_->item(r, 0)->text(), *v);
     }
     return o;
   }
@@ -145,15 +156,13 @@ class ParameterEditor : public QWidget {
     for (int r = 0; r < table_->rowCount(); ++r) {
       const QJsonValue v = values.value(table_->item(r, 0)->text());
       const double nominal = table_->item(r, 3)->data(Qt::UserRole).toDouble();
-      table_->item(r, 4)->setText(editableNumber(v.isDouble() ? v.toDouble() : nominal));
+      showNumberInCell(table_->item(r, 4), v.isDouble() ? v.toDouble() : nominal);
     }
   }
 
   QString validate() const {
     for (int r = 0; r < table_->rowCount(); ++r) {
-      bool ok = false;
-      const double v = table_->item(r, 4)->text().trimmed().toDouble(&ok);
-      if (!ok || !std::isfinite(v))
+      if (!numberInCell(table_->item(r, 4)))
         return tr("Parameter %1: '%2' is not a number")
             .arg(table_->item(r, 0)->text(), table_->item(r, 4)->text());
     }
@@ -161,9 +170,13 @@ class ParameterEditor : public QWidget {
   }
 
   QTableWidget* table() const { return table_; }
+  // Whether the loaded problem has steady-state data (pre-equilibration or t = inf
+  // measurements); nullopt while no problem is loaded.
+  std::optional<bool> hasSteadyStateData() const { return steadyStates_; }
 
  private:
   QTableWidget* table_ = nullptr;
+  std::optional<bool> steadyStates_;
   QLabel* note_ = nullptr;
   QString path_;
   QJsonObject pending_;
@@ -175,6 +188,8 @@ class SetupWidget : public api::TaskSetupWidget {
     problem_ = new QLineEdit(this);
     problem_->setObjectName(QStringLiteral("problemFile"));
     problem_->setPlaceholderText(tr("the open PEtab problem"));
+    // Never narrower than the placeholder: an empty-looking field hides which problem runs.
+    problem_->setMinimumWidth(problem_->fontMetrics().horizontalAdvance(problem_->placeholderText()) + 16);
     auto* browse = new QPushButton(tr("Browse..."), this);
     connect(browse, &QPushButton::clicked, this, [this] {
       const QString file = QFileDialog::getOpenFileName(
@@ -182,11 +197,10 @@ class SetupWidget : public api::TaskSetupWidget {
           tr("PEtab problems (*.yaml *.yml)"));
       if (!file.isEmpty()) {
         problem_->setText(file);
-        editor_->setProblemPath(effectivePath());
+        loadProblem();
       }
     });
-    connect(problem_, &QLineEdit::editingFinished, this,
-            [this] { editor_->setProblemPath(effectivePath()); });
+    connect(problem_, &QLineEdit::editingFinished, this, [this] { loadProblem(); });
     form_ = new OptionsForm(fields(), this);
     form_->setObjectName(QStringLiteral("options"));
     editor_ = new ParameterEditor(this);
@@ -222,11 +236,11 @@ class SetupWidget : public api::TaskSetupWidget {
       problem_->setText(settings.value(QStringLiteral("problem")).toString());
     if (settings.contains(QStringLiteral("parameters")))
       editor_->setEdited(settings.value(QStringLiteral("parameters")).toObject());
-    editor_->setProblemPath(effectivePath());
+    loadProblem();
   }
   void setSession(const api::ModelSession& session) override {
     sessionPath_ = session.format == QLatin1String("petab") ? session.filePath : QString();
-    editor_->setProblemPath(effectivePath());
+    loadProblem();
   }
   QString validate() const override {
     if (effectivePath().isEmpty())
@@ -239,6 +253,20 @@ class SetupWidget : public api::TaskSetupWidget {
   QString effectivePath() const {
     const QString chosen = problem_->text().trimmed();
     return chosen.isEmpty() ? sessionPath_ : chosen;
+  }
+
+  // The parameter table, and the methods that make sense for the problem: without steady-state
+  // data ssASA is the standard adjoint (both integrate the time course backward; they differ
+  // only in how an equilibration is treated), so the list offers "Standard adjoint" and says
+  // why ssASA is greyed.
+  void loadProblem() {
+    editor_->setProblemPath(effectivePath());
+    const bool withoutSteadyStates = editor_->hasSteadyStateData() == false;
+    form_->setChoiceAvailable(
+        QStringLiteral("method"), QStringLiteral("ssasa"), !withoutSteadyStates,
+        tr("This problem has no steady-state data (no pre-equilibration, no t = inf "
+           "measurement): ssASA would compute exactly the standard adjoint."),
+        QStringLiteral("adjoint"));
   }
 
   QLineEdit* problem_ = nullptr;
@@ -370,7 +398,7 @@ QString Result::summary() const {
       .arg(core_->gradient.size())
       .arg(measurements_ ? measurements_->size() : 0)
       .arg(core_->steadyStates)
-      .arg(wallSeconds_, 0, 'g', 3);
+      .arg(wallSeconds_, 0, 'g', 3) + fallbackNote(core_->fallbacks);
 }
 
 MeasurementPoints measurementPoints(const petab::Problem& problem,
@@ -387,9 +415,47 @@ MeasurementPoints measurementPoints(const petab::Problem& problem,
     points.push_back({q(o.id), conditionId(m.simulationCondition),
                       conditionId(m.preequilibrationCondition), m.time, m.value,
                       i < result.simulated.size() ? result.simulated[i] : nan,
-                      i < result.sigma.size() ? result.sigma[i] : nan, o.transformation});
+                      i < result.sigma.size() ? result.sigma[i] : nan, o.transformation,
+                      q(petab::observableParametersText(m))});
   }
   return points;
+}
+
+namespace {
+
+// The open PEtab problem's edited nominal values (the model browser's PEtab parameters, e.g. an
+// applied best fit) under the task's own parameter values, which win.
+std::vector<std::pair<std::string, double>> withSessionValues(
+    const api::ModelSession& session, const QString& path,
+    const std::vector<std::pair<std::string, double>>& taskValues) {
+  std::vector<std::pair<std::string, double>> values;
+  if (session.format != QLatin1String("petab") || QFileInfo(path) != QFileInfo(session.filePath))
+    return taskValues;
+  for (auto it = session.overrides.cbegin(); it != session.overrides.cend(); ++it) {
+    const std::string id = it.key().toStdString();
+    if (std::none_of(taskValues.begin(), taskValues.end(),
+                     [&](const auto& v) { return v.first == id; }))
+      values.emplace_back(id, it.value());
+  }
+  values.insert(values.end(), taskValues.begin(), taskValues.end());
+  return values;
+}
+
+}  // namespace
+
+SimulatedCurves simulatedCurves(const petab::Problem& problem, const std::vector<double>& scaled,
+                                const petab::ObjectiveOptions& options,
+                                const ProgressMonitor& monitor) {
+  const auto conditionId = [&](int c) {
+    return c >= 0 ? q(problem.conditions[static_cast<std::size_t>(c)].id) : QString();
+  };
+  SimulatedCurves curves;
+  for (petab::ObservableCurve& c : petab::observableCurves(problem, scaled, options, 301, monitor)) {
+    curves.push_back({q(problem.observables[static_cast<std::size_t>(c.observable)].id),
+                      conditionId(c.simulationCondition), conditionId(c.preequilibrationCondition),
+                      q(c.observableParameters), std::move(c.times), std::move(c.values)});
+  }
+  return curves;
 }
 
 std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
@@ -409,7 +475,8 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
   const petab::Problem problem = petab::loadProblem(QFile::encodeName(path).toStdString());
   const double loadSeconds = static_cast<double>(loadTimer.nsecsElapsed()) * 1e-9;
   std::vector<double> scaled;
-  std::vector<ParameterRow> rows = parameterRows(problem, settings.parameters, &scaled);
+  std::vector<ParameterRow> rows =
+      parameterRows(problem, withSessionValues(session, path, settings.parameters), &scaled);
   if (context.cancelled())
     return std::make_shared<MessageResult>(api::TaskStatus::Cancelled,
                                            QStringLiteral("cancelled while reading the problem"));
@@ -470,8 +537,26 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
                                 {QStringLiteral("simulations"), static_cast<double>(core->simulations)},
                                 {QStringLiteral("steady_states"), static_cast<double>(core->steadyStates)}});
   auto measurements = std::make_shared<const MeasurementPoints>(measurementPoints(problem, *core));
-  return std::make_shared<Result>(std::move(core), std::move(rows), std::move(measurements),
-                                  methodLabel(settings.method), wall, std::move(provenance));
+  // The observables on a fine grid for the chart: one more simulation per experiment, without
+  // derivatives. A failure there (a grid time where an observable is not finite) leaves the
+  // chart its lines through the measurement times and says why; a cancel cancels the task.
+  context.setPhase(QStringLiteral("Simulating the observables on a fine time grid..."));
+  std::shared_ptr<const SimulatedCurves> curves;
+  QString curveError;
+  try {
+    curves = std::make_shared<const SimulatedCurves>(
+        simulatedCurves(problem, scaled, settings.options, context.monitor()));
+  } catch (const Cancelled& e) {
+    return std::make_shared<MessageResult>(
+        api::TaskStatus::Cancelled,
+        QStringLiteral("cancelled (%1); the previous results stay").arg(QString::fromStdString(e.what())));
+  } catch (const std::exception& e) {
+    curveError = QString::fromStdString(e.what());
+  }
+  auto result = std::make_shared<Result>(std::move(core), std::move(rows), std::move(measurements),
+                                         methodLabel(settings.method), wall, std::move(provenance));
+  result->setCurves(std::move(curves), std::move(curveError));
+  return result;
 }
 
 api::TaskDescription description() {
@@ -500,6 +585,10 @@ api::TaskDescription description() {
           return r ? r->measurements() : nullptr;
         },
         parent);
+    observables->setCurveSource([](const std::shared_ptr<const api::TaskResult>& result) {
+      const Result* r = resultOf(result);
+      return r ? r->curves() : nullptr;
+    });
     auto* chart = new BarChartView(
         QStringLiteral("Gradient"),
         [](const std::shared_ptr<const api::TaskResult>& result) {
@@ -573,6 +662,7 @@ api::TaskDescription description() {
           rows << E{QStringLiteral("fallbacks"), QStringLiteral("Found by fallback"),
                     qlonglong(fallbacks), QStringLiteral("first path failed; see Steady states")};
           rows << E{QStringLiteral("notes"), QStringLiteral("How"), q(c.notes), q(c.notes)};
+          rows << fallbackEntries(c.fallbacks);
           return rows;
         },
         parent);

@@ -73,6 +73,14 @@ class Result : public api::TaskResult {
   const std::shared_ptr<const MeasurementPoints>& measurements() const { return measurements_; }
   const QString& methodName() const { return methodName_; }
   double wallSeconds() const { return wallSeconds_; }
+  // The simulated observables on a fine grid, one curve per group (null when they could not be
+  // computed; curveError() says why).
+  const std::shared_ptr<const SimulatedCurves>& curves() const { return curves_; }
+  const QString& curveError() const { return curveError_; }
+  void setCurves(std::shared_ptr<const SimulatedCurves> curves, QString error) {
+    curves_ = std::move(curves);
+    curveError_ = std::move(error);
+  }
 
  private:
   std::shared_ptr<const petab::ObjectiveResult> core_;
@@ -81,6 +89,8 @@ class Result : public api::TaskResult {
   QString methodName_;
   double wallSeconds_ = 0;
   QJsonObject provenance_;
+  std::shared_ptr<const SimulatedCurves> curves_;
+  QString curveError_;
 };
 
 // The estimated parameters of `problem` with `overrides` applied (linear values by id) and the
@@ -93,6 +103,13 @@ std::vector<ParameterRow> parameterRows(const petab::Problem& problem,
 // The problem's measurements beside the objective's simulated values and σ (aligned by row).
 MeasurementPoints measurementPoints(const petab::Problem& problem,
                                     const petab::ObjectiveResult& result);
+
+// The simulated observables at `scaled` (the estimated parameters on their scales) on a fine
+// grid, one curve per (experiment, observable, observableParameters) group (core
+// petab::observableCurves). Throws what the objective throws.
+SimulatedCurves simulatedCurves(const petab::Problem& problem, const std::vector<double>& scaled,
+                                const petab::ObjectiveOptions& options,
+                                const ProgressMonitor& monitor = {});
 
 std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
                                            const QJsonObject& settings, RunContext& context);

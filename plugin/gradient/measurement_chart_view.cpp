@@ -94,6 +94,21 @@ class ErrorBarChartView : public QChartView {
   std::vector<Bar> bars_;
 };
 
+// Marker and dash of the n-th group of one observable (the colour is the observable's).
+QScatterSeries::MarkerShape groupMarker(int n) {
+  static const QScatterSeries::MarkerShape shapes[] = {
+      QScatterSeries::MarkerShapeCircle, QScatterSeries::MarkerShapeTriangle,
+      QScatterSeries::MarkerShapeRotatedRectangle, QScatterSeries::MarkerShapeStar,
+      QScatterSeries::MarkerShapePentagon};
+  return shapes[n % 5];
+}
+
+Qt::PenStyle groupDash(int n) {
+  static const Qt::PenStyle styles[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine,
+                                        Qt::DashDotLine, Qt::DashDotDotLine};
+  return styles[n % 5];
+}
+
 QString experimentLabel(const QString& preequilibration, const QString& simulation) {
   return preequilibration.isEmpty() ? simulation
                                     : QStringLiteral("%1 → %2").arg(preequilibration, simulation);
@@ -141,6 +156,7 @@ MeasurementChartView::MeasurementChartView(QString title, Extract extract, QWidg
 
 void MeasurementChartView::showResult(const std::shared_ptr<const api::TaskResult>& result) {
   points_ = extract_ ? extract_(result) : nullptr;
+  curves_ = curveSource_ ? curveSource_(result) : nullptr;
   const QString previous = experiment_->currentText();
   experiments_.clear();
   if (points_) {
@@ -236,6 +252,8 @@ QStringList MeasurementChartView::populate(QChartView* target) const {
     }
   }
   const bool onlySteadyState = !(tMin <= tMax);
+  // The curves start where the simulation does (t = 0), before the first measurement.
+  if (curves_ && !onlySteadyState) tMin = std::min(tMin, 0.0);
   // Steady-state rows beside time courses: one step right of the last time.
   const double tInf = onlySteadyState ? 0 : tMax + std::max(0.08 * (tMax - tMin), 1e-3);
   const auto xOf = [&](const MeasurementPoint& p) {
@@ -256,14 +274,11 @@ QStringList MeasurementChartView::populate(QChartView* target) const {
     notes << tr("Steady-state data, one numbered slot per observable: circles measured ± σ, "
                 "squares simulated.");
   } else {
-    auto* time = new QValueAxis;
+    QValueAxis* time = makeLinearAxis();
     time->setTitleText(tr("time"));
-    time->setLabelFormat(QStringLiteral("%g"));
-    time->setRange(tMin, steadyState ? tInf : tMax);
-    if (time->max() > time->min()) time->applyNiceNumbers();
-    else time->setRange(tMin - 1, tMax + 1);
+    setNiceRange(time, tMin, steadyState ? tInf : tMax);
     x = time;
-    notes << tr("Circles: measured ± σ; lines: simulated.");
+    notes << tr("Markers: measured ± σ.");
     if (steadyState)
       notes << tr("%n steady-state measurement(s) (t = ∞) drawn at t = %1.", "", steadyState)
                    .arg(tInf, 0, 'g', 4);
@@ -287,31 +302,78 @@ QStringList MeasurementChartView::populate(QChartView* target) const {
     lo = std::min(lo, v);
     hi = std::max(hi, v);
   };
-  for (int k = 0; k < observables.size(); ++k) {
+  // Within each observable, the groups of rows with the same observable parameters (two gels
+  // with their own scale factors): one curve and one marker shape each.
+  struct Group {
+    int observable = 0, index = 0;  // index: the group's number within its observable
+    QString group;
     std::vector<std::size_t> rows;
-    for (std::size_t i : shownRows_)
-      if (all[i].observableId == observables[k]) rows.push_back(i);
+  };
+  std::vector<Group> groups;
+  std::vector<int> groupCount(static_cast<std::size_t>(observables.size()), 0);
+  for (int k = 0; k < observables.size(); ++k) {
+    const std::size_t first = groups.size();
+    for (std::size_t i : shownRows_) {
+      if (all[i].observableId != observables[k]) continue;
+      auto it = std::find_if(groups.begin() + static_cast<std::ptrdiff_t>(first), groups.end(),
+                             [&](const Group& g) { return g.group == all[i].group; });
+      if (it == groups.end()) {
+        groups.push_back({k, groupCount[std::size_t(k)]++, all[i].group, {}});
+        it = groups.end() - 1;
+      }
+      it->rows.push_back(i);
+    }
+  }
+  const Experiment& experiment = experiments_[static_cast<std::size_t>(experiment_->currentIndex())];
+  const auto curveOf = [&](const QString& observable, const QString& group) -> const SimulatedCurve* {
+    if (!curves_ || onlySteadyState) return nullptr;
+    for (const SimulatedCurve& c : *curves_)
+      if (c.observableId == observable && c.group == group &&
+          c.simulationCondition == experiment.simulation &&
+          c.preequilibrationCondition == experiment.preequilibration)
+        return &c;
+    return nullptr;
+  };
+  bool joined = false;
+  for (const Group& g : groups) {
+    std::vector<std::size_t> rows = g.rows;
     std::stable_sort(rows.begin(), rows.end(),
                      [&](std::size_t a, std::size_t b) { return xOf(all[a]) < xOf(all[b]); });
+    const int k = g.observable;
+    const bool several = groupCount[std::size_t(k)] > 1;
+    const QString label =
+        several ? QStringLiteral("%1 [%2]").arg(observables[k],
+                                                g.group.isEmpty() ? tr("no parameters") : g.group)
+                : observables[k];
     const QColor colour = observableColour(static_cast<std::size_t>(k));
     auto* measured = new QScatterSeries;
-    measured->setName(tr("%1 measured").arg(observables[k]));
-    measured->setMarkerShape(QScatterSeries::MarkerShapeCircle);
-    measured->setMarkerSize(8);
+    measured->setName(tr("%1 measured").arg(label));
+    measured->setMarkerShape(groupMarker(g.index));
+    measured->setMarkerSize(g.index == 0 ? 8 : 10);
+    const SimulatedCurve* curve = curveOf(observables[k], g.group);
     QXYSeries* simulated = nullptr;
     if (onlySteadyState) {
-      auto* s = new QScatterSeries;
-      s->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
-      s->setMarkerSize(9);
-      simulated = s;
+      auto* sq = new QScatterSeries;
+      sq->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
+      sq->setMarkerSize(9);
+      simulated = sq;
     } else {
       auto* line = new QLineSeries;
-      line->setPointsVisible(true);
+      line->setPointsVisible(curve == nullptr);
       simulated = line;
     }
-    simulated->setName(tr("%1 simulated").arg(observables[k]));
+    simulated->setName(tr("%1 simulated").arg(label));
     QList<QPointF> measuredPoints, simulatedPoints;
     std::vector<std::array<double, 3>> sigmaBars;
+    if (curve) {
+      for (std::size_t n = 0; n < curve->times.size() && n < curve->values.size(); ++n)
+        if (usable(curve->values[n])) {
+          simulatedPoints << QPointF(curve->times[n], curve->values[n]);
+          extend(curve->values[n]);
+        }
+    } else if (!onlySteadyState) {
+      joined = true;
+    }
     for (std::size_t i : rows) {
       const MeasurementPoint& p = all[i];
       const double px = xOf(p);
@@ -326,7 +388,8 @@ QStringList MeasurementChartView::populate(QChartView* target) const {
           extend(high);
         }
       }
-      if (usable(p.simulated)) {
+      // With a curve, only the steady-state values (t = inf) are added, at the end.
+      if ((!curve || !std::isfinite(p.time)) && usable(p.simulated)) {
         simulatedPoints << QPointF(px, p.simulated);
         extend(p.simulated);
       }
@@ -339,6 +402,7 @@ QStringList MeasurementChartView::populate(QChartView* target) const {
     measured->setBorderColor(colour.darker(130));
     QPen pen(colour);
     pen.setWidthF(2.0);
+    pen.setStyle(groupDash(g.index));
     simulated->setPen(pen);
     simulated->setColor(colour);
     for (QXYSeries* s : {static_cast<QXYSeries*>(measured), simulated}) {
@@ -346,12 +410,24 @@ QStringList MeasurementChartView::populate(QChartView* target) const {
       s->attachAxis(y);
     }
     for (const auto& b : sigmaBars) drawnBars.push_back({measured, b[0], b[1], b[2]});
-    // One legend entry per observable (its colour); the caption says circles and lines.
+    // One legend entry per group (its colour and marker); the caption says markers and lines.
     const QList<QLegendMarker*> markers = chart->legend()->markers(measured);
     if (!markers.isEmpty())
-      markers.first()->setLabel(onlySteadyState ? QStringLiteral("%1  %2").arg(k + 1).arg(observables[k])
-                                                : observables[k]);
+      markers.first()->setLabel(onlySteadyState ? QStringLiteral("%1  %2").arg(k + 1).arg(label)
+                                                : label);
     for (QLegendMarker* m : chart->legend()->markers(simulated)) m->setVisible(false);
+  }
+  if (!onlySteadyState) {
+    notes << (joined ? tr("Simulated values at the measurement times, joined per group.")
+                     : tr("Lines: the simulated observable on a fine time grid, one curve per "
+                          "group of observable parameters."));
+    QStringList split;
+    for (int k = 0; k < observables.size(); ++k)
+      if (groupCount[std::size_t(k)] > 1)
+        split << tr("%1 (%2 groups)").arg(observables[k]).arg(groupCount[std::size_t(k)]);
+    if (!split.isEmpty())
+      notes << tr("Observable parameters differ within %1: one marker shape and dash per group.")
+                   .arg(split.join(QStringLiteral(", ")));
   }
   std::tie(lo, hi) = dataRangeOrDefault(lo, hi, log);
   if (log) {
@@ -359,16 +435,15 @@ QStringList MeasurementChartView::populate(QChartView* target) const {
     y->setRange(a, b);
   } else {
     const double pad = hi > lo ? 0.05 * (hi - lo) : (lo == 0 ? 1.0 : 0.1 * std::abs(lo));
-    auto* linear = static_cast<QValueAxis*>(y);
     // Non-negative data keep 0 as the floor (no axis below it for the padding's sake).
-    linear->setRange(lo >= 0 ? std::max(0.0, lo - pad) : lo - pad, hi + pad);
-    linear->applyNiceNumbers();
+    setNiceRange(static_cast<QValueAxis*>(y), lo >= 0 ? std::max(0.0, lo - pad) : lo - pad,
+                 hi + pad);
   }
   // Below a time plot with a few observables (the plot keeps its width); beside numbered slots,
   // whose legend pairs numbers with names, and beside many observables, whose names need the
   // width.
-  chart->legend()->setAlignment(onlySteadyState || observables.size() > 6 ? Qt::AlignRight
-                                                                          : Qt::AlignBottom);
+  chart->legend()->setAlignment(onlySteadyState || groups.size() > 6 ? Qt::AlignRight
+                                                                     : Qt::AlignBottom);
   chart->legend()->setVisible(true);
   bars->setBars(std::move(drawnBars));
   if (skipped) notes << tr("%n non-positive value(s) not drawn on the log axis.", "", skipped);

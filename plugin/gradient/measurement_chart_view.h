@@ -2,9 +2,12 @@
 // A result tab of the PEtab objective task: the measurements of one experiment (a simulation
 // condition, after its pre-equilibration condition if any) against what the objective simulated
 // for them — what a modeller checks first when an objective looks wrong. One colour per
-// observable: measured values as circles with ±σ bars, simulated values as a line with points
-// (one point per measurement row, so replicates and per-row observable parameters show as they
-// entered the objective). The experiment is chosen in a combo box.
+// observable, and within an observable one marker shape and dash per group of measurements
+// with the same observableParameters (two gels with their own scale factors are two groups):
+// measured values as markers with ±σ bars, the simulated observable as one curve per group on a
+// fine time grid (core petab::observableCurves, via setCurveSource). Without curves (a view fed
+// only the measurement rows) the simulated values at the measurement times are joined, still
+// per group. The experiment is chosen in a combo box.
 //
 // The x axis is time; measurements at t = inf (steady-state data) are drawn at the right of the
 // last finite time, or, when an experiment has only steady-state data, over one slot per
@@ -40,8 +43,18 @@ struct MeasurementPoint {
   double time = 0;  // +inf: at the steady state
   double measured = 0, simulated = 0, sigma = 0;
   petab::Transformation transformation = petab::Transformation::Lin;
+  // The row's observableParameters as the table gives them ("scale_gel1;offset"), "" for none.
+  QString group;
 };
 using MeasurementPoints = std::vector<MeasurementPoint>;
+
+// The simulated observable of one group (observable, experiment, observableParameters) on a
+// fine time grid, as core petab::observableCurves computed it.
+struct SimulatedCurve {
+  QString observableId, simulationCondition, preequilibrationCondition, group;
+  std::vector<double> times, values;
+};
+using SimulatedCurves = std::vector<SimulatedCurve>;
 
 class MeasurementChartView : public api::TaskResultView {
   Q_OBJECT
@@ -51,7 +64,12 @@ class MeasurementChartView : public api::TaskResultView {
       const std::shared_ptr<const api::TaskResult>&)>;
   static constexpr int kExportWidth = 1200, kExportHeight = 750;
 
+  using CurveExtract = std::function<std::shared_ptr<const SimulatedCurves>(
+      const std::shared_ptr<const api::TaskResult>&)>;
   MeasurementChartView(QString title, Extract extract, QWidget* parent = nullptr);
+  // Where showResult() finds the simulated curves (without: lines through the simulated
+  // values at the measurement times).
+  void setCurveSource(CurveExtract curves) { curveSource_ = std::move(curves); }
 
   QString title() const override { return title_; }
   void showResult(const std::shared_ptr<const api::TaskResult>& result) override;
@@ -85,6 +103,8 @@ class MeasurementChartView : public api::TaskResultView {
   QString title_;
   Extract extract_;
   std::shared_ptr<const MeasurementPoints> points_;
+  CurveExtract curveSource_;
+  std::shared_ptr<const SimulatedCurves> curves_;
   std::vector<Experiment> experiments_;
   std::vector<std::size_t> shownRows_;
   QChart* chart_ = nullptr;

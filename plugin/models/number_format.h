@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 namespace sensode::plugin {
 
@@ -19,10 +20,28 @@ inline QString exactNumber(double v) {
   return QString::fromLatin1(buf);
 }
 
+// What a table, a caption or a set-up cell shows (docs/number-display.md): at most 8 significant
+// digits, %g style, so the exponent is always part of the text (1.0000122e-05) and the noise of
+// binary floating point, which sits in the 16th and 17th digit, is not shown (99999.9999999908
+// reads 100000, 2.0000000000000002e-07 reads 2e-07); −0 reads 0. Tool tips, Copy and CSV give
+// exactNumber().
 inline QString shortNumber(double v) {
   if (std::isnan(v)) return QStringLiteral("NaN");
   if (std::isinf(v)) return v > 0 ? QStringLiteral("INF") : QStringLiteral("-INF");
+  if (v == 0) return QStringLiteral("0");
   return QString::number(v, 'g', 8);
+}
+
+// The value an editable cell stands for: `exact` while the text is still the one shown for it
+// (shortNumber(exact) or its round-trip spelling), else the typed number; nullopt when the text
+// is not a finite number. So a shown "100000" keeps 99999.9999999908 until the user edits it.
+inline std::optional<double> cellValue(const QString& text, double exact) {
+  const QString t = text.trimmed();
+  if (t == shortNumber(exact)) return exact;
+  bool ok = false;
+  const double v = t.toDouble(&ok);
+  if (!ok || !std::isfinite(v)) return std::nullopt;
+  return v;
 }
 
 // One CSV field, quoted when it contains a comma, a quote or a line break (as the CLI does).

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <exception>
 
+#include "core/common/cancellation.h"
 #include "core/common/errors.h"
 
 namespace sensode::plugin {
@@ -23,14 +24,21 @@ RunContext::RunContext(QPromise<void>& promise, CancelToken token)
       const double fraction =
           (sliceIndex_ + std::clamp(info.t / info.tEnd, 0.0, 1.0)) / sliceCount_;
       const int value = static_cast<int>(fraction * kProgressMaximum);
-      if (value != lastValue_) {
-        lastValue_ = value;
-        promise_.setProgressValueAndText(
-            value, prefix_ + (progressText_ ? progressText_(info)
-                                            : QStringLiteral("t = %1 of %2, %3 steps")
-                                                  .arg(info.t, 0, 'g', 4)
-                                                  .arg(info.tEnd, 0, 'g', 4)
-                                                  .arg(info.steps)));
+      constexpr qint64 kTextInterval = 250;  // ms
+      if (value != lastValue_ || (progressText_ && lastValue_ >= 0 && textTimer_.isValid() &&
+                                  textTimer_.elapsed() > kTextInterval)) {
+        const QString text =
+            prefix_ + (progressText_ ? progressText_(info)
+                                     : QStringLiteral("t = %1 of %2, %3 steps")
+                                           .arg(info.t, 0, 'g', 4)
+                                           .arg(info.tEnd, 0, 'g', 4)
+                                           .arg(info.steps));
+        textTimer_.start();
+        if (value != lastValue_ || text != lastText_) {
+          lastValue_ = value;
+          lastText_ = text;
+          promise_.setProgressValueAndText(value, text);
+        }
       }
     }
     return Decision::Continue;
@@ -64,9 +72,16 @@ QFuture<void> CoreTaskRunner::start(const api::ModelSession& session, const QJso
           QPromise<void>& promise) {
         promise.setProgressRange(-RunContext::kPhaseSlots, RunContext::kProgressMaximum);
         RunContext context(promise, token);
+        // Import, conservation analysis and compilation take no monitor: they see the token
+        // through the scope (core/common/cancellation.h), so Cancel stops them too.
+        const CancellationScope cancellation(token);
         std::shared_ptr<const api::TaskResult> result;
         try {
           result = work(session, settings, context);
+        } catch (const Cancelled&) {
+          result = std::make_shared<MessageResult>(
+              api::TaskStatus::Cancelled,
+              QStringLiteral("cancelled while reading and compiling the model"));
         } catch (const IntegrationFailure& e) {
           result = std::make_shared<MessageResult>(api::TaskStatus::Failed,
                                                    QString::fromStdString(e.what()), QJsonObject{},

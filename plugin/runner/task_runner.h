@@ -16,6 +16,7 @@
 // model...") through RunContext and never touches widgets.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QFuture>
 #include <QJsonObject>
 #include <QPromise>
@@ -66,6 +67,10 @@ class RunContext {
   ProgressMonitor monitor_;
   QString prefix_;
   int lastValue_ = -1;
+  // The text also changes while the bar stands still (an estimation's global phase counts its
+  // evaluations at 0 of N starts), at most every kTextInterval.
+  QString lastText_;
+  QElapsedTimer textTimer_;
   int phase_ = -kPhaseSlots;
   int sliceIndex_ = 0, sliceCount_ = 1;
   std::function<QString(const ProgressInfo&)> progressText_;

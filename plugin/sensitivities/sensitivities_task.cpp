@@ -24,6 +24,7 @@
 #include "plugin/common/model_overview.h"
 #include "plugin/common/provenance.h"
 #include "plugin/common/task_icons.h"
+#include "plugin/forms/id_picker.h"
 #include "plugin/forms/settings_reader.h"
 #include "plugin/models/sensitivity_table_model.h"
 #include "plugin/runner/task_runner.h"
@@ -44,95 +45,26 @@ const Result* resultOf(const std::shared_ptr<const api::TaskResult>& r) {
   return dynamic_cast<const Result*>(r.get());
 }
 
-// Which parameters to differentiate against: all, or the checked ones. The list comes from the
-// open model (read again only when the file changes); a selection restored from the settings
-// before the model is read is applied once it is.
-class ParameterPicker : public QWidget {
- public:
-  explicit ParameterPicker(QWidget* parent) : QWidget(parent) {
-    all_ = new QCheckBox(tr("All parameters"), this);
-    all_->setObjectName(QStringLiteral("allParameters"));
-    all_->setChecked(true);
-    list_ = new QListWidget(this);
-    list_->setObjectName(QStringLiteral("parameterList"));
-    list_->setEnabled(false);
-    list_->setMaximumHeight(110);
-    note_ = new QLabel(this);
-    note_->setWordWrap(true);
-    note_->setEnabled(false);
-    connect(all_, &QCheckBox::toggled, list_, [this](bool on) { list_->setEnabled(!on); });
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(all_);
-    layout->addWidget(list_);
-    layout->addWidget(note_);
-  }
-
-  void setModelPath(const QString& path) {
-    if (path == path_) return;
-    path_ = path;
-    const QStringList keep = selected();
-    list_->clear();
-    note_->clear();
-    if (path.isEmpty()) return;
-    try {
-      for (const ParameterInfo& p : readModelParameters(path)) {
-        auto* item = new QListWidgetItem(QStringLiteral("%1  (%2)").arg(p.id, p.kind), list_);
-        item->setData(Qt::UserRole, p.id);
-        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
-        item->setCheckState(Qt::Unchecked);
-      }
-    } catch (const std::exception& e) {
-      note_->setText(QString::fromStdString(e.what()));
-    }
-    setSelected(pending_.isEmpty() ? keep : pending_);
-  }
-
-  // Empty when all parameters are wanted.
-  QStringList selected() const {
-    if (all_->isChecked()) return {};
-    if (list_->count() == 0) return pending_;
-    QStringList ids;
-    for (int i = 0; i < list_->count(); ++i) {
-      if (list_->item(i)->checkState() == Qt::Checked) ids << list_->item(i)->data(Qt::UserRole).toString();
-    }
-    return ids;
-  }
-
-  void setSelected(const QStringList& ids) {
-    all_->setChecked(ids.isEmpty());
-    if (list_->count() == 0) {
-      pending_ = ids;
-      return;
-    }
-    pending_.clear();
-    for (int i = 0; i < list_->count(); ++i) {
-      const bool on = ids.contains(list_->item(i)->data(Qt::UserRole).toString());
-      list_->item(i)->setCheckState(on ? Qt::Checked : Qt::Unchecked);
-    }
-  }
-
-  QString validate() const {
-    if (!all_->isChecked() && selected().isEmpty()) {
-      return tr("Parameters: none checked (check some, or All parameters)");
-    }
-    return {};
-  }
-
- private:
-  QCheckBox* all_ = nullptr;
-  QListWidget* list_ = nullptr;
-  QLabel* note_ = nullptr;
-  QString path_;
-  QStringList pending_;
-};
+// Which parameters to differentiate against: all, or the checked ones of the open model.
+IdPicker* newParameterPicker(QWidget* parent) {
+  return new IdPicker(QObject::tr("All parameters"), QObject::tr("Parameters"),
+                      QStringLiteral("parameters"),
+                      [](const QString& path) {
+                        QList<IdPicker::Item> items;
+                        for (const ParameterInfo& p : readModelParameters(path))
+                          items.append({p.id, QStringLiteral("%1  (%2)").arg(p.id, p.kind)});
+                        return items;
+                      },
+                      parent);
+}
 
 class SetupWidget : public api::TaskSetupWidget {
  public:
   explicit SetupWidget(QWidget* parent) : api::TaskSetupWidget(parent) {
     form_ = new OptionsForm(fields(), this);
     form_->setObjectName(QStringLiteral("options"));
-    picker_ = new ParameterPicker(this);
+    picker_ = newParameterPicker(this);
+    outputs_ = timecourse::newOutputPicker(this);
     // Compare methods: the checked ones run after the reference (the Method field) on the same
     // settings; the Compare tab shows how far each is from the reference.
     compare_ = new QGroupBox(tr("Compare methods"), this);
@@ -154,6 +86,7 @@ class SetupWidget : public api::TaskSetupWidget {
     connect(defaults, &QPushButton::clicked, this, [this] {
       form_->resetToDefaults();
       picker_->setSelected({});
+      outputs_->setSelected({});
       compare_->setChecked(false);
     });
     auto* row = new QHBoxLayout;
@@ -163,13 +96,15 @@ class SetupWidget : public api::TaskSetupWidget {
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(form_);
     layout->addWidget(picker_);
+    layout->addWidget(outputs_);
     layout->addWidget(compare_);
     layout->addLayout(row);
   }
 
   QJsonObject settings() const override {
     QJsonObject o = form_->values();
-    o.insert(QStringLiteral("parameters"), QJsonArray::fromStringList(picker_->selected()));
+    picker_->writeSettings(o, QStringLiteral("parameters"));
+    outputs_->writeSettings(o, QStringLiteral("outputs"));
     QJsonArray compare;
     if (compare_->isChecked()) {
       const QString reference = o.value(QStringLiteral("method")).toString();
@@ -183,11 +118,8 @@ class SetupWidget : public api::TaskSetupWidget {
   }
   void setSettings(const QJsonObject& settings) override {
     form_->setValues(settings);
-    if (settings.contains(QStringLiteral("parameters"))) {
-      QStringList ids;
-      for (const QJsonValue& v : settings.value(QStringLiteral("parameters")).toArray()) ids << v.toString();
-      picker_->setSelected(ids);
-    }
+    picker_->readSettings(settings, QStringLiteral("parameters"));
+    outputs_->readSettings(settings, QStringLiteral("outputs"));
     if (settings.contains(QStringLiteral("compare"))) {
       QStringList methods;
       for (const QJsonValue& v : settings.value(QStringLiteral("compare")).toArray()) methods << v.toString();
@@ -196,19 +128,23 @@ class SetupWidget : public api::TaskSetupWidget {
     }
   }
   void setSession(const api::ModelSession& session) override {
-    picker_->setModelPath(session.format == QLatin1String("sbml") ? session.filePath : QString());
+    const QString sbml = session.format == QLatin1String("sbml") ? session.filePath : QString();
+    picker_->setModelPath(sbml);
+    outputs_->setModelPath(sbml);
   }
   QString validate() const override {
     const QString form = form_->validate();
     if (!form.isEmpty()) return form;
     if (compare_->isChecked() && settings().value(QStringLiteral("compare")).toArray().isEmpty())
       return tr("Compare methods: check at least one method other than the Method above");
-    return picker_->validate();
+    if (const QString why = picker_->validate(); !why.isEmpty()) return why;
+    return outputs_->validate();
   }
 
  private:
   OptionsForm* form_ = nullptr;
-  ParameterPicker* picker_ = nullptr;
+  IdPicker* picker_ = nullptr;
+  IdPicker* outputs_ = nullptr;
   QGroupBox* compare_ = nullptr;
   QList<QCheckBox*> compareBoxes_;
 };
@@ -242,8 +178,12 @@ class ChartView : public api::TaskResultView {
     QSignalBlocker block(parameter_);
     parameter_->clear();
     for (const std::string& id : core_->parameterIds) parameter_->addItem(q(id));
+    chart_->setDisplayNames(r->names());
+    // A re-run keeps the parameter looked at; a new result opens on the one with the largest
+    // effect (not on the first, which may move nothing).
     const int keep = parameter_->findText(previous);
-    parameter_->setCurrentIndex(keep >= 0 ? keep : 0);
+    parameter_->setCurrentIndex(
+        keep >= 0 ? keep : int(tasks::mostInfluentialParameter(*core_, r->guard())));
     plot(parameter_->currentIndex());
   }
   QList<api::ExportFormat> exportFormats() const override { return chart_->exportFormats(); }
@@ -280,11 +220,11 @@ const QList<FieldSpec>& fields() {
         QStringLiteral("Peano-Baker series (PBSR)"), QStringLiteral("Exponential formula"),
         QStringLiteral("Finite differences")}},
       {QStringLiteral("t_end"), QStringLiteral("End time"),
-       QStringLiteral("Output times run from t = 0 to this time."), {}, K::Real, 50.0, 0, inf,
-       true, false, {}, {}},
+       QStringLiteral("Output times run from t = 0 to this time."), {}, K::Real,
+       tasks::kDefaultEndTime, 0, inf, true, false, {}, {}},
       {QStringLiteral("points"), QStringLiteral("Output points"),
        QStringLiteral("Number of output times, equally spaced, both ends included."), {},
-       K::Integer, 101, 2, 1'000'000, false, false, {}, {}},
+       K::Integer, qlonglong(tasks::kDefaultOutputPoints), 2, 1'000'000, false, false, {}, {}},
       {QStringLiteral("rtol"), QStringLiteral("Relative tolerance"),
        QStringLiteral("rtol of the integration (states and, with error control, S)."), {},
        K::Real, core.integrator.rtol, 0, 1, true, true, {}, {}},
@@ -327,6 +267,8 @@ Settings parseSettings(const QJsonObject& json) {
   for (const QJsonValue& v : json.value(QStringLiteral("parameters")).toArray()) {
     s.parameters.push_back(v.toString().toStdString());
   }
+  for (const QJsonValue& v : json.value(QStringLiteral("outputs")).toArray())
+    s.outputs.push_back(v.toString().toStdString());
   for (const QJsonValue& v : json.value(QStringLiteral("compare")).toArray()) {
     const std::string name = v.toString().toStdString();
     const auto m = tasks::sensitivityMethodFromString(name);
@@ -342,11 +284,13 @@ Settings parseSettings(const QJsonObject& json) {
 }
 
 Result::Result(std::shared_ptr<const tasks::SensitivityResult> core, QJsonObject provenance,
-               std::vector<Comparison> comparisons, double guard)
+               std::vector<Comparison> comparisons, double guard,
+               std::shared_ptr<const QHash<QString, QString>> names)
     : core_(std::move(core)),
       provenance_(std::move(provenance)),
       comparisons_(std::move(comparisons)),
-      guard_(guard) {}
+      guard_(guard),
+      names_(std::move(names)) {}
 
 QString methodLabel(tasks::SensitivityMethod method) {
   const FieldSpec& spec = fields().front();
@@ -382,7 +326,7 @@ QString Result::summary() const {
                      .arg(core_->wallSeconds, 0, 'g', 3);
   if (!comparisons_.empty())
     text += QStringLiteral("; compared with %1 method(s) (see Compare)").arg(comparisons_.size());
-  return text + fallbackNote(fallbacks());
+  return text + fallbackNote(fallbacks()) + undefinedNote(core_->undefinedOutputs);
 }
 
 std::shared_ptr<const tasks::TimeCourseResult> parameterSlice(const tasks::SensitivityResult& r,
@@ -392,6 +336,7 @@ std::shared_ptr<const tasks::TimeCourseResult> parameterSlice(const tasks::Sensi
   slice->columns = r.outputIds;
   slice->eventTimes = r.eventTimes;
   slice->eventIds = r.eventIds;
+  slice->undefinedOutputs = r.undefinedOutputs;
   slice->values.reserve(r.times.size() * r.outputIds.size());
   for (std::size_t it = 0; it < r.times.size(); ++it) {
     for (std::size_t iy = 0; iy < r.outputIds.size(); ++iy) {
@@ -414,8 +359,9 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
 
   tasks::SensitivityProblem problem;
   problem.model = loaded.model;
-  problem.times = timecourse::outputTimes(settings.tEnd, settings.points);
+  problem.times = tasks::equallySpacedTimes(settings.tEnd, settings.points);
   problem.parameters = settings.parameters;
+  problem.outputs = settings.outputs;
   for (auto it = session.overrides.cbegin(); it != session.overrides.cend(); ++it) {
     problem.overrides.emplace_back(it.key().toStdString(), it.value());
   }
@@ -445,7 +391,8 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
       }
       Comparison c{options.method, other, std::nullopt};
       if (other->termination == tasks::Termination::Success)
-        c.discrepancy = tasks::compareSensitivities(*other, *core);
+        c.discrepancy =
+            tasks::compareSensitivities(*other, *core, settings.options.integrator.rtol);
       comparisons.push_back(std::move(c));
     }
   }
@@ -498,6 +445,7 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
   for (const std::string& f : core->stats.integrator.fallbacks) fallbacks.append(q(f));
   stats.insert(QStringLiteral("fallbacks"), fallbacks);
   provenance.insert(QStringLiteral("statistics"), stats);
+  provenance.insert(QStringLiteral("undefined_outputs"), undefinedJson(core->undefinedOutputs));
   if (!comparisons.empty()) {
     QJsonArray compared;
     for (const Comparison& c : comparisons) {
@@ -515,7 +463,7 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
     provenance.insert(QStringLiteral("compared_methods"), compared);
   }
   return std::make_shared<Result>(std::move(core), std::move(provenance), std::move(comparisons),
-                                  settings.options.integrator.atol);
+                                  settings.options.integrator.atol, loaded.names);
 }
 
 api::TaskDescription description() {

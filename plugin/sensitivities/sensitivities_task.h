@@ -5,7 +5,8 @@
 //
 // Settings JSON keys follow `sensode sensitivities`: method ("odesd" | "cvodes" | "pbsr" | "exp"
 // | "fd"), t_end, points, rtol, atol, scaled, error_control, parameters (array of ids; empty
-// = every parameter of the model) and compare (array of method names: also run these on the same
+// = every parameter of the model), outputs (array of ids, the CLI's --outputs: only these are
+// differentiated, plotted and exported; empty = the default outputs) and compare (array of method names: also run these on the same
 // settings and report their discrepancies from `method`, the reference). Views: Chart (one
 // parameter's dy/dp over time for every output; pick the parameter above the chart), Heat map
 // (scaled sensitivities of every output and parameter at a chosen time), Compare (discrepancy
@@ -13,12 +14,14 @@
 // Statistics.
 #pragma once
 
+#include <QHash>
 #include <QJsonObject>
 
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "core/tasks/output_grid.h"
 #include "core/tasks/sensitivities_task.h"
 #include "core/tasks/sensitivity_comparison.h"
 #include "gui/plugin_api/task_plugin.h"
@@ -36,9 +39,10 @@ const QList<FieldSpec>& fields();
 
 struct Settings {
   tasks::SensitivityOptions options;
-  double tEnd = 50;
-  long points = 101;
+  double tEnd = tasks::kDefaultEndTime;  // the CLI's (core/tasks/output_grid.h)
+  long points = tasks::kDefaultOutputPoints;
   std::vector<std::string> parameters;  // empty = all
+  std::vector<std::string> outputs;     // empty = the default outputs
   std::vector<tasks::SensitivityMethod> compare;  // also run these (the reference excluded)
 };
 // Throws InvalidOptions naming the key.
@@ -54,7 +58,8 @@ struct Comparison {
 class Result : public api::TaskResult {
  public:
   Result(std::shared_ptr<const tasks::SensitivityResult> core, QJsonObject provenance,
-         std::vector<Comparison> comparisons = {}, double guard = 0);
+         std::vector<Comparison> comparisons = {}, double guard = 0,
+         std::shared_ptr<const QHash<QString, QString>> names = {});
   api::TaskStatus status() const override;
   QString message() const override;
   QString details() const override;
@@ -66,12 +71,15 @@ class Result : public api::TaskResult {
   const std::vector<Comparison>& comparisons() const { return comparisons_; }
   // |y| at or below this has no scaled sensitivity (the run's atol).
   double guard() const { return guard_; }
+  // The model's SBML names by id (the chart's labels).
+  QHash<QString, QString> names() const { return names_ ? *names_ : QHash<QString, QString>{}; }
 
  private:
   std::shared_ptr<const tasks::SensitivityResult> core_;
   QJsonObject provenance_;
   std::vector<Comparison> comparisons_;
   double guard_ = 0;
+  std::shared_ptr<const QHash<QString, QString>> names_;
 };
 
 // "odeSD direct", "CVODES forward", ... as the form shows them.

@@ -73,13 +73,26 @@ void HeatMapView::plot(int index) {
   for (const std::string& id : c.outputIds) rows << q(id);
   for (const std::string& id : c.parameterIds) columns << q(id);
   std::vector<double> values = tasks::scaledSensitivitiesAt(c, static_cast<std::size_t>(index), r->guard());
+  // Grey cells: |y| <= atol, or y itself has no value at this time (0/0 in its formula).
   std::size_t undefined = 0;
   for (double v : values) undefined += std::isnan(v) ? 1 : 0;
+  QStringList valueless;
+  for (std::size_t iy = 0; iy < c.outputIds.size(); ++iy) {
+    if (std::isnan(c.outputAt(static_cast<std::size_t>(index), iy))) {
+      valueless << q(c.outputIds[iy]);
+      undefined -= c.parameterIds.size();
+    }
+  }
   map_->setData(rows, columns, std::move(values),
                 tr("(p/y)·dy/dp at t = %1").arg(time_->itemText(index)));
-  note_->setText(undefined == 0 ? tr("Red: y grows with p; blue: y falls. Hover a cell for its value.")
-                                : tr("Grey: %n entries where |y| <= atol (%1), scaled value undefined.", "",
-                                     static_cast<int>(undefined)).arg(shortNumber(r->guard())));
+  QStringList notes;
+  if (undefined > 0)
+    notes << tr("Grey: %n entries where |y| <= atol (%1), scaled value undefined.", "",
+                static_cast<int>(undefined)).arg(shortNumber(r->guard()));
+  if (!valueless.isEmpty())
+    notes << tr("Grey rows: %1 without a value at this time (NaN).").arg(valueless.join(QStringLiteral(", ")));
+  note_->setText(notes.isEmpty() ? tr("Red: y grows with p; blue: y falls. Hover a cell for its value.")
+                                 : notes.join(QLatin1Char(' ')));
 }
 
 QList<api::ExportFormat> HeatMapView::exportFormats() const { return imageExportFormats(title()); }
@@ -109,12 +122,17 @@ CompareView::CompareView(QWidget* parent) : api::TaskResultView(parent) {
                         "(the reference) show here."),
                      this);
   hint_->setWordWrap(true);
+  measure_ = new QLabel(this);
+  measure_->setObjectName(QStringLiteral("measureNote"));
+  measure_->setWordWrap(true);
+  measure_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  measure_->setVisible(false);
   chart_ = new TimeSeriesChartView(QStringLiteral("Discrepancy"),
-                                   QStringLiteral("max relative discrepancy"), {}, this);
+                                   QStringLiteral("max discrepancy"), {}, this);
   chart_->setLogScale(true);
   model_ = new RecordTableModel(
-      {QStringLiteral("method"), QStringLiteral("reference"), QStringLiteral("max relative"),
-       QStringLiteral("median relative"), QStringLiteral("worst at t"),
+      {QStringLiteral("method"), QStringLiteral("reference"), QStringLiteral("max discrepancy"),
+       QStringLiteral("median discrepancy"), QStringLiteral("worst at t"),
        QStringLiteral("worst output"), QStringLiteral("worst parameter"),
        QStringLiteral("wall time (s)"), QStringLiteral("time / reference"), QStringLiteral("steps"),
        QStringLiteral("sensitivity evaluations"), QStringLiteral("status")});
@@ -122,11 +140,13 @@ CompareView::CompareView(QWidget* parent) : api::TaskResultView(parent) {
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(chart_);
   split->addWidget(table_);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
+  // The table has a row per compared method (a few): most of the height goes to the plot.
+  split->setStretchFactor(0, 4);
+  split->setStretchFactor(1, 1);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(hint_);
+  layout->addWidget(measure_);
   layout->addWidget(split, 1);
 }
 
@@ -165,6 +185,25 @@ void CompareView::showResult(const std::shared_ptr<const api::TaskResult>& resul
   table_->showResult(result);
   chart_->setSeries(series);
   hint_->setVisible(rows.isEmpty());
+  measure_->setVisible(!plotted.empty());
+  if (!plotted.empty()) {
+    const tasks::SensitivityDiscrepancy& d = *plotted.front();
+    QString text =
+        tr("Discrepancy of an entry dy/dp(t) = |method − %1| divided by the largest |%1| of its "
+           "output–parameter series over time, but never by less than %2 (1000 × rtol) × the "
+           "output's largest response to any parameter, max |p'·dy/dp'|, over |p|: a "
+           "sensitivity that small is at the integration's noise level, so noise around an "
+           "exact 0 is not called a disagreement.")
+            .arg(refName, shortNumber(d.floorTolerance));
+    if (d.flooredSeries > 0)
+      text += QLatin1Char(' ') + tr("%n output–parameter series were smaller than that floor and "
+                                    "measured against it.", "", int(d.flooredSeries));
+    if (d.structuralZeros > 0)
+      text += QLatin1Char(' ') + tr("%n series are structurally 0 (the parameter reaches nothing "
+                                    "the output depends on) and are left out.", "",
+                                    int(d.structuralZeros));
+    measure_->setText(text);
+  }
 }
 
 QList<api::ExportFormat> CompareView::exportFormats() const {

@@ -4,9 +4,11 @@
 //    (columns) at a chosen output time (core tasks::scaledSensitivitiesAt), so the parameters
 //    that matter stand out at a glance, as in COPASI's sensitivity matrix.
 //  - Compare: after a run with "Compare methods", each compared method's discrepancy from the
-//    reference (core tasks::compareSensitivities): a table of max/median relative differences,
-//    where the worst entry is, wall time and work, and a plot of the maximum over time per
-//    method on a log axis.
+//    reference (core tasks::compareSensitivities): a table of max/median discrepancies, where
+//    the worst entry is, wall time and work, a plot of the maximum over time per method on a
+//    log axis, and a note saying how a discrepancy is measured (relative to the series' own
+//    size, never to less than rtol × the output's largest response; structural zeros left
+//    out), so that noise around an exact 0 is not read as methods disagreeing.
 #pragma once
 
 #include <memory>
@@ -55,9 +57,12 @@ class CompareView : public api::TaskResultView {
 
   RecordTableModel* tableModel() const { return model_; }
   TimeSeriesChartView* chart() const { return chart_; }
+  // How the discrepancies were measured (the scale, the floor, what was left out).
+  QLabel* measureNote() const { return measure_; }
 
  private:
   QLabel* hint_ = nullptr;
+  QLabel* measure_ = nullptr;
   TimeSeriesChartView* chart_ = nullptr;
   TableResultView* table_ = nullptr;
   RecordTableModel* model_ = nullptr;

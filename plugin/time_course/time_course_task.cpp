@@ -11,6 +11,7 @@
 
 #include "core/common/errors.h"
 #include "plugin/common/model_cache.h"
+#include "plugin/common/model_overview.h"
 #include "plugin/common/provenance.h"
 #include "plugin/forms/settings_reader.h"
 #include "plugin/common/task_icons.h"
@@ -27,33 +28,47 @@ namespace {
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
 
-// The set-up widget: the options form, a note on edited model values, Restore defaults.
+// The set-up widget: the options form, the outputs chooser, a note on edited model values,
+// Restore defaults.
 class SetupWidget : public api::TaskSetupWidget {
  public:
   explicit SetupWidget(QWidget* parent) : api::TaskSetupWidget(parent) {
     form_ = new OptionsForm(fields(), this);
     form_->setObjectName(QStringLiteral("options"));
+    outputs_ = newOutputPicker(this);
     note_ = new QLabel(this);
     note_->setObjectName(QStringLiteral("sessionNote"));
     note_->setWordWrap(true);
     note_->setEnabled(false);
     auto* defaults = new QPushButton(tr("Restore defaults"), this);
     defaults->setObjectName(QStringLiteral("restoreDefaults"));
-    connect(defaults, &QPushButton::clicked, form_, &OptionsForm::resetToDefaults);
+    connect(defaults, &QPushButton::clicked, this, [this] {
+      form_->resetToDefaults();
+      outputs_->setSelected({});
+    });
     auto* row = new QHBoxLayout;
     row->addStretch(1);
     row->addWidget(defaults);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(form_);
+    layout->addWidget(outputs_);
     layout->addLayout(row);
     layout->addWidget(note_);
     setSession({});
   }
 
-  QJsonObject settings() const override { return form_->values(); }
-  void setSettings(const QJsonObject& settings) override { form_->setValues(settings); }
+  QJsonObject settings() const override {
+    QJsonObject o = form_->values();
+    outputs_->writeSettings(o, QStringLiteral("outputs"));
+    return o;
+  }
+  void setSettings(const QJsonObject& settings) override {
+    form_->setValues(settings);
+    outputs_->readSettings(settings, QStringLiteral("outputs"));
+  }
   void setSession(const api::ModelSession& session) override {
+    outputs_->setModelPath(session.format == QLatin1String("sbml") ? session.filePath : QString());
     if (!session.isOpen()) {
       note_->setText(tr("No model open."));
     } else if (session.overrides.isEmpty()) {
@@ -63,10 +78,14 @@ class SetupWidget : public api::TaskSetupWidget {
                         int(session.overrides.size())));
     }
   }
-  QString validate() const override { return form_->validate(); }
+  QString validate() const override {
+    const QString form = form_->validate();
+    return form.isEmpty() ? outputs_->validate() : form;
+  }
 
  private:
   OptionsForm* form_ = nullptr;
+  IdPicker* outputs_ = nullptr;
   QLabel* note_ = nullptr;
 };
 
@@ -93,11 +112,11 @@ const QList<FieldSpec>& fields() {
        {QStringLiteral("odeSD"), QStringLiteral("CVODES (BDF)")}},
       {QStringLiteral("t_end"), QStringLiteral("End time"),
        QStringLiteral("Integration runs from t = 0 to this time, in the model's time units."),
-       {}, K::Real, 100.0, 0, inf, true, false, {}, {}},
+       {}, K::Real, tasks::kDefaultEndTime, 0, inf, true, false, {}, {}},
       {QStringLiteral("points"), QStringLiteral("Output points"),
        QStringLiteral("Number of output times, equally spaced from 0 to the end time, both "
                       "included."),
-       {}, K::Integer, 501, 2, 10'000'000, false, false, {}, {}},
+       {}, K::Integer, qlonglong(tasks::kDefaultOutputPoints), 2, 10'000'000, false, false, {}, {}},
       {QStringLiteral("rtol"), QStringLiteral("Relative tolerance"),
        QStringLiteral("rtol of the local error test: |e_i| <= rtol*|x_i| + atol (weighted RMS)."),
        {}, K::Real, core.integrator.rtol, 0, 1, true, true, {}, {}},
@@ -127,22 +146,32 @@ Settings parseSettings(const QJsonObject& json) {
   s.options.integrator.rtol = in.number("rtol", s.options.integrator.rtol);
   s.options.integrator.atol = in.number("atol", s.options.integrator.atol);
   s.options.integrator.maxSteps = in.whole("max_steps", s.options.integrator.maxSteps, 1, 1e15);
+  for (const QJsonValue& v : json.value(QStringLiteral("outputs")).toArray())
+    s.outputs.push_back(v.toString().toStdString());
   if (auto why = s.options.validate()) throw InvalidOptions(*why);
   return s;
 }
 
-std::vector<double> outputTimes(double tEnd, long points) {
-  std::vector<double> times(static_cast<std::size_t>(points));
-  for (long i = 0; i < points; ++i) {
-    times[static_cast<std::size_t>(i)] =
-        tEnd * static_cast<double>(i) / static_cast<double>(points - 1);
-  }
-  times.back() = tEnd;
-  return times;
+IdPicker* newOutputPicker(QWidget* parent) {
+  auto* picker = new IdPicker(
+      QObject::tr("All outputs"), QObject::tr("Outputs"), QStringLiteral("outputs"),
+      [](const QString& path) {
+        QList<IdPicker::Item> items;
+        for (const OutputInfo& o : readModelOutputs(path)) {
+          const QString about = o.name.isEmpty() || o.name == o.id ? o.kind : o.name + "; " + o.kind;
+          items.append({o.id, QStringLiteral("%1  (%2)").arg(o.id, about)});
+        }
+        return items;
+      },
+      parent);
+  picker->setToolTip(QObject::tr("The outputs that are computed, plotted and exported (the "
+                                 "command line's --outputs), in the list's order"));
+  return picker;
 }
 
-Result::Result(std::shared_ptr<const tasks::TimeCourseResult> core, QJsonObject provenance)
-    : core_(std::move(core)), provenance_(std::move(provenance)) {}
+Result::Result(std::shared_ptr<const tasks::TimeCourseResult> core, QJsonObject provenance,
+               std::shared_ptr<const QHash<QString, QString>> names)
+    : core_(std::move(core)), names_(std::move(names)), provenance_(std::move(provenance)) {}
 
 api::TaskStatus Result::status() const {
   switch (core_->termination) {
@@ -165,14 +194,15 @@ QString Result::summary() const {
       .arg(core_->columns.size())
       .arg(core_->stats.steps)
       .arg(core_->wallSeconds, 0, 'g', 3)
-      .arg(fallbackNote(core_->stats.fallbacks));
+      .arg(fallbackNote(core_->stats.fallbacks) + undefinedNote(core_->undefinedOutputs));
 }
 
 std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
                                            const QJsonObject& settingsJson, RunContext& context) {
   const Settings settings = parseSettings(settingsJson);
-  context.setPhase(QStringLiteral("Reading and compiling the model..."));
-  const LoadedModel loaded = loadModel(session.filePath);
+  context.setPhase(QStringLiteral("Reading the model..."));
+  const LoadedModel loaded =
+      loadModel(session.filePath, [&context](const QString& text) { context.setPhase(text); });
   if (context.cancelled()) {
     return std::make_shared<MessageResult>(api::TaskStatus::Cancelled,
                                            QStringLiteral("cancelled while compiling the model"));
@@ -182,9 +212,10 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
   tasks::TimeCourseProblem problem;
   problem.model = loaded.model;
   problem.t0 = 0;
-  problem.times = outputTimes(settings.tEnd, settings.points);
+  problem.times = tasks::equallySpacedTimes(settings.tEnd, settings.points);
   // A dose plotted as a vertical jump at its time, not a slope to the next output time.
   problem.eventRows = true;
+  problem.outputs = settings.outputs;
   for (auto it = session.overrides.cbegin(); it != session.overrides.cend(); ++it) {
     problem.overrides.emplace_back(it.key().toStdString(), it.value());
   }
@@ -214,7 +245,8 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
                   {QStringLiteral("model_load_seconds"), loaded.loadSeconds},
                   {QStringLiteral("model_from_cache"), loaded.fromCache}});
   provenance.insert(QStringLiteral("statistics"), statsJson(core->stats));
-  return std::make_shared<Result>(std::move(core), std::move(provenance));
+  provenance.insert(QStringLiteral("undefined_outputs"), undefinedJson(core->undefinedOutputs));
+  return std::make_shared<Result>(std::move(core), std::move(provenance), loaded.names);
 }
 
 api::TaskDescription description() {
@@ -242,6 +274,10 @@ api::TaskDescription description() {
         parent);
     auto* chart = new TimeSeriesChartView(QStringLiteral("Chart"), QStringLiteral("value"),
                                           &seriesOf, parent);
+    chart->setNameSource([](const std::shared_ptr<const api::TaskResult>& result) {
+      const auto* r = dynamic_cast<const Result*>(result.get());
+      return r ? r->names() : QHash<QString, QString>{};
+    });
     auto* stats = new KeyValueView(
         QStringLiteral("Statistics"),
         [](const std::shared_ptr<const api::TaskResult>& result) {

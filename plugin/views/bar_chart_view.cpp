@@ -17,6 +17,7 @@
 #include <cmath>
 
 #include "plugin/models/number_format.h"
+#include "plugin/views/axis_range.h"
 #include "plugin/views/widget_export.h"
 
 namespace sensode::plugin {
@@ -44,7 +45,7 @@ BarChartView::BarChartView(QString title, Extract extract, QWidget* parent)
   view_->setObjectName(QStringLiteral("barChart"));
   symlog_ = new QCheckBox(tr("Symmetric log scale"), this);
   symlog_->setObjectName(QStringLiteral("symlog"));
-  symlog_->setToolTip(tr("Bar length sign(v)·log10(1 + |v|/c) with c = max|v|/100"));
+  symlog_->setToolTip(tr("Bar length sign(g)·log10(1 + |g|/c) with c = max|g|/100"));
   connect(symlog_, &QCheckBox::toggled, this, [this] { replot(); });
   caption_ = new QLabel(this);
   caption_->setWordWrap(true);
@@ -104,20 +105,21 @@ void BarChartView::populate(QChart* chart) const {
   names->append(categories);
   chart->addAxis(names, Qt::AlignLeft);
   series->attachAxis(names);
-  auto* values = new QValueAxis;
+  QValueAxis* values = makeLinearAxis();
   if (hi - lo > 0) {
     const double pad = 0.05 * (hi - lo);
-    values->setRange(lo < 0 ? lo - pad : 0, hi > 0 ? hi + pad : 0);
+    setNiceRange(values, lo < 0 ? lo - pad : 0, hi > 0 ? hi + pad : 0);
   } else {
-    values->setRange(-1, 1);  // every bar 0 (a gradient at an optimum): an axis around it
+    setNiceRange(values, -1, 1);  // every bar 0 (a gradient at an optimum): an axis around it
   }
-  values->setTitleText(symlog ? tr("sign · log10(1 + |%1| / %2)").arg(data_.valueTitle, shortNumber(floor))
+  // On the symmetric-log scale the quantity goes into the chart title (the full width) and the
+  // axis title is only the transform with its constant, short enough never to be cut: a long
+  // quantity inside the formula pushed the constant past the plot's width, where Qt elides.
+  values->setTitleText(symlog ? tr("sign(g) · log10(1 + |g| / c),  c = %1").arg(shortNumber(floor))
                               : data_.valueTitle);
-  values->setLabelFormat(QStringLiteral("%.3g"));
-  values->applyNiceNumbers();
   chart->addAxis(values, Qt::AlignBottom);
   series->attachAxis(values);
-  chart->setTitle(title_);
+  chart->setTitle(symlog ? tr("%1: g = %2").arg(title_, data_.valueTitle) : title_);
 }
 
 QList<api::ExportFormat> BarChartView::exportFormats() const { return imageExportFormats(title_); }

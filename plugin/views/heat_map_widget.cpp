@@ -161,7 +161,7 @@ bool HeatMapWidget::event(QEvent* e) {
       const double v = k < values_.size() ? values_[k] : NAN;
       QToolTip::showText(help->globalPos(),
                          QStringLiteral("%1, %2: %3").arg(rows_[r], columns_[c],
-                                                          std::isnan(v) ? tr("undefined (|y| <= atol)") : exactNumber(v)),
+                                                          std::isnan(v) ? tr("undefined (|y| <= atol, or y has no value)") : exactNumber(v)),
                          this);
     } else {
       QToolTip::hideText();

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 
+#include "plugin/views/table_text.h"
+
 namespace sensode::plugin {
 
 KeyValueView::KeyValueView(QString title, Extract extract, QWidget* parent)
@@ -23,6 +25,7 @@ KeyValueView::KeyValueView(QString title, Extract extract, QWidget* parent)
   view_->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
   view_->verticalHeader()->setDefaultSectionSize(view_->fontMetrics().height() + 4);
   view_->setShowGrid(false);
+  keepCellTextWhole(view_);
   view_->setAlternatingRowColors(true);
   view_->setSelectionBehavior(QAbstractItemView::SelectRows);
   view_->setMinimumHeight(6 * (view_->fontMetrics().height() + 4));

@@ -16,6 +16,7 @@
 #include <set>
 
 #include "plugin/models/number_format.h"
+#include "plugin/views/table_text.h"
 
 namespace sensode::plugin {
 
@@ -46,6 +47,7 @@ TableResultView::TableResultView(QString title, QAbstractTableModel* model, Upda
   view_->sortByColumn(-1, Qt::AscendingOrder);  // the core's order until the user sorts
   view_->setSelectionMode(QAbstractItemView::ExtendedSelection);
   view_->setAlternatingRowColors(true);
+  keepCellTextWhole(view_);
   view_->horizontalHeader()->setSectionsMovable(true);
   view_->horizontalHeader()->setDefaultSectionSize(110);
   view_->verticalHeader()->setDefaultSectionSize(view_->fontMetrics().height() + 6);
@@ -64,6 +66,7 @@ TableResultView::TableResultView(QString title, QAbstractTableModel* model, Upda
   view_->addActions({copy, selectAll, unsort});
 
   caption_ = new QLabel(tr("Run the task to fill the table."), this);
+  caption_->setWordWrap(true);  // its one line would be the tab's minimum width
   caption_->setEnabled(false);
 
   auto* layout = new QVBoxLayout(this);

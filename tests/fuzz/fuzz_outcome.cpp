@@ -45,10 +45,11 @@ void FuzzTally::run(const QString& mutation) {
 }
 
 void FuzzTally::failure(const QString& mutation, const QString& id, const QString& description,
-                        const QString& problem, const QMap<QString, QByteArray>& files) {
+                        const QString& problem, const QMap<QString, QByteArray>& files,
+                        bool overTime) {
   Counts& c = byMutation_[mutation];
   ++c.mutants;
-  if (known_.contains(id)) {
+  if (known_.contains(id) && !overTime) {
     ++c.known;
     knownSeen_ << id;
     return;

@@ -4,9 +4,15 @@
 // signal, a hang, another exit status, a malformed message, NaN in the output). Failing mutants
 // are kept on disk for reproduction; the summary is one line per mutation and one in total.
 //
+// A run over its time limit (a hang) always fails: it is never excused by the known failures.
+//
+// Undefined outputs: a NaN in an output column of a run with exit status 0 passes only where the
+// run's --stats lists it under "undefined_outputs" (support/cli_process.h,
+// firstUnlistedNonFiniteCell).
+//
 // Failures that are known and reported (known_failures.tsv beside the tests: `test<TAB>mutant
 // <TAB>reason`, '#' comments) are counted apart and do not fail the run; a listed mutant that did
-// not fail is reported as stale (a warning: a listed hang may finish in time on an idle machine).
+// not fail is reported as stale (a warning: it may have been fixed).
 #pragma once
 
 #include <QtCore/QByteArray>
@@ -28,9 +34,11 @@ class FuzzTally {
   void clearError(const QString& mutation, bool namesPlace);
   void run(const QString& mutation);
   // `id`: "mutant-0042"; `description`: base, mutation and change; `problem`: what went wrong.
-  // `files`: name → content of the mutant's files, written to failuresDir/id/.
+  // `files`: name → content of the mutant's files, written to failuresDir/id/. `overTime`: the
+  // run exceeded its time limit, which known_failures.tsv cannot excuse.
   void failure(const QString& mutation, const QString& id, const QString& description,
-               const QString& problem, const QMap<QString, QByteArray>& files);
+               const QString& problem, const QMap<QString, QByteArray>& files,
+               bool overTime = false);
 
   int failures() const { return failures_.size(); }
   // Listed known failures that did not fail in this run.

@@ -43,6 +43,7 @@ struct Attribute {
   std::size_t valueBegin = 0;  // after the opening quote
   std::size_t valueEnd = 0;    // at the closing quote
   std::string name, value;
+  std::string element;         // the name of the element it belongs to
 };
 
 struct Element {
@@ -113,7 +114,7 @@ XmlScan scanXml(const std::string& xml) {
           j = xml.size();
           break;
         }
-        scan.attributes.push_back({ws, j + 1, close, name, xml.substr(j + 1, close - j - 1)});
+        scan.attributes.push_back({ws, j + 1, close, name, xml.substr(j + 1, close - j - 1), e.name});
         j = close + 1;
       }
       const std::size_t gt = xml.find('>', j);
@@ -240,7 +241,82 @@ std::optional<Mutant> danglingReference(const std::string& xml, const XmlScan& s
                 a.name + "=\"" + a.value + "\" at byte " + std::to_string(a.begin) + " -> no_such_id"};
 }
 
+// The <cn> spans (content) inside an element named `container` (local name).
+std::vector<std::pair<std::size_t, std::size_t>> numbersInside(const std::string& xml,
+                                                               const XmlScan& scan,
+                                                               const std::string& container) {
+  std::vector<std::pair<std::size_t, std::size_t>> spans;
+  for (const Element& outer : scan.elements) {
+    if (localName(outer.name) != container) continue;
+    for (const Element& e : scan.elements)
+      if (e.begin > outer.begin && e.end <= outer.end && localName(e.name) == "cn" &&
+          isNumber(xml.substr(e.contentBegin, e.contentEnd - e.contentBegin)))
+        spans.emplace_back(e.contentBegin, e.contentEnd);
+  }
+  return spans;
+}
+
+// Numeric attributes named one of `names` on elements named one of `elements`.
+std::vector<std::pair<std::size_t, std::size_t>> numericAttributes(
+    const XmlScan& scan, const std::set<std::string>& elements, const std::set<std::string>& names) {
+  std::vector<std::pair<std::size_t, std::size_t>> spans;
+  for (const Attribute& a : scan.attributes)
+    if (elements.count(localName(a.element)) != 0 && names.count(localName(a.name)) != 0 &&
+        isNumber(a.value))
+      spans.emplace_back(a.valueBegin, a.valueEnd);
+  return spans;
+}
+
 }  // namespace
+
+const char* toString(NumberKind k) {
+  switch (k) {
+    case NumberKind::Stoichiometry: return "stoichiometry";
+    case NumberKind::InitialValue: return "initial-value";
+    case NumberKind::ParameterValue: return "parameter-value";
+    case NumberKind::CompartmentSize: return "compartment-size";
+    case NumberKind::KineticLawNumber: return "kinetic-law-number";
+    case NumberKind::RuleNumber: return "rule-number";
+    case NumberKind::EventDelay: return "event-delay";
+  }
+  return "?";
+}
+
+const std::vector<std::string>& magnitudes() {
+  static const std::vector<std::string> values = {"1e308", "-1e308", "1e-320", "INF", "-INF", "NaN"};
+  return values;
+}
+
+std::optional<Mutant> setMagnitude(const std::string& xml, NumberKind kind, const std::string& value,
+                                   Rng& rng) {
+  const XmlScan scan = scanXml(xml);
+  std::vector<std::pair<std::size_t, std::size_t>> spans;
+  switch (kind) {
+    case NumberKind::Stoichiometry:
+      spans = numericAttributes(scan, {"speciesReference"}, {"stoichiometry"});
+      break;
+    case NumberKind::InitialValue:
+      spans = numericAttributes(scan, {"species"}, {"initialConcentration", "initialAmount"});
+      break;
+    case NumberKind::ParameterValue:
+      spans = numericAttributes(scan, {"parameter", "localParameter"}, {"value"});
+      break;
+    case NumberKind::CompartmentSize:
+      spans = numericAttributes(scan, {"compartment"}, {"size", "volume"});
+      break;
+    case NumberKind::KineticLawNumber: spans = numbersInside(xml, scan, "kineticLaw"); break;
+    case NumberKind::RuleNumber:
+      for (const char* container : {"assignmentRule", "rateRule", "initialAssignment"})
+        for (const auto& span : numbersInside(xml, scan, container)) spans.push_back(span);
+      break;
+    case NumberKind::EventDelay: spans = numbersInside(xml, scan, "delay"); break;
+  }
+  if (spans.empty()) return std::nullopt;
+  const auto [b, e] = rng.pick(spans);
+  return Mutant{replaced(xml, b, e, value), std::string(toString(kind)) + " '" +
+                                                shortened(xml.substr(b, e - b)) + "' at byte " +
+                                                std::to_string(b) + " -> " + value};
+}
 
 const char* toString(SbmlMutation m) {
   switch (m) {
@@ -440,7 +516,7 @@ std::optional<Mutant> mutateTable(const std::string& text, const std::string& ro
         for (std::size_t c = 0; c < t[r].size() && c < t[0].size(); ++c)
           if (isNumber(t[r][c])) cells.push_back({r, c});
       if (cells.empty()) return std::nullopt;
-      static const std::vector<std::string> kNumbers = {"NaN", "INF", "-INF", "1e308", "-1e308"};
+      static const std::vector<std::string> kNumbers = {"NaN", "INF", "-INF", "1e308", "-1e308", "1e-320"};
       return setCell(t, rng.pick(cells), rng.pick(kNumbers));
     }
     case TableMutation::RaggedRow: {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Seeded text mutations for the fuzz tests: SBML documents (numbers → nan/inf/1e308, deleted
 // attributes and elements, swapped and duplicated ids, truncations, undefined symbols, dangling
-// references) and PEtab tables (missing columns, NaN measurements, unknown ids, bad scales, BOM,
+// references; magnitude mutations that set one number of a given kind to an extreme value) and
+// PEtab tables (missing columns, NaN measurements, unknown ids, bad scales, BOM,
 // CRLF, ragged rows). Everything is plain text surgery — the mutants must not depend on the
 // parser under test — and deterministic: the generator is SplitMix64 with explicit arithmetic,
 // so a seed gives the same mutants on every platform and standard library.
@@ -49,6 +50,29 @@ struct Mutant {
 // The mutant, or nothing when the document has no place for this mutation.
 std::optional<Mutant> mutateSbml(const std::string& xml, SbmlMutation mutation, Rng& rng);
 
+// ---- SBML magnitude mutations (issue 30: no input hangs) ----
+
+// The kinds of numbers a model holds; a magnitude mutation sets one of them to an extreme value.
+enum class NumberKind {
+  Stoichiometry,     // speciesReference stoichiometry=
+  InitialValue,      // species initialConcentration= / initialAmount=
+  ParameterValue,    // parameter or localParameter value=
+  CompartmentSize,   // compartment size=
+  KineticLawNumber,  // a <cn> inside a <kineticLaw>
+  RuleNumber,        // a <cn> inside a rule or an initial assignment
+  EventDelay,        // a <cn> inside an event's <delay>
+};
+inline constexpr int kNumberKindCount = 7;
+const char* toString(NumberKind k);
+// The extreme values: overflow, its negative, a subnormal, infinities and NaN (SBML's spelling).
+const std::vector<std::string>& magnitudes();
+// Every (kind, value) pair once: pair p is kind p % kNumberKindCount, value p / kNumberKindCount.
+inline constexpr int kMagnitudePairCount = kNumberKindCount * 6;
+
+// One number of `kind` (picked with rng) set to `value`; nothing when the document has none.
+std::optional<Mutant> setMagnitude(const std::string& xml, NumberKind kind, const std::string& value,
+                                   Rng& rng);
+
 // ---- PEtab (tab-separated tables and the yaml file) ----
 
 enum class TableMutation {
@@ -56,7 +80,7 @@ enum class TableMutation {
   BadMeasurement,     // a measurement → nan, NaN, inf, -inf, empty, text, 1e400
   UnknownId,          // an id cell (observable, condition, parameter, noise parameter) → unknown
   BadScale,           // parameterScale → log2, LOG, ln, empty; log scale with nominal ≤ 0; bounds swapped
-  SpecialNumber,      // any numeric cell → NaN, INF, -INF, 1e308, -1e308
+  SpecialNumber,      // any numeric cell → NaN, INF, -INF, 1e308, -1e308, 1e-320
   RaggedRow,          // a row loses or gains a cell
   DuplicateId,        // a row's id repeats the previous row's
   Truncate,           // the table cut at a random byte

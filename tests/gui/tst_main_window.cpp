@@ -9,16 +9,19 @@
 #include <QComboBox>
 #include <QChart>
 #include <QCryptographicHash>
+#include <QHeaderView>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLabel>
 #include <QLegend>
 #include <QLegendMarker>
+#include <QListWidget>
 #include <QLogValueAxis>
 #include <QMenu>
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QRegularExpression>
+#include <QProcess>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -26,6 +29,7 @@
 #include <QSvgRenderer>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QValueAxis>
 #include <QtTest/QtTest>
 
 #include <chrono>
@@ -35,6 +39,7 @@
 #include "core/symbolic/compiled_model.h"
 #include "core/symbolic/ode_system.h"
 #include "core/tasks/sensitivities_task.h"
+#include "core/tasks/sensitivity_comparison.h"
 #include "core/tasks/time_course_task.h"
 #include "gui/main_window.h"
 #include "gui/model_browser.h"
@@ -196,22 +201,27 @@ class TestMainWindow : public QObject {
     QCOMPARE(stats->model()->value(QStringLiteral("steps")).toLongLong(), qlonglong(ref.stats.steps));
     QCOMPARE(stats->model()->value(QStringLiteral("method")).toString(), method);
 
-    // The chart has one line per output, a legend that toggles them, and a log axis.
+    // The chart has one line per output, a series list that toggles them, and a log axis.
     auto* chart = dynamic_cast<plugin::TimeSeriesChartView*>(panel->resultView(QStringLiteral("Chart")));
     QVERIFY(chart);
     QCOMPARE(chart->chart()->series().size(), 6);
-    QLegendMarker* marker = chart->chart()->legend()->markers().first();
-    const QString first = marker->series()->name();
-    emit marker->clicked();
-    QVERIFY(!marker->series()->isVisible());
-    QTRY_VERIFY(marker->isVisible());  // stays in the legend (after its layout) to be clicked back
+    QCOMPARE(chart->seriesList()->count(), 6);
+    QListWidgetItem* item = chart->seriesList()->item(0);
+    const QString first = item->data(Qt::UserRole).toString();
+    QAbstractSeries* line = chart->chart()->series().first();
+    QVERIFY(line->isVisible());
+    item->setCheckState(Qt::Unchecked);
+    QVERIFY(!line->isVisible());
     QCOMPARE(chart->hiddenSeries(), QStringList{first});
-    emit marker->clicked();
-    QVERIFY(marker->series()->isVisible());
+    QVERIFY(chart->seriesNote()->text().contains(QStringLiteral("Hidden: ") + first));
+    item->setCheckState(Qt::Checked);
+    QVERIFY(line->isVisible());
+    QVERIFY(chart->hiddenSeries().isEmpty());
     chart->logScaleBox()->setChecked(true);
     QCOMPARE(chart->chart()->axes(Qt::Vertical).first()->type(), QAbstractAxis::AxisTypeLogValue);
     chart->logScaleBox()->setChecked(false);
-    QCOMPARE(chart->chart()->axes(Qt::Vertical).first()->type(), QAbstractAxis::AxisTypeValue);
+    // Linear (a QCategoryAxis labelled at its ticks, plugin/views/axis_range.h), not logarithmic.
+    QVERIFY(qobject_cast<QValueAxis*>(chart->chart()->axes(Qt::Vertical).first()));
 
     // Sorting happens in the view only; the model keeps the core's order.
     auto* table = dynamic_cast<plugin::TableResultView*>(panel->resultView(QStringLiteral("Table")));
@@ -503,6 +513,150 @@ class TestMainWindow : public QObject {
     if (expected.isEmpty()) QSKIP("the default method ran without falling back");
   }
 
+  // Crauste's time course to t = 100 with the default method (odeSD): the pathogen blows up at
+  // t ≈ 10.2, where odeSD and CVODES both stop, and the task computes the run again with CVODES
+  // BDF from t = 0 (tst_fallbacks::crausteTimeCourseWithDefaults). The status line names that
+  // fallback, and its tool tip has the whole text when the line is cut.
+  void statusLineNamesTheFallback() {
+    const QString file = QStringLiteral(
+        SENSODE_SHARED_DIR "/petab/Crauste_CellSystems2017/model_Crauste_CellSystems2017.xml");
+    if (!QFileInfo::exists(file)) QSKIP("shared PEtab data not found");
+    MainWindow w(testing::testWindowOptions());
+    w.show();
+    QVERIFY(w.openModel(file));
+    TaskPanel* panel = w.openTask(QStringLiteral("timecourse"));
+    panel->setupWidget()->setSettings({{"t_end", 100.0}});
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
+    const QString line = w.statusBar()->currentMessage();
+    QVERIFY2(line.contains(QStringLiteral("fell back")), qPrintable(line));
+    QVERIFY2(line.contains(QStringLiteral("computed again from t = 0 with CVODES BDF")), qPrintable(line));
+    QCOMPARE(w.statusBar()->toolTip(), line);
+  }
+
+  // The centre's text with no task open says what to do next for the session as it is: how to
+  // open a file (SBML or PEtab) before, the open file and the Tasks menu after — never "Open an
+  // SBML model" with one open.
+  void idleTextFollowsTheSession() {
+    MainWindow w(testing::testWindowOptions());
+    w.show();
+    auto* welcome = w.findChild<QLabel*>(QStringLiteral("welcome"));
+    QVERIFY(welcome);
+    QVERIFY2(welcome->text().contains(QStringLiteral("PEtab")), qPrintable(welcome->text()));
+    auto* summary = w.modelBrowser()->findChild<QLabel*>(QStringLiteral("modelSummary"));
+    QVERIFY(summary && summary->text().contains(QStringLiteral("PEtab")));
+    QVERIFY(w.openModel(kRepressilator));
+    QVERIFY2(!welcome->text().contains(QStringLiteral("Open an SBML")), qPrintable(welcome->text()));
+    QVERIFY2(welcome->text().contains(QStringLiteral("repressilator.xml")), qPrintable(welcome->text()));
+    QVERIFY(welcome->text().contains(QStringLiteral("Tasks")));
+    TaskPanel* panel = w.openTask(QStringLiteral("timecourse"));
+    QVERIFY(panel);
+  }
+
+  // The settings column at the default window size and at 1280x800, before a run, after a
+  // failure (its long message wraps under the buttons) and after a success: every field and
+  // button as wide as its text, none cut off at the column's edge, and the window keeps its size
+  // (the sensitivity task's result views used to widen it by their one-line captions).
+  void panelsFitTheWindow_data() {
+    QTest::addColumn<QString>("task");
+    QTest::addColumn<QSize>("size");
+    for (const char* task : {"timecourse", "sensitivities"}) {
+      QTest::newRow(qPrintable(QStringLiteral("%1 default").arg(task))) << task << QSize();
+      QTest::newRow(qPrintable(QStringLiteral("%1 1280x800").arg(task))) << task << QSize(1280, 800);
+    }
+  }
+  void panelsFitTheWindow() {
+    QFETCH(QString, task);
+    QFETCH(QSize, size);
+    // A curated BioModels model the other tests do not use: 26 species, 54 parameters.
+    const QString file = QStringLiteral(SENSODE_SHARED_DIR "/biomodels/BIOMD0000000009.xml");
+    if (!QFileInfo::exists(file)) QSKIP("shared BioModels data not found");
+    MainWindow w(testing::testWindowOptions());
+    if (size.isValid()) w.resize(size);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    const QSize before = w.size();
+    QVERIFY(w.openModel(file));
+    TaskPanel* panel = w.openTask(task);
+    QCoreApplication::processEvents();
+    QStringList problems = testing::squeezedSettings(panel);
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QStringLiteral("; "))));
+
+    // A failure (x' = 1/x from x = 0: f is not finite at t = 0), its headline under the buttons.
+    QVERIFY(w.openModel(QStringLiteral(SENSODE_TEST_DATA_DIR "/models/reciprocal.xml")));
+    panel->setupWidget()->setSettings({{"method", "cvodes"}});
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Failed));
+    QCoreApplication::processEvents();
+    problems = testing::squeezedSettings(panel);
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QStringLiteral("; "))));
+    QVERIFY2(testing::grewFrom(before, w).isEmpty(), qPrintable(testing::grewFrom(before, w)));
+
+    QVERIFY(w.openModel(file));
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
+    problems = testing::panelDoesNotFit(panel, w, before);
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QStringLiteral("; "))));
+  }
+
+  // The species table shows each species' initial value beside its id at the dock's width
+  // (the value used to be the fourth column, off to the right behind names and compartments).
+  void speciesValuesAreInView() {
+    const QString file = QStringLiteral(SENSODE_SHARED_DIR "/biomodels/BIOMD0000000009.xml");
+    if (!QFileInfo::exists(file)) QSKIP("shared BioModels data not found");
+    MainWindow w(testing::testWindowOptions());
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.openModel(file));
+    QCoreApplication::processEvents();
+    QTableView* species = w.modelBrowser()->tableView(QStringLiteral("Species"));
+    QVERIFY(species && species->isVisible());
+    const int value = w.modelBrowser()->tableModel(QStringLiteral("Species"))->table().valueColumn;
+    QCOMPARE(species->horizontalHeader()->visualIndex(value), 1);
+    const QModelIndex first = species->model()->index(0, value);
+    const QRect cell = species->visualRect(first);
+    QVERIFY2(cell.left() >= 0 && cell.right() <= species->viewport()->width(),
+             qPrintable(QStringLiteral("value column at %1..%2 of %3 px")
+                            .arg(cell.left()).arg(cell.right()).arg(species->viewport()->width())));
+    const QString shown = first.data().toString();
+    QVERIFY2(species->fontMetrics().horizontalAdvance(shown) <= cell.width(), qPrintable(shown));
+  }
+
+  // The time course and the sensitivities start from the CLI's output times: `sensode simulate`
+  // without --t-end and --points reports the same times as the GUI's defaults.
+  void endTimeDefaultsAreTheClis() {
+    QTemporaryDir dir;
+    const QString csv = dir.filePath(QStringLiteral("cli.csv"));
+    QProcess cli;
+    cli.start(QStringLiteral(SENSODE_CLI_PATH),
+              {QStringLiteral("simulate"), kRepressilator, QStringLiteral("--out"), csv});
+    QVERIFY(cli.waitForFinished(60000));
+    QCOMPARE(cli.exitCode(), 0);
+    QFile f(csv);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QList<double> cliTimes;
+    const QStringList lines = QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts);
+    for (qsizetype i = 1; i < lines.size(); ++i) cliTimes << lines[i].section(',', 0, 0).toDouble();
+
+    MainWindow::Options fresh = testing::testWindowOptions();
+    fresh.useSettings = false;
+    MainWindow w(fresh);
+    w.show();
+    QVERIFY(w.openModel(kRepressilator));
+    for (const char* task : {"timecourse", "sensitivities"}) {
+      TaskPanel* panel = w.openTask(QString::fromLatin1(task));
+      const QJsonObject s = panel->setupWidget()->settings();
+      QCOMPARE(s.value("t_end").toDouble(), cliTimes.last());
+      QCOMPARE(s.value("points").toInteger(), qint64(cliTimes.size()));
+    }
+    TaskPanel* panel = w.openTask(QStringLiteral("timecourse"));
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
+    auto* table = dynamic_cast<plugin::TableResultView*>(panel->resultView(QStringLiteral("Table")));
+    QVERIFY(table);
+    QCOMPARE(table->sourceModel()->rowCount(), int(cliTimes.size()));
+    for (int r = 0; r < cliTimes.size(); ++r)
+      QVERIFY(table->sourceModel()->data(table->sourceModel()->index(r, 0), Qt::UserRole).toDouble() ==
+              cliTimes[r]);
+  }
+
   void coreErrorsAreReported() {
     MainWindow w(testing::testWindowOptions());
     w.show();
@@ -541,7 +695,8 @@ class TestMainWindow : public QObject {
   void settingsAreRemembered() {
     QSettings().clear();
     const QJsonObject settings{{"method", "cvodes"}, {"t_end", 12.0}, {"points", 13},
-                               {"rtol", 1e-7}, {"atol", 1e-11}, {"max_steps", 5000}};
+                               {"rtol", 1e-7}, {"atol", 1e-11}, {"max_steps", 5000},
+                               {"outputs", QJsonArray{}}};
     {
       MainWindow w(testing::testWindowOptions());
       w.show();
@@ -561,7 +716,7 @@ class TestMainWindow : public QObject {
     MainWindow clean(fresh);
     QVERIFY(clean.recentFiles().isEmpty());
     QCOMPARE(clean.openTask(QStringLiteral("timecourse"))->setupWidget()->settings()
-                 .value("t_end").toDouble(), 100.0);
+                 .value("t_end").toDouble(), 10.0);
   }
 
   void sensitivitiesTaskInTheWindow() {
@@ -609,16 +764,18 @@ class TestMainWindow : public QObject {
     QVERIFY(p.value("scaled").toBool());
     QCOMPARE(p.value("task").toObject().value("id").toString(), QStringLiteral("sensitivities"));
 
-    // The chart plots one parameter at a time.
+    // The chart plots one parameter at a time, opening on the one with the largest effect.
     auto* chartTab = panel->resultView(QStringLiteral("Chart"));
     auto* chooser = chartTab->findChild<QComboBox*>(QStringLiteral("sensitivityParameter"));
     QVERIFY(chooser);
     QCOMPARE(chooser->count(), 2);
+    const int largest = int(tasks::mostInfluentialParameter(ref, 1e-12));
+    QCOMPARE(chooser->currentIndex(), largest);
     auto* chart = chartTab->findChild<plugin::TimeSeriesChartView*>();
     QVERIFY(chart && chart->series());
-    QVERIFY(chart->series()->at(10, 0) == ref.at(10, 0, 0));
-    chooser->setCurrentIndex(1);
-    QVERIFY(chart->series()->at(10, 0) == ref.at(10, 0, 1));
+    QVERIFY(chart->series()->at(10, 0) == ref.at(10, 0, std::size_t(largest)));
+    chooser->setCurrentIndex(1 - largest);
+    QVERIFY(chart->series()->at(10, 0) == ref.at(10, 0, std::size_t(1 - largest)));
     QVERIFY2(panel->exportResult(chartTab, QStringLiteral("svg"), dir.filePath(QStringLiteral("s.svg")), &why),
              qPrintable(why));
   }

@@ -3,6 +3,8 @@
 // attached, behind a sorting proxy), their roles (exact value, display text, headers), and the
 // table view's copy and CSV text.
 #include <QAbstractItemModelTester>
+#include <QCategoryAxis>
+#include <QStyle>
 #include <QJsonArray>
 #include <QSortFilterProxyModel>
 #include <QTableView>
@@ -20,7 +22,10 @@
 #include "plugin/models/number_format.h"
 #include "plugin/models/sensitivity_table_model.h"
 #include "plugin/models/time_series_table_model.h"
+#include "plugin/views/axis_range.h"
 #include "plugin/views/table_result_view.h"
+#include "plugin/views/table_text.h"
+#include "plugin/views/time_series_chart_view.h"
 
 using namespace sensode;
 using sensode::plugin::KeyValueTableModel;
@@ -193,6 +198,107 @@ class TestTableModels : public QObject {
     view.tableView()->sortByColumn(0, Qt::DescendingOrder);
     QCOMPARE(view.selectionAsText().section(QLatin1Char('\n'), 1, 1), QStringLiteral("1\tNaN"));
     QCOMPARE(plugin::exactNumber(1.0 / 3.0), QStringLiteral("0.33333333333333331"));
+  }
+
+  // The display rule (docs/number-display.md): 8 significant digits with the exponent, no float
+  // noise, no "-0"; an editable cell stands for its exact value until the user types.
+  void shownNumbersKeepExponentsAndDropNoise() {
+    QCOMPARE(plugin::shortNumber(1.0000122e-05), QStringLiteral("1.0000122e-05"));
+    QCOMPARE(plugin::shortNumber(1.0000122099e-05), QStringLiteral("1.0000122e-05"));
+    QCOMPARE(plugin::shortNumber(99999.9999999908), QStringLiteral("100000"));
+    QCOMPARE(plugin::shortNumber(2.0000000000000002e-07), QStringLiteral("2e-07"));
+    QCOMPARE(plugin::shortNumber(-0.0), QStringLiteral("0"));
+    QCOMPARE(plugin::shortNumber(-5.55112e-17), QStringLiteral("-5.55112e-17"));  // a value, not noise
+    QCOMPARE(plugin::shortNumber(1e300), QStringLiteral("1e+300"));
+    QVERIFY(plugin::cellValue(QStringLiteral("100000"), 99999.9999999908) == 99999.9999999908);
+    QVERIFY(plugin::cellValue(QStringLiteral(" 100000 "), 99999.9999999908) == 99999.9999999908);
+    QVERIFY(plugin::cellValue(QStringLiteral("100001"), 99999.9999999908) == 100001.0);
+    QVERIFY(!plugin::cellValue(QStringLiteral("abc"), 1.0));
+    QVERIFY(!plugin::cellValue(QStringLiteral("inf"), 1.0));
+  }
+
+  // A value column narrower than its number, in a real (offscreen) window: one line per cell
+  // and mantissa digits dropped, so what the delegate paints still ends in the exponent (word
+  // wrap used to break it at the decimal point and cut the rest: "1. 0000122099…").
+  void narrowValueColumnKeepsTheExponent() {
+    auto r = std::make_shared<tasks::TimeCourseResult>();
+    r->times = {0, 1};
+    r->columns = {"x"};
+    r->values = {1.0000122099e-05, -3.4567891234e+12};
+    auto* model = new TimeSeriesTableModel;
+    plugin::TableResultView view(QStringLiteral("Table"), model, [](const auto&) {});
+    model->setSeries(r);
+    view.resize(400, 200);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QTableView* table = view.tableView();
+    QVERIFY(!table->wordWrap());
+    // Room for 10 of the 13 or 14 characters of either number (and the text margins).
+    table->setColumnWidth(1, table->fontMetrics().horizontalAdvance(QStringLiteral("1.0000e-05")) + 6);
+    auto* delegate = dynamic_cast<plugin::CellTextDelegate*>(table->itemDelegate());
+    QVERIFY(delegate);
+    for (int row = 0; row < 2; ++row) {
+      const QModelIndex index = view.proxyModel()->index(row, 1);
+      const QString shown = index.data().toString();
+      const QString exponent = shown.mid(shown.indexOf(QLatin1Char('e')));
+      QVERIFY2(exponent == QLatin1String("e-05") || exponent == QLatin1String("e+12"), qPrintable(shown));
+      QStyleOptionViewItem option;
+      option.initFrom(table->viewport());
+      option.widget = table;
+      option.rect = table->visualRect(index);
+      const QString painted = delegate->shownText(option, index);
+      const int room = option.rect.width() -
+                       2 * (table->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, table) + 1);
+      QVERIFY2(painted != shown, "the column is meant to be too narrow for the number");
+      QVERIFY2(painted.endsWith(QStringLiteral("…") + exponent), qPrintable(painted));
+      QVERIFY2(option.fontMetrics.horizontalAdvance(painted) <= room, qPrintable(painted));
+      QVERIFY(shown.startsWith(painted.section(QStringLiteral("…"), 0, 0)));
+    }
+  }
+
+  // Linear axes: ticks at whole multiples of a 1-2-5 step, the zero tick exactly 0 and labelled
+  // "0" (QValueAxis labels min + i·step and printed "-5.55112e-17"), labels without noise.
+  void axisTicksAreNiceNumbers() {
+    const plugin::NiceTicks t = plugin::niceTicks(-5.55112e-17, 1.0);
+    QCOMPARE(t.step, 0.2);
+    QCOMPARE(t.lo, 0.0);
+    QCOMPARE(t.hi, 1.0);
+    QStringList labels;
+    for (double v : t.values) labels << plugin::tickLabel(v, t.step);
+    QCOMPARE(labels, (QStringList{"0", "0.2", "0.4", "0.6", "0.8", "1"}));
+    const plugin::NiceTicks across = plugin::niceTicks(-0.61, 1.0);
+    labels.clear();
+    for (double v : across.values) labels << plugin::tickLabel(v, across.step);
+    QVERIFY2(labels.contains(QStringLiteral("0")), qPrintable(labels.join(' ')));
+    for (const QString& l : labels) QVERIFY2(!l.contains(QLatin1Char('e')), qPrintable(l));
+    const plugin::NiceTicks tiny = plugin::niceTicks(1.0000001, 1.0000005);
+    for (std::size_t i = 1; i < tiny.values.size(); ++i)
+      QVERIFY(plugin::tickLabel(tiny.values[i], tiny.step) != plugin::tickLabel(tiny.values[i - 1], tiny.step));
+    QCOMPARE(plugin::tickLabel(4e-7, 2e-7), QStringLiteral("4e-07"));
+    const plugin::NiceTicks flat = plugin::niceTicks(3, 3);
+    QVERIFY(flat.lo < 3 && flat.hi > 3);
+  }
+
+  // The same on a drawn chart: a series from -5.55e-17 to 1 gets a y axis labelled "0" at 0.
+  void chartAxisShowsZero() {
+    auto r = std::make_shared<tasks::TimeCourseResult>();
+    r->times = {0, 0.5, 1};
+    r->columns = {"x"};
+    r->values = {-5.55112e-17, 0.5, 1};
+    plugin::TimeSeriesChartView view(QStringLiteral("Chart"), QStringLiteral("value"),
+                                     [](const auto&) { return nullptr; });
+    view.resize(600, 400);
+    view.setSeries(r);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    const QList<QAbstractAxis*> axes = view.chart()->axes(Qt::Vertical);
+    QCOMPARE(axes.size(), qsizetype(1));
+    auto* y = qobject_cast<QCategoryAxis*>(axes.first());
+    QVERIFY(y);
+    const QStringList labels = y->categoriesLabels();
+    QVERIFY2(labels.contains(QStringLiteral("0")), qPrintable(labels.join(' ')));
+    QCOMPARE(y->endValue(QStringLiteral("0")), 0.0);
+    for (const QString& l : labels) QVERIFY2(!l.contains(QStringLiteral("e-")), qPrintable(l));
   }
 };
 

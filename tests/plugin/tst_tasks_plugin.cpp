@@ -176,8 +176,8 @@ class TestTasksPlugin : public QObject {
 
   void settingsParseAndValidate() {
     const auto defaults = plugin::timecourse::parseSettings({});
-    QCOMPARE(defaults.tEnd, 100.0);
-    QCOMPARE(defaults.points, 501L);
+    QCOMPARE(defaults.tEnd, 10.0);  // the CLI's --t-end and --points defaults
+    QCOMPARE(defaults.points, 101L);
     QVERIFY(defaults.method == tasks::TimeCourseOptions{}.method);  // the core's default
     QVERIFY(!defaults.options.validate());
 
@@ -202,7 +202,7 @@ class TestTasksPlugin : public QObject {
     // The form built from the same field table.
     plugin::OptionsForm form(plugin::timecourse::fields());
     QVERIFY(form.validate().isEmpty());
-    QCOMPARE(form.values().value(QStringLiteral("points")).toInteger(), 501);
+    QCOMPARE(form.values().value(QStringLiteral("points")).toInteger(), 101);
     form.setValues({{"rtol", 0.0}});
     QCOMPARE(form.validate(), QStringLiteral("Relative tolerance = 0: must be > 0 and < 1"));
     form.resetToDefaults();

@@ -3,6 +3,9 @@
 
 #include <QtCore/QElapsedTimer>
 #include <QtCore/QFile>
+#include <QtCore/QJsonArray>
+#include <QtCore/QJsonDocument>
+#include <QtCore/QJsonObject>
 #include <QtCore/QProcess>
 #include <QtCore/QProcessEnvironment>
 #include <QtCore/QRegularExpression>
@@ -89,10 +92,15 @@ bool isLabelColumn(const QString& name) {
 
 }  // namespace
 
-QString firstNonFiniteCell(const QString& csvFile, bool nanOnly) {
+namespace {
+
+// The first non-finite cell that `allowed(id, time)` does not accept.
+template <class Allowed>
+QString firstNonFiniteCellWhere(const QString& csvFile, bool nanOnly, Allowed allowed) {
   QFile f(csvFile);
   if (!f.open(QIODevice::ReadOnly | QIODevice::Text)) return "cannot read " + csvFile;
   QStringList header;
+  qsizetype variableColumn = -1;
   long row = 0;
   while (!f.atEnd()) {
     const QString line = QString::fromUtf8(f.readLine()).trimmed();
@@ -100,6 +108,7 @@ QString firstNonFiniteCell(const QString& csvFile, bool nanOnly) {
     const QStringList cells = line.split(',');
     if (header.isEmpty()) {
       header = cells;
+      variableColumn = header.indexOf(QStringLiteral("variable"));
       continue;
     }
     ++row;
@@ -109,11 +118,42 @@ QString firstNonFiniteCell(const QString& csvFile, bool nanOnly) {
       const QString cell = cells[c].trimmed().toLower();
       const bool nan = cell == "nan" || cell == "-nan";
       const bool inf = cell == "inf" || cell == "-inf" || cell == "+inf";
-      if (nan || (inf && !nanOnly))
-        return QStringLiteral("row %1, column '%2': %3").arg(row).arg(column, cells[c]);
+      if (!nan && !(inf && !nanOnly)) continue;
+      const QString id = variableColumn >= 0 && variableColumn < cells.size() ? cells[variableColumn]
+                                                                               : column;
+      if (allowed(id, cells.front())) continue;
+      return QStringLiteral("row %1, column '%2': %3").arg(row).arg(column, cells[c]);
     }
   }
   return {};
+}
+
+}  // namespace
+
+QString firstNonFiniteCell(const QString& csvFile, bool nanOnly) {
+  return firstNonFiniteCellWhere(csvFile, nanOnly, [](const QString&, const QString&) { return false; });
+}
+
+QStringList undefinedOutputsOf(const QString& statsJson) {
+  QFile f(statsJson);
+  if (!f.open(QIODevice::ReadOnly)) return {};
+  QStringList listed;
+  const QJsonArray undefined =
+      QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("undefined_outputs")).toArray();
+  for (const QJsonValue& u : undefined) {
+    const QString id = u.toObject().value(QStringLiteral("id")).toString();
+    for (const QJsonValue& t : u.toObject().value(QStringLiteral("times")).toArray())
+      listed << id + '@' + QString::number(t.toDouble(), 'g', 17);
+  }
+  return listed;
+}
+
+QString firstUnlistedNonFiniteCell(const QString& csvFile, const QString& statsJson,
+                                   bool nanOnly) {
+  const QStringList listed = undefinedOutputsOf(statsJson);
+  return firstNonFiniteCellWhere(csvFile, nanOnly, [&](const QString& id, const QString& time) {
+    return listed.contains(id + '@' + QString::number(time.toDouble(), 'g', 17));
+  });
 }
 
 long csvDataRows(const QString& csvFile) {

@@ -40,6 +40,15 @@ bool namesPlace(const CliRun& run);
 // after the header parses as a finite number or is a non-numeric label (the sensitivities CSV has
 // id columns). `nanOnly`: only NaN counts, ±inf passes.
 QString firstNonFiniteCell(const QString& csvFile, bool nanOnly = false);
+// The same, except that a NaN (or ±INF) is no fault where the run's --stats JSON `statsJson`
+// lists it under "undefined_outputs" (an output whose own formula has no value there, issue 30):
+// its id (the column of a wide CSV, the `variable` cell of the long sensitivities CSV) at that
+// time.
+QString firstUnlistedNonFiniteCell(const QString& csvFile, const QString& statsJson,
+                                   bool nanOnly = false);
+
+// The "undefined_outputs" of a --stats JSON file as "id@t" strings ("alpha@0"), in order.
+QStringList undefinedOutputsOf(const QString& statsJson);
 
 // Number of data rows (lines after the header) of a CSV file; -1 when it cannot be read.
 long csvDataRows(const QString& csvFile);

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+#include "core/estimation/mpi/mpi_executor.h"
+
+#include <mpi.h>
+
+#include <cstdlib>
+#include <deque>
+#include <optional>
+
+#include "core/estimation/fit_preparation.h"
+
+namespace sensode::estimation::mpi {
+bool launchedByMpi() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
+    if (std::getenv(name)) return true;
+  return false;
+}
+
+MpiSession::MpiSession() {
+  MPI_Init(nullptr, nullptr);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+}
+
+MpiSession::~MpiSession() { MPI_Finalize(); }
+
+MpiStartExecutor::MpiStartExecutor(int ranks, int threads)
+    : dispatcher_(ranks), threads_(threads) {}
+
+std::string MpiStartExecutor::describe() const {
+  return std::to_string(dispatcher_.ranks()) + " MPI ranks (" +
+         std::to_string(dispatcher_.ranks() - 1) + " computing, rank 0 dispatching)";
+}
+
+void MpiStartExecutor::run(const petab::Problem& problem, const detail::StartContext& context,
+                           const StartPlan& plan, const std::vector<int>& indices,
+                           const ProgressMonitor& monitor, const std::function<bool()>& stopped,
+                           const StartSink& sink) {
+  std::deque<int> left(indices.begin(), indices.end());
+  if (dispatcher_.ranks() > 1)
+    left = dispatcher_.dispatch(toText(plan), std::move(left), stopped,
+                                [&](int worker, const std::string& text) {
+                                  const StartResult s = startResultFromText(
+                                      text, "the result of MPI rank " + std::to_string(worker));
+                                  // A start its worker cancelled by itself is no result.
+                                  if (s.status == StartStatus::Cancelled && !stopped())
+                                    return std::make_pair(s.index, false);
+                                  sink(s);
+                                  return std::make_pair(s.index, true);
+                                });
+  // One rank, or no worker left to take the rest (none could load the problem): this process
+  // runs them.
+  if (!left.empty() && !stopped())
+    ThreadStartExecutor(threads_).run(problem, context, plan, std::vector<int>(left.begin(), left.end()),
+                                      monitor, stopped, sink);
+}
+
+int runWorker(const EstimationProblem& problemSpec, const EstimationOptions& options,
+              const std::function<bool()>& interrupted) {
+  std::optional<detail::PreparedFit> fit;
+  std::string failure;
+  try {
+    fit = detail::prepareFit(problemSpec.yamlFile, options);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  std::optional<detail::StartContext> context;
+  serveUnits(
+      failure,
+      [&](const std::string& plan) {
+        context = detail::makeStartContext(problemSpec.yamlFile, fit->setup,
+                                           startPlanFromText(plan, "the plan"), options);
+      },
+      [&](int index, const std::function<bool()>& cancelRequested) {
+        ProgressMonitor monitor;
+        CancelToken token = monitor.token;
+        monitor.callback = [&, token](const ProgressInfo&) mutable {
+          if (interrupted() || cancelRequested()) token.cancel();
+          return token.cancelled() ? Decision::Abort : Decision::Continue;
+        };
+        return toText(detail::runStart(*fit->problem, *context, index, monitor, [&] {
+          return monitor.token.cancelled() || interrupted();
+        }));
+      });
+  return fit ? 0 : 1;
+}
+
+}  // namespace sensode::estimation::mpi

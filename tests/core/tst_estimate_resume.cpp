@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+// `sensode estimate` across processes, through the built CLI (tests/data/petab/estimation_decay):
+//   mpi       `mpirun --oversubscribe -n 3` gives every start the serial run's start point and
+//             objective (to 1e-12 relative; the same computation on another process), and the
+//             same best fit. Skipped when the CLI was built without MPI.
+//   resume    SIGTERM after ≥ 3 finished starts leaves a folder that `--resume DIR` continues
+//             (the message says so); a second run killed with SIGKILL (no clean-up at all) is
+//             resumed too; no finished start is computed again (each start id is reported
+//             once over the three processes) and every start's record equals the uninterrupted
+//             run's.
+//   refusal   `--out DIR` of a run with another seed is refused naming the difference, and
+//             `--resume` of a folder without a run says so; both exit 1 with one line.
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <algorithm>
+#include <csignal>
+#include <limits>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "core/estimation/run_store.h"
+#include "support/cli_process.h"
+#include "support/numeric_compare.h"
+
+namespace est = sensode::estimation;
+namespace fs = std::filesystem;
+
+namespace {
+
+const QString kDecay = QStringLiteral(SENSODE_TEST_DATA_DIR "/petab/estimation_decay/problem.yaml");
+
+// Loose enough to be quick, tight enough that a start takes a few integrations.
+QStringList runOptions(int starts) {
+  return {QStringLiteral("--starts"), QString::number(starts), QStringLiteral("--seed"),
+          QStringLiteral("1"), QStringLiteral("--no-start-values"), QStringLiteral("--threads"),
+          QStringLiteral("1"), QStringLiteral("--screen"), QStringLiteral("2"),
+          QStringLiteral("--polish"), QStringLiteral("1")};
+}
+
+std::map<int, est::StartResult> records(const QString& dir) {
+  std::map<int, est::StartResult> out;
+  for (auto& s : est::RunStore(dir.toStdString()).finishedStarts()) out[s.index] = s;
+  return out;
+}
+
+// The start ids of "start k/N (#id): ..." progress lines.
+QList<int> reportedStarts(const QStringList& lines) {
+  static const QRegularExpression line(QStringLiteral("^start \\d+/\\d+ \\(#(\\d+)\\)"));
+  QList<int> ids;
+  for (const QString& l : lines) {
+    const auto m = line.match(l);
+    if (m.hasMatch()) ids << m.captured(1).toInt();
+  }
+  return ids;
+}
+
+void compareRecords(const std::map<int, est::StartResult>& got,
+                    const std::map<int, est::StartResult>& expected, int starts) {
+  QCOMPARE(static_cast<int>(got.size()), starts);
+  QCOMPARE(static_cast<int>(expected.size()), starts);
+  for (const auto& [index, e] : expected) {
+    const auto it = got.find(index);
+    QVERIFY(it != got.end());
+    QVERIFY2(it->second.start == e.start, qPrintable(QStringLiteral("start point %1").arg(index)));
+    SENSODE_EXPECT_CLOSE(it->second.objective, e.objective, 0, 1e-12, "objective of start", index);
+  }
+}
+
+// Starts the CLI, waits until `dir` holds at least `count` start records, sends `signal`, and
+// returns its stderr lines and exit code (-signal when it died of it).
+struct Interrupted {
+  QStringList errLines;
+  int exitCode = 0;
+  bool finishedFirst = false;
+};
+Interrupted interruptAfter(const QStringList& args, const QString& dir, std::size_t count,
+                           int signal) {
+  QProcess p;
+  p.setStandardOutputFile(QProcess::nullDevice());
+  p.start(QStringLiteral(SENSODE_CLI_PATH), args);
+  Interrupted r;
+  if (!p.waitForStarted(10000)) return r;
+  while (p.state() == QProcess::Running) {
+    if (fs::is_directory(dir.toStdString() + "/starts") &&
+        est::RunStore(dir.toStdString()).finishedStarts().size() >= count) {
+      ::kill(static_cast<pid_t>(p.processId()), signal);
+      break;
+    }
+    p.waitForFinished(20);
+  }
+  r.finishedFirst = p.state() != QProcess::Running;
+  p.waitForFinished(60000);
+  r.exitCode = p.exitStatus() == QProcess::CrashExit ? -signal : p.exitCode();
+  for (const QString& l : QString::fromLocal8Bit(p.readAllStandardError()).split(QLatin1Char('\n')))
+    if (!l.trimmed().isEmpty()) r.errLines << l;
+  return r;
+}
+
+}  // namespace
+
+class TestEstimateResume : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void mpiEqualsSerial() {
+#ifndef SENSODE_MPIRUN
+    QSKIP("the CLI was built without MPI");
+#else
+    QTemporaryDir tmp;
+    const QString serial = tmp.path() + "/serial", ranks = tmp.path() + "/ranks";
+    const int starts = 8;
+    const auto one = sensode::test::runProcess(
+        SENSODE_CLI_PATH,
+        QStringList{"estimate", kDecay, "--out", serial} + runOptions(starts), 120000);
+    QVERIFY2(one.exitCode == 0, qPrintable(one.errLines.join("\n")));
+    const auto three = sensode::test::runProcess(
+        SENSODE_MPIRUN,
+        QStringList{"--oversubscribe", "-n", "3", SENSODE_CLI_PATH, "estimate", kDecay, "--out",
+                    ranks} +
+            runOptions(starts),
+        180000, {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"});
+    QVERIFY2(three.exitCode == 0, qPrintable(three.errLines.join("\n")));
+    QVERIFY2(three.errLines.join("\n").contains("3 MPI ranks"), qPrintable(three.errLines.join("\n")));
+    compareRecords(records(ranks), records(serial), starts);
+    // The same best fit (the polish runs on rank 0 from the same starts).
+    const auto best = [](const QString& dir) {
+      const auto p = est::RunStore(dir.toStdString()).polishedStarts();
+      return p.empty() ? std::numeric_limits<double>::quiet_NaN() : p.front().objective;
+    };
+    SENSODE_EXPECT_CLOSE(best(ranks), best(serial), 0, 1e-12, "polished best", 0);
+#endif
+  }
+
+  void killAndResume() {
+    QTemporaryDir tmp;
+    const QString whole = tmp.path() + "/whole", cut = tmp.path() + "/cut";
+    const int starts = 200;
+    const auto reference = sensode::test::runProcess(
+        SENSODE_CLI_PATH, QStringList{"estimate", kDecay, "--out", whole} + runOptions(starts),
+        120000);
+    QVERIFY2(reference.exitCode == 0, qPrintable(reference.errLines.join("\n")));
+
+    // SIGTERM, as a batch system's time limit sends it: a clean stop that says how to go on.
+    const Interrupted term = interruptAfter(
+        QStringList{"estimate", kDecay, "--out", cut} + runOptions(starts), cut, 3, SIGTERM);
+    if (term.finishedFirst) QSKIP("the run finished before it could be interrupted");
+    QCOMPARE(term.exitCode, 1);
+    QVERIFY2(term.errLines.last().contains("--resume " + cut), qPrintable(term.errLines.join("\n")));
+    const QList<int> first = reportedStarts(term.errLines);
+    QVERIFY(first.size() >= 3);
+    QCOMPARE(static_cast<qsizetype>(records(cut).size()), first.size());
+
+    // SIGKILL of the resumed run: nothing is cleaned up, the records on disk are all there is.
+    const Interrupted killed = interruptAfter({"estimate", "--resume", cut}, cut,
+                                              static_cast<std::size_t>(first.size()) + 2, SIGKILL);
+    QList<int> second = reportedStarts(killed.errLines);
+    if (!killed.finishedFirst) QCOMPARE(killed.exitCode, -SIGKILL);
+
+    const auto last = sensode::test::runProcess(SENSODE_CLI_PATH, {"estimate", "--resume", cut},
+                                                120000);
+    QVERIFY2(last.exitCode == 0, qPrintable(last.errLines.join("\n")));
+    QVERIFY2(last.errLines.first().startsWith("resuming " + cut), qPrintable(last.errLines.first()));
+    const QList<int> third = reportedStarts(last.errLines);
+    QList<int> all = first + second + third;
+    std::sort(all.begin(), all.end());
+    // Every start reported exactly once over the three processes (a start SIGKILL interrupted was
+    // not finished: it is not in the records and is computed again).
+    for (int i = 0; i < starts; ++i)
+      QVERIFY2(all.count(i) == 1, qPrintable(QStringLiteral("start %1 reported %2 times")
+                                                 .arg(i)
+                                                 .arg(all.count(i))));
+    QCOMPARE(all.size(), qsizetype(starts));
+    compareRecords(records(cut), records(whole), starts);
+  }
+
+  void wrongFolderRefused() {
+    QTemporaryDir tmp;
+    const QString dir = tmp.path() + "/run";
+    const auto first = sensode::test::runProcess(
+        SENSODE_CLI_PATH,
+        {"estimate", kDecay, "--starts", "2", "--screen", "0", "--polish", "0", "--threads", "1",
+         "--out", dir},
+        60000);
+    QVERIFY2(first.exitCode == 0, qPrintable(first.errLines.join("\n")));
+    const auto other = sensode::test::runProcess(
+        SENSODE_CLI_PATH,
+        {"estimate", kDecay, "--starts", "2", "--screen", "0", "--polish", "0", "--seed", "2",
+         "--out", dir},
+        60000);
+    QCOMPARE(other.exitCode, 1);
+    QVERIFY2(other.errLines.size() == 1 &&
+                 other.errLines[0].contains(dir + ": holds a run of another problem or other "
+                                                  "settings: seed is '1' there, '2' here"),
+             qPrintable(other.errLines.join("\n")));
+    const auto none = sensode::test::runProcess(
+        SENSODE_CLI_PATH, {"estimate", "--resume", tmp.path() + "/nothing"}, 60000);
+    QCOMPARE(none.exitCode, 1);
+    QVERIFY2(none.errLines.size() == 1 && none.errLines[0].contains("no estimation run to resume"),
+             qPrintable(none.errLines.join("\n")));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestEstimateResume)
+#include "tst_estimate_resume.moc"
