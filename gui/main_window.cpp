@@ -375,6 +375,8 @@ QStringList MainWindow::applyOverrides(const QMap<QString, double>& values) {
                              : tr("; not in the open model: %1").arg(ignored.join(QStringLiteral(", ")))),
       10000);
   return ignored;
+}
+
 void MainWindow::updateWelcome() {
   int loadedPlugins = 0;
   for (const PluginRecord& r : plugins_->records()) loadedPlugins += r.loaded ? 1 : 0;

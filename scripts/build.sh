@@ -36,6 +36,8 @@ fi
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@"
 elif grep -qE "^SENSODE_BUILD_(GUI|TESTS):BOOL=OFF" "$build/CMakeCache.txt"; then
-  cmake -S "$root" -B "$build" -DSENSODE_BUILD_GUI=ON -DSENSODE_BUILD_TESTS=ON "$@"
+  # (-U 'MPI_*': the CLI-only configure ran before install-deps brought OpenMPI; FindMPI keeps
+  # its NOTFOUND results in the cache otherwise.)
+  cmake -S "$root" -B "$build" -DSENSODE_BUILD_GUI=ON -DSENSODE_BUILD_TESTS=ON -U 'MPI_*' "$@"
 fi
 cmake --build "$build" --parallel "$(nproc)"
