@@ -115,7 +115,7 @@ void BarChartView::populate(QChart* chart) const {
   // On the symmetric-log scale the quantity goes into the chart title (the full width) and the
   // axis title is only the transform with its constant, short enough never to be cut: a long
   // quantity inside the formula pushed the constant past the plot's width, where Qt elides.
-  values->setTitleText(symlog ? tr("sign(g) · log10(1 + |g| / c),  c = %1").arg(shortNumber(floor))
+  values->setTitleText(symlog ? tr("sign(g) · log10(1 + |g| / c),  c = %1").arg(QString::number(floor, 'g', 3))
                               : data_.valueTitle);
   chart->addAxis(values, Qt::AlignBottom);
   series->attachAxis(values);

@@ -69,15 +69,17 @@ QStringList tableColumns(const QAbstractItemModel* model) {
 QList<QLineSeries*> linesOf(plugin::TimeSeriesChartView* chart, const QString& id) {
   QList<QLineSeries*> lines;
   for (QAbstractSeries* s : chart->chart()->series())
-    if (s->name() == id) lines << static_cast<QLineSeries*>(s);
+    if (s->property("seriesId").toString() == id) lines << static_cast<QLineSeries*>(s);
   return lines;
 }
 
+// The series the chart lists (one entry per output, whatever the pieces its line is drawn in),
+// by id: the list beside the chart is its legend (docs/charts.md).
 QStringList legendLabels(plugin::TimeSeriesChartView* chart) {
-  QStringList labels;
-  for (QLegendMarker* m : chart->chart()->legend()->markers())
-    if (m->isVisible()) labels << m->label();
-  return labels;
+  QStringList ids;
+  if (auto* list = chart->findChild<QListWidget*>(QStringLiteral("seriesList")))
+    for (int i = 0; i < list->count(); ++i) ids << list->item(i)->data(Qt::UserRole).toString();
+  return ids;
 }
 
 }  // namespace

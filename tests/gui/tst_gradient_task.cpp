@@ -472,6 +472,9 @@ class TestGradientTask : public QObject {
       // Different dashes (and marker shapes) per group within the observable's colour.
       QCOMPARE(simulated->pen().style(), g == 0 ? Qt::SolidLine : Qt::DashLine);
     }
+    // (A marker's visibility is its graphics item's: the tab must be in front.)
+    panel->showResultView(view);
+    w.grab();
     const QList<QLegendMarker*> markers = view->chart()->legend()->markers();
     int shownMarkers = 0;
     for (QLegendMarker* m : markers) shownMarkers += m->isVisible() ? 1 : 0;
@@ -499,7 +502,7 @@ class TestGradientTask : public QObject {
     const QString title = axis->titleText();
     double largest = 0;
     for (double v : chart->data().values) largest = std::max(largest, std::abs(v));
-    QVERIFY2(title.endsWith(QStringLiteral("c = ") + plugin::shortNumber(largest / 100)), qPrintable(title));
+    QVERIFY2(title.endsWith(QStringLiteral("c = ") + QString::number(largest / 100, 'g', 3)), qPrintable(title));
     const int needed = QFontMetrics(axis->titleFont()).horizontalAdvance(title);
     QVERIFY2(needed < chart->chart()->plotArea().width(),
              qPrintable(QStringLiteral("%1 px for '%2' in %3 px").arg(needed).arg(title).arg(chart->chart()->plotArea().width())));
