@@ -122,7 +122,14 @@ class TestEstimateResume : public QObject {
         QStringList{"--oversubscribe", "-n", "3", SENSODE_CLI_PATH, "estimate", kDecay, "--out",
                     ranks} +
             runOptions(starts),
-        180000, {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"});
+        180000,
+        // LeakSanitizer off for the ranks in the sanitizer build: OpenMPI's own start-up
+        // allocations (calloc in MCA components it unloads, so no symbol to suppress by) are
+        // never freed. Sensode's code in these runs is the same the serial runs above and
+        // tst_run_store check with leak detection on.
+        {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+         "ASAN_OPTIONS=" + qEnvironmentVariable("ASAN_OPTIONS") +
+             (qEnvironmentVariableIsEmpty("ASAN_OPTIONS") ? "" : ":") + "detect_leaks=0"});
     QVERIFY2(three.exitCode == 0, qPrintable(three.errLines.join("\n")));
     QVERIFY2(three.errLines.join("\n").contains("3 MPI ranks"), qPrintable(three.errLines.join("\n")));
     compareRecords(records(ranks), records(serial), starts);
