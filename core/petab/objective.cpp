@@ -552,7 +552,9 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
                                   GradientMethod method, const ObjectiveOptions& options,
                                   const ProgressMonitor& monitor) {
   if (!problem.model) throw InvalidOptions("objective: the problem has no model");
-  const steadystate::ConservedModel cm(problem.model);
+  const std::shared_ptr<const steadystate::ConservedModel> conserved =
+      problem.conserved.get(problem.model);
+  const steadystate::ConservedModel& cm = *conserved;
   if (method != GradientMethod::FiniteDifferences) {
     ObjectiveResult r;
     try {

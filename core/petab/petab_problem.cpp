@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/model/sbml_importer.h"
+#include "core/steadystate/steady_state_solver.h"
 #include "core/petab/initial_assignment_overrides.h"
 #include "core/petab/tables.h"
 #include "core/petab/yaml_file.h"
@@ -141,6 +142,14 @@ Prior readPrior(const Table& t, std::size_t r) {
 
 // ---------------------------------------------------------------------------------------------
 // Loading
+
+std::shared_ptr<const steadystate::ConservedModel> ConservedModelCache::get(
+    const std::shared_ptr<const symbolic::CompiledModel>& model) const {
+  const std::lock_guard lock(mutex_);
+  if (!value_ || value_->fullPtr() != model)
+    value_ = std::make_shared<const steadystate::ConservedModel>(model);
+  return value_;
+}
 
 Problem loadProblem(const fs::path& yamlFile) {
   Problem pr;

@@ -24,6 +24,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,6 +35,10 @@
 #include "core/petab/priors.h"
 #include "core/symbolic/compiled_model.h"
 #include "core/symbolic/expression.h"
+
+namespace sensode::steadystate {
+class ConservedModel;
+}
 
 namespace sensode::petab {
 
@@ -102,6 +107,30 @@ struct Measurement {
   int file = 0;  // index into Problem::measurementFiles
 };
 
+// The model's conservation analysis and reduced model (steadystate::ConservedModel), built on
+// the first objective evaluation and kept with the problem. Built per evaluation it cost a fit
+// about half its time: a conservation analysis, a reduced model and a tcc compilation of it
+// (Boehm: 46 % of all CPU time of `sensode estimate`, docs/benchmarks/estimation.md). Keyed by
+// the model it was built from, so a problem whose model is replaced builds it afresh. A copy of
+// the problem starts empty: copies go to other threads, and compiled models are not shared
+// between threads (core/symbolic/compiled_model.h).
+class ConservedModelCache {
+ public:
+  ConservedModelCache() = default;
+  ConservedModelCache(const ConservedModelCache&) {}
+  ConservedModelCache& operator=(const ConservedModelCache&) {
+    const std::lock_guard lock(mutex_);
+    value_.reset();
+    return *this;
+  }
+  std::shared_ptr<const steadystate::ConservedModel> get(
+      const std::shared_ptr<const symbolic::CompiledModel>& model) const;
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::shared_ptr<const steadystate::ConservedModel> value_;
+};
+
 struct Problem {
   std::filesystem::path yamlFile, sbmlFile;
   std::vector<std::filesystem::path> parameterFiles, conditionFiles, observableFiles,
@@ -117,6 +146,7 @@ struct Problem {
   std::vector<InitialAssignmentDefault> initialAssignmentDefaults;
   // Symbols of PEtab-only parameters and placeholders ("@petab:<id>") used in formulas.
   std::vector<std::pair<std::string, symbolic::Expr>> extraSymbols;
+  ConservedModelCache conserved;  // of `model`; see ConservedModelCache
 
   int findParameter(const std::string& id) const;  // -1 when absent
   int findCondition(const std::string& id) const;
