@@ -775,35 +775,58 @@ bool ExprPool::dependsOn(Expr e, Expr sym) const {
 }
 
 double ExprPool::evaluate(Expr root, std::span<const double> symbolValues) const {
-  std::unordered_map<Expr, double> memo;
-  std::vector<std::pair<Expr, bool>> stack{{root, false}};
-  std::vector<double> v;
+  // The memo lives per thread and is stamped per call: the PEtab objective evaluates observable
+  // formulas and their derivatives once per measurement, and a fresh hash map per call was a
+  // quarter of a fit's time (Boehm). An entry counts only with this call's stamp.
+  struct Scratch {
+    std::vector<std::uint64_t> stamp;
+    std::vector<double> value;
+    std::vector<std::pair<Expr, bool>> stack;
+    std::vector<double> args;
+    std::uint64_t call = 0;
+  };
+  thread_local Scratch memo;
+  if (memo.stamp.size() < nodes_.size()) {
+    memo.stamp.resize(nodes_.size(), 0);
+    memo.value.resize(nodes_.size());
+  }
+  const std::uint64_t call = ++memo.call;
+  const auto known = [&](Expr e) { return memo.stamp[e] == call; };
+  const auto store = [&](Expr e, double v) {
+    memo.stamp[e] = call;
+    memo.value[e] = v;
+  };
+  // Not reentrant (applyOp evaluates nothing), so the thread's stack starts empty.
+  auto& stack = memo.stack;
+  stack.clear();
+  stack.push_back({root, false});
   while (!stack.empty()) {
     auto [e, expanded] = stack.back();
-    if (memo.count(e)) {
+    if (known(e)) {
       stack.pop_back();
       continue;
     }
     const Node& n = nodes_[e];
     if (n.op == Op::Constant || n.op == Op::Symbol) {
-      memo[e] = n.op == Op::Constant ? n.value
-                                     : (n.symbol < symbolValues.size() ? symbolValues[n.symbol]
-                                                                       : std::nan(""));
+      store(e, n.op == Op::Constant
+                   ? n.value
+                   : (n.symbol < symbolValues.size() ? symbolValues[n.symbol] : std::nan("")));
       stack.pop_back();
       continue;
     }
     if (!expanded) {
       stack.back().second = true;
       for (Expr c : children(e))
-        if (!memo.count(c)) stack.push_back({c, false});
+        if (!known(c)) stack.push_back({c, false});
       continue;
     }
     stack.pop_back();
+    std::vector<double>& v = memo.args;
     v.clear();
-    for (Expr c : children(e)) v.push_back(memo.at(c));
-    memo[e] = applyOp(n.op, v);
+    for (Expr c : children(e)) v.push_back(memo.value[c]);
+    store(e, applyOp(n.op, v));
   }
-  return memo.at(root);
+  return memo.value[root];
 }
 
 std::string ExprPool::toString(Expr e) const {
