@@ -25,8 +25,13 @@ RunContext::RunContext(QPromise<void>& promise, CancelToken token)
           (sliceIndex_ + std::clamp(info.t / info.tEnd, 0.0, 1.0)) / sliceCount_;
       const int value = static_cast<int>(fraction * kProgressMaximum);
       constexpr qint64 kTextInterval = 250;  // ms
-      if (value != lastValue_ || (progressText_ && lastValue_ >= 0 && textTimer_.isValid() &&
-                                  textTimer_.elapsed() > kTextInterval)) {
+      // The bar in steps of 1/1000 (a step per integration step would flood the GUI thread);
+      // the text at most every kTextInterval while the bar stands still.
+      const bool moved = lastValue_ < 0 || value >= lastValue_ + kProgressMaximum / 1000 ||
+                         (value == kProgressMaximum && value > lastValue_);
+      const bool textDue = progressText_ && lastValue_ >= 0 && textTimer_.isValid() &&
+                           textTimer_.elapsed() > kTextInterval;
+      if (moved || textDue) {
         const QString text =
             prefix_ + (progressText_ ? progressText_(info)
                                      : QStringLiteral("t = %1 of %2, %3 steps")
@@ -34,10 +39,13 @@ RunContext::RunContext(QPromise<void>& promise, CancelToken token)
                                            .arg(info.tEnd, 0, 'g', 4)
                                            .arg(info.steps));
         textTimer_.start();
-        if (value != lastValue_ || text != lastText_) {
+        if (moved || text != lastText_) {
+          // A text with the bar standing still goes one step of the fine scale further: QFuture
+          // drops a text whose value is not above the last one.
+          shownValue_ = std::min(std::max(value, shownValue_ + 1), kProgressMaximum);
           lastValue_ = value;
           lastText_ = text;
-          promise_.setProgressValueAndText(value, text);
+          promise_.setProgressValueAndText(shownValue_, text);
         }
       }
     }

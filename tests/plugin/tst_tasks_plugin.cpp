@@ -7,6 +7,7 @@
 #include <QJsonArray>
 #include <QLineEdit>
 #include <QPluginLoader>
+#include <QPromise>
 #include <QSignalSpy>
 #include <QtTest/QtTest>
 
@@ -24,6 +25,7 @@
 #include "plugin/forms/options_form.h"
 #include "plugin/gradient/gradient_task.h"
 #include "plugin/sensitivities/sensitivities_task.h"
+#include "plugin/runner/task_runner.h"
 #include "plugin/time_course/time_course_task.h"
 #include "support/core_reference.h"
 
@@ -337,6 +339,34 @@ class TestTasksPlugin : public QObject {
     const auto next = runAndWait(*runner, {kRepressilator, QStringLiteral("sbml"), {}},
                                  {{"t_end", 5.0}, {"points", 6}});
     QCOMPARE(int(next->status()), int(api::TaskStatus::Succeeded));
+  }
+
+  // QFuture drops a text whose progress value does not go up: a text that changes while the bar
+  // stands still (the estimation's screen counting evaluations at 0 of N starts) must still
+  // arrive, and the bar must not run ahead by more than a hair for it.
+  void progressTextChangesWhileTheBarStandsStill() {
+    QPromise<void> promise;
+    QFuture<void> future = promise.future();
+    promise.start();
+    promise.setProgressRange(-plugin::RunContext::kPhaseSlots, plugin::RunContext::kProgressMaximum);
+    plugin::RunContext context(promise, CancelToken());
+    context.setProgressText([](const ProgressInfo& info) {
+      return QStringLiteral("%1 evaluated").arg(info.steps);
+    });
+    const ProgressMonitor& monitor = context.monitor();
+    monitor.check({0, 10, 0});
+    QCOMPARE(future.progressText(), QStringLiteral("0 evaluated"));
+    for (long n = 1; n <= 3; ++n) {
+      QTest::qWait(300);  // past the text interval
+      monitor.check({0, 10, n});
+      QCOMPARE(future.progressText(), QStringLiteral("%1 evaluated").arg(n));
+    }
+    QVERIFY2(future.progressValue() <= 3, qPrintable(QString::number(future.progressValue())));
+    // Real progress still shows as such.
+    monitor.check({5, 10, 4});
+    QCOMPARE(future.progressValue(), plugin::RunContext::kProgressMaximum / 2);
+    QCOMPARE(future.progressText(), QStringLiteral("4 evaluated"));
+    promise.finish();
   }
 
   void sensitivitiesRunnerGivesTheCoreResult() {
