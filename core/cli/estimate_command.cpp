@@ -369,6 +369,7 @@ int runEstimate(std::span<const std::string> given) {
       {execution.executor(), store ? &*store : nullptr});
   std::signal(SIGINT, previous);
   std::signal(SIGTERM, previousTerm);
+  if (!execution.traffic().empty()) std::fprintf(stderr, "MPI: %s\n", execution.traffic().c_str());
   if (r.status == estimation::EstimationResult::Status::InvalidInput ||
       r.status == estimation::EstimationResult::Status::Failure)
     throw Error(r.message + (r.details.empty() ? "" : " (" + r.details + ")"));

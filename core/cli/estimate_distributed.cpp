@@ -110,6 +110,14 @@ estimation::StartExecutor* EstimateExecution::executor() const {
 std::string EstimateExecution::describe() const {
   return mpi_ && mpi_->executor ? mpi_->executor->describe() : std::string();
 }
+
+std::string EstimateExecution::traffic() const {
+  if (!mpi_ || !mpi_->executor) return {};
+  const auto& d = mpi_->executor->dispatcher();
+  return std::to_string(d.unitsSent()) + " units on the workers, " +
+         std::to_string(d.bytesSent()) + " bytes out, " + std::to_string(d.bytesReceived()) +
+         " bytes in";
+}
 #else
 struct EstimateExecution::Mpi {};
 EstimateExecution::EstimateExecution(int) {}
@@ -121,6 +129,7 @@ int EstimateExecution::runWorker(const estimation::EstimationProblem&,
 }
 estimation::StartExecutor* EstimateExecution::executor() const { return nullptr; }
 std::string EstimateExecution::describe() const { return {}; }
+std::string EstimateExecution::traffic() const { return {}; }
 #endif
 
 EstimateExecution::~EstimateExecution() = default;

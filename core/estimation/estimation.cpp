@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <thread>
 
 #include "core/estimation/fit_objective.h"
@@ -17,6 +18,7 @@
 #include "core/estimation/fit_statistics.h"
 #include "core/estimation/latin_hypercube.h"
 #include "core/estimation/local_optimizers.h"
+#include "core/estimation/phase_units.h"
 #include "core/estimation/polish.h"
 #include "core/estimation/profile_likelihood.h"
 #include "core/estimation/run_store.h"
@@ -135,7 +137,7 @@ void nominalAtTheBestsRtol(const petab::Problem& problem, const EstimationOption
 // the starts and then go back. Throws Cancelled.
 StartPlan makeStartPlan(const PreparedFit& fit, const EstimationOptions& options,
                         const ProgressMonitor& monitor, double planned, int threads,
-                        SharedProgress& progress) {
+                        SharedProgress& progress, StartExecutor& executor) {
   const petab::Problem& problem = *fit.problem;
   StartPlan plan;
   FitSetup setup = fit.setup;
@@ -236,10 +238,13 @@ StartPlan makeStartPlan(const PreparedFit& fit, const EstimationOptions& options
     free = std::move(found.starts);
   } else if (sampled > 0 && options.global == GlobalPhase::Screen && options.screen > 0) {
     plan.global = GlobalPhase::Screen;
-    detail::ScreenedStarts screened =
-        detail::screenStarts(fit.problem->yamlFile, problem, setup, sampled, options.screen,
-                             options.seed, threads, progress.monitor(),
-                             [&] { progress.evaluationsDone(1); });
+    // Units of the executor (threads, or MPI ranks with their own threads).
+    const detail::PhaseComputer screen(
+        detail::screenPhase(sampled, options.screen, options.seed, setup), fit.problem->yamlFile,
+        fit.setup, options);
+    detail::ScreenedStarts screened = detail::screenStarts(
+        executor, problem, screen, sampled, progress.monitor(),
+        [&] { return progress.stopped(); }, [&] { progress.evaluationsDone(1); });
     plan.screenedPoints = screened.screened;
     plan.screenSeconds = seconds(globalStarted);
     plan.globalEvaluations = screened.screened;
@@ -343,6 +348,8 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
   const double units = static_cast<double>(options.starts) +
                        2.0 * options.profileMaxPoints * static_cast<double>(fit.profiled.size());
   SharedProgress progress(monitor, units);
+  ThreadStartExecutor threadExecutor(threads);
+  StartExecutor& executor = run.executor ? *run.executor : threadExecutor;
 
   StartPlan plan;
   if (storedPlan) {
@@ -353,7 +360,7 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
                       " start points for " + std::to_string(options.starts) + " starts");
   } else {
     try {
-      plan = makeStartPlan(fit, options, monitor, units, threads, progress);
+      plan = makeStartPlan(fit, options, monitor, units, threads, progress, executor);
     } catch (const Cancelled&) {
       return fail(EstimationResult::Status::UserAbort, "cancelled before any start finished");
     }
@@ -393,8 +400,6 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
       result.starts[i].message = "not started: cancelled";
     }
   std::string storeError;
-  ThreadStartExecutor threadExecutor(threads);
-  StartExecutor& executor = run.executor ? *run.executor : threadExecutor;
   executor.run(problem, context, plan, pending, progress.monitor(),
                [&] { return progress.stopped(); },
                [&](const StartResult& s) {
@@ -427,26 +432,36 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
         return fail(EstimationResult::Status::InvalidInput, e.what());
       }
     }
-    std::mutex storing;
-    detail::runTasks(static_cast<int>(chosen.size()), threads, problemSpec.yamlFile, problem,
-                     [&](int k, const petab::Problem& own) {
-                       StartResult& s = result.starts[static_cast<std::size_t>(
-                           chosen[static_cast<std::size_t>(k)])];
-                       if (const auto it = polished.find(s.index); it != polished.end()) {
-                         s = it->second;
-                         return;
-                       }
-                       if (progress.stopped()) return;
-                       detail::polishStart(own, setup, leastSquares, context.settings,
-                                           progress.monitor(), s);
-                       if (!run.store || progress.stopped()) return;
-                       const std::lock_guard lock(storing);
-                       try {
-                         run.store->savePolished(s);
-                       } catch (const Error& e) {
-                         if (storeError.empty()) storeError = e.what();
-                       }
-                     });
+    // The chosen starts not polished yet are the phase's units (threads, or MPI ranks).
+    std::vector<StartResult> toPolish;
+    std::vector<std::size_t> positions;  // in result.starts, per unit
+    for (int position : chosen) {
+      StartResult& s = result.starts[static_cast<std::size_t>(position)];
+      if (const auto it = polished.find(s.index); it != polished.end()) {
+        s = it->second;
+        continue;
+      }
+      toPolish.push_back(s);
+      positions.push_back(static_cast<std::size_t>(position));
+    }
+    if (!toPolish.empty()) {
+      const detail::PhaseComputer polish(detail::polishPhase(plan, toPolish), problemSpec.yamlFile,
+                                         fit.setup, options);
+      std::vector<int> units(toPolish.size());
+      std::iota(units.begin(), units.end(), 0);
+      executor.runPhase(problem, polish, units, progress.monitor(),
+                        [&] { return progress.stopped(); }, {},
+                        [&](int unit, const std::string& text) {
+                          const StartResult s = startResultFromText(text, "a polished start");
+                          result.starts[positions[static_cast<std::size_t>(unit)]] = s;
+                          if (!run.store || progress.stopped() || !storeError.empty()) return;
+                          try {
+                            run.store->savePolished(s);
+                          } catch (const Error& e) {
+                            storeError = e.what();
+                          }
+                        });
+    }
     if (!storeError.empty()) return fail(EstimationResult::Status::Failure, storeError);
     sortStartsByObjective(result.starts);
   }
@@ -480,49 +495,44 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
   if (!profiled.empty()) {
     const double z = detail::normalQuantile(0.5 * (1 + options.confidenceLevel));
     const double threshold = result.bestObjective + z * z / 2;  // χ²₁(level) = z²
-    FitSetup atBest = setup;
-    atBest.point = result.best;
     std::vector<detail::ProfileDirection> directions(2 * profiled.size());
-    std::mutex profileStoring;
-    detail::runTasks(static_cast<int>(directions.size()), threads, problemSpec.yamlFile, problem,
-                     [&](int task, const petab::Problem& own) {
-                       const int k = profiled[static_cast<std::size_t>(task / 2)];
-                       detail::ProfileDirection& d = directions[static_cast<std::size_t>(task)];
-                       const int direction = task % 2 ? 1 : -1;
-                       const std::string& id =
-                           fit.freeParameters[static_cast<std::size_t>(k)].id;
-                       if (run.store && result.resumedStarts > 0) {
-                         try {
-                           if (auto storedDirection = run.store->profileDirection(id, direction)) {
-                             d = std::move(*storedDirection);
-                             for (std::size_t i = 0; i < d.points.size(); ++i) progress.unitDone(0);
-                             return;
-                           }
-                         } catch (const Error&) {
-                           // An unreadable record is computed again.
-                         }
-                       }
-                       try {
-                         d = detail::profileDirection(own, atBest, k, result.best,
-                                                      result.bestObjective, threshold,
-                                                      direction, leastSquares,
-                                                      context.settings, options,
-                                                      progress.monitor(),
-                                                      [&] { progress.unitDone(0); });
-                       } catch (const Cancelled&) {
-                         d.message = "cancelled";
-                         return;
-                       } catch (const Error& e) {
-                         d.message = e.what();
-                       }
-                       if (!run.store || progress.stopped()) return;
-                       const std::lock_guard lock(profileStoring);
-                       try {
-                         run.store->saveProfileDirection(id, direction, d);
-                       } catch (const Error&) {
-                         // The profile is in the result; only a resume recomputes it.
-                       }
-                     });
+    const auto idOf = [&](int task) -> const std::string& {
+      return fit.freeParameters[static_cast<std::size_t>(profiled[static_cast<std::size_t>(task / 2)])].id;
+    };
+    const auto directionOf = [](int task) { return task % 2 ? 1 : -1; };
+    // A resumed run keeps the directions its store has; the others are the phase's units.
+    std::vector<int> tasks;
+    for (int task = 0; task < static_cast<int>(directions.size()); ++task) {
+      if (run.store && result.resumedStarts > 0) {
+        try {
+          if (auto stored = run.store->profileDirection(idOf(task), directionOf(task))) {
+            directions[static_cast<std::size_t>(task)] = std::move(*stored);
+            for (std::size_t i = 0; i < directions[static_cast<std::size_t>(task)].points.size(); ++i)
+              progress.unitDone(0);
+            continue;
+          }
+        } catch (const Error&) {
+          // An unreadable record is computed again.
+        }
+      }
+      directions[static_cast<std::size_t>(task)].message = "cancelled";
+      tasks.push_back(task);
+    }
+    const detail::PhaseComputer profiles(
+        detail::profilePhase(plan, result.best, result.bestObjective, threshold, profiled),
+        problemSpec.yamlFile, fit.setup, options);
+    executor.runPhase(problem, profiles, tasks, progress.monitor(),
+                      [&] { return progress.stopped(); }, [&] { progress.unitDone(0); },
+                      [&](int task, const std::string& text) {
+                        detail::ProfileDirection& d = directions[static_cast<std::size_t>(task)];
+                        d = profileDirectionFromText(text, "a profile direction");
+                        if (!run.store || progress.stopped()) return;
+                        try {
+                          run.store->saveProfileDirection(idOf(task), directionOf(task), d);
+                        } catch (const Error&) {
+                          // The profile is in the result; only a resume recomputes it.
+                        }
+                      });
     for (std::size_t p = 0; p < profiled.size(); ++p) {
       const int k = profiled[p];
       const int position = setup.free[static_cast<std::size_t>(k)];

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/estimation/phase_units.h"
 #include "core/estimation/worker_pool.h"
 
 namespace sensode::estimation {
@@ -24,6 +25,29 @@ void ThreadStartExecutor::run(const petab::Problem& problem, const detail::Start
                          own, context, indices[static_cast<std::size_t>(k)], monitor, stopped);
                      const std::lock_guard lock(sinkMutex);
                      sink(s);
+                   });
+}
+
+void ThreadStartExecutor::runPhase(const petab::Problem& problem,
+                                   const detail::PhaseComputer& phase,
+                                   const std::vector<int>& units, const ProgressMonitor& monitor,
+                                   const std::function<bool()>& stopped,
+                                   const std::function<void()>& pointDone, const PhaseSink& sink) {
+  std::mutex mutex;  // serialises the sink and the progress
+  const auto progressed = [&] {
+    if (!pointDone) return;
+    const std::lock_guard lock(mutex);
+    pointDone();
+  };
+  detail::runTasks(static_cast<int>(units.size()), threads_, problem.yamlFile, problem,
+                   [&](int k, const petab::Problem& own) {
+                     if (stopped()) return;
+                     const int unit = units[static_cast<std::size_t>(k)];
+                     const detail::WorkerProblems single(1, problem.yamlFile, own);
+                     const std::string result = phase.compute(unit, single, monitor, progressed);
+                     if (result == "cancelled") return;
+                     const std::lock_guard lock(mutex);
+                     sink(unit, result);
                    });
 }
 

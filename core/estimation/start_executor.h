@@ -11,10 +11,17 @@
 #include "core/common/progress.h"
 #include "core/estimation/run_start.h"
 
+namespace sensode::estimation::detail {
+class PhaseComputer;  // phase_units.h
+}
+
 namespace sensode::estimation {
 
 // Called once per finished (or cancelled) start, serialised, on any thread.
 using StartSink = std::function<void(const StartResult&)>;
+// Called once per unit of a phase that finished (not for cancelled ones), serialised, with the
+// unit's result text (phase_units.h).
+using PhaseSink = std::function<void(int unit, const std::string& result)>;
 
 class StartExecutor {
  public:
@@ -25,6 +32,14 @@ class StartExecutor {
   virtual void run(const petab::Problem& problem, const detail::StartContext& context,
                    const StartPlan& plan, const std::vector<int>& indices, const ProgressMonitor& monitor,
                    const std::function<bool()>& stopped, const StartSink& sink) = 0;
+  // The units of a phase besides the starts (phase_units.h: the screen's chunks, the polish,
+  // the profile directions), all of them but `skip`, dynamically as the starts. `pointDone` is
+  // the progress: once per point a unit computed here, and for a unit computed elsewhere as many
+  // times as its result holds points.
+  virtual void runPhase(const petab::Problem& problem, const detail::PhaseComputer& phase,
+                        const std::vector<int>& units, const ProgressMonitor& monitor,
+                        const std::function<bool()>& stopped,
+                        const std::function<void()>& pointDone, const PhaseSink& sink) = 0;
   // A line for the log: "3 threads", "4 MPI ranks (3 workers)".
   virtual std::string describe() const = 0;
 };
@@ -35,6 +50,11 @@ class ThreadStartExecutor : public StartExecutor {
   void run(const petab::Problem& problem, const detail::StartContext& context,
            const StartPlan& plan, const std::vector<int>& indices, const ProgressMonitor& monitor,
            const std::function<bool()>& stopped, const StartSink& sink) override;
+  // Each unit on one thread with its own copy of the problem.
+  void runPhase(const petab::Problem& problem, const detail::PhaseComputer& phase,
+                const std::vector<int>& units, const ProgressMonitor& monitor,
+                const std::function<bool()>& stopped, const std::function<void()>& pointDone,
+                const PhaseSink& sink) override;
   std::string describe() const override;
 
  private:

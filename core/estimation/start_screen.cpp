@@ -2,12 +2,13 @@
 #include "core/estimation/start_screen.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
 #include <numeric>
 
 #include "core/estimation/latin_hypercube.h"
+#include "core/estimation/phase_units.h"
+#include "core/estimation/start_executor.h"
 #include "core/estimation/worker_pool.h"
 
 namespace sensode::estimation::detail {
@@ -18,39 +19,40 @@ std::vector<std::vector<double>> screenCandidates(const FitSetup& setup, int cou
                         seed ^ 0x5c4ee7ed5eedULL);
 }
 
-ScreenedStarts screenStarts(const std::filesystem::path& yaml, const petab::Problem& problem,
-                            const FitSetup& setup, int count, int factor, std::uint64_t seed,
-                            int threads, const ProgressMonitor& monitor,
+ScreenedStarts screenStarts(StartExecutor& executor, const petab::Problem& problem,
+                            const PhaseComputer& screen, int count, const ProgressMonitor& monitor,
+                            const std::function<bool()>& stopped,
                             const std::function<void()>& evaluated) {
   ScreenedStarts out;
   if (count < 1) return out;
-  const std::vector<std::vector<double>> candidates = screenCandidates(setup, count, factor, seed);
+  const std::vector<std::vector<double>>& candidates = screen.candidates();
   std::vector<double> values(candidates.size(), std::numeric_limits<double>::infinity());
-  // A cancel can reach an evaluation without passing the monitor (the compile and conservation
-  // analysis see the run's token through its CancellationScope): the first Cancelled stops the
-  // rest, which would otherwise each start, throw and unwind (500000 of them took minutes).
-  std::atomic<bool> cancelled{false};
-  runTasks(static_cast<int>(candidates.size()), threads, yaml, problem,
-           [&](int i, const petab::Problem& own) {
-             if (cancelled.load(std::memory_order_relaxed) || monitor.token.cancelled()) return;
-             FitObjective f(own, setup, monitor);
-             try {
-               values[static_cast<std::size_t>(i)] =
-                   f.value(candidates[static_cast<std::size_t>(i)].data(), nullptr);
-             } catch (const Cancelled&) {
-               cancelled.store(true, std::memory_order_relaxed);
-               return;  // not evaluated: nothing to count
-             } catch (const Error&) {
-               // Where the model cannot be simulated is no start: left at infinity.
-             }
-             if (evaluated) evaluated();
-           });
+  std::vector<int> units(static_cast<std::size_t>(screen.units()));
+  std::iota(units.begin(), units.end(), 0);
+  executor.runPhase(problem, screen, units, monitor, stopped, evaluated,
+                    [&](int unit, const std::string& text) {
+                      const std::vector<double> v = screenValuesFromText(text, "a screen unit");
+                      const std::size_t first = static_cast<std::size_t>(unit) * kScreenChunk;
+                      for (std::size_t i = 0; i < v.size() && first + i < values.size(); ++i)
+                        values[first + i] = v[i];
+                    });
   out.screened = static_cast<int>(candidates.size());
   for (int k : bestCandidates(values, count)) {
     out.starts.push_back(candidates[static_cast<std::size_t>(k)]);
     out.objectives.push_back(values[static_cast<std::size_t>(k)]);
   }
   return out;
+}
+
+ScreenedStarts screenStarts(const std::filesystem::path& yaml, const petab::Problem& problem,
+                            const FitSetup& setup, int count, int factor, std::uint64_t seed,
+                            int threads, const ProgressMonitor& monitor,
+                            const std::function<void()>& evaluated) {
+  const EstimationOptions options;  // the screen reads none of them
+  const PhaseComputer screen(screenPhase(count, factor, seed, setup), yaml, setup, options);
+  ThreadStartExecutor executor(threads);
+  return screenStarts(executor, problem, screen, count, monitor,
+                      [&] { return monitor.token.cancelled(); }, evaluated);
 }
 
 ScatterSearchResult scatterSearchStarts(const std::filesystem::path& yaml,

@@ -21,7 +21,13 @@
 #include "core/estimation/scatter_search.h"
 #include "core/petab/petab_problem.h"
 
+namespace sensode::estimation {
+class StartExecutor;  // start_executor.h
+}
+
 namespace sensode::estimation::detail {
+
+class PhaseComputer;  // phase_units.h
 
 // bestCandidates (the positions of the smallest values): scatter_search.h.
 
@@ -36,6 +42,15 @@ struct ScreenedStarts {
   std::vector<double> objectives;           // the screened objective at each (inf: failed)
   int screened = 0;                         // candidates evaluated
 };
+
+// The screen as units (phase_units.h: `screen`, made from screenPhase) on `executor` — its
+// threads or MPI ranks: the values do not depend on where each unit ran. The best `count` of
+// the candidates; `evaluated` once per evaluated candidate. A cancel (`stopped`, or the
+// monitor) ends it early: the unevaluated candidates count as failed.
+ScreenedStarts screenStarts(StartExecutor& executor, const petab::Problem& problem,
+                            const PhaseComputer& screen, int count, const ProgressMonitor& monitor,
+                            const std::function<bool()>& stopped,
+                            const std::function<void()>& evaluated);
 
 // Evaluates the objective at screenCandidates(setup, count, factor, seed) on `threads` threads
 // (each with its own copy of the problem, as the multistart does) and returns the best `count`. The same seed gives the same candidates and,

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // `sensode estimate` across processes, through the built CLI (tests/data/petab/estimation_decay):
-//   mpi       `mpirun --oversubscribe -n 3` gives every start the serial run's start point and
-//             objective (to 1e-12 relative; the same computation on another process), and the
-//             same best fit. Skipped when the CLI was built without MPI.
+//   mpi       `mpirun --oversubscribe -n 3` (workers with 2 threads each) gives every start the
+//             serial run's start point and objective (to 1e-12 relative; the same computation on
+//             another process), the same polished best fit and the same profile points: the
+//             screen, the polish and each profile direction are units on the worker ranks too.
+//             Skipped when the CLI was built without MPI.
 //   resume    SIGTERM after ≥ 3 finished starts leaves a folder that `--resume DIR` continues
 //             (the message says so); a second run killed with SIGKILL (no clean-up at all) is
 //             resumed too; no finished start is computed again (each start id is reported
@@ -22,6 +24,7 @@
 #include <map>
 #include <thread>
 
+#include "core/estimation/profile_likelihood.h"
 #include "core/estimation/run_store.h"
 #include "support/cli_process.h"
 #include "support/numeric_compare.h"
@@ -34,10 +37,10 @@ namespace {
 const QString kDecay = QStringLiteral(SENSODE_TEST_DATA_DIR "/petab/estimation_decay/problem.yaml");
 
 // Loose enough to be quick, tight enough that a start takes a few integrations.
-QStringList runOptions(int starts) {
+QStringList runOptions(int starts, int threads = 1) {
   return {QStringLiteral("--starts"), QString::number(starts), QStringLiteral("--seed"),
           QStringLiteral("1"), QStringLiteral("--no-start-values"), QStringLiteral("--threads"),
-          QStringLiteral("1"), QStringLiteral("--screen"), QStringLiteral("2"),
+          QString::number(threads), QStringLiteral("--screen"), QStringLiteral("2"),
           QStringLiteral("--polish"), QStringLiteral("1")};
 }
 
@@ -113,15 +116,16 @@ class TestEstimateResume : public QObject {
     QTemporaryDir tmp;
     const QString serial = tmp.path() + "/serial", ranks = tmp.path() + "/ranks";
     const int starts = 8;
+    const QStringList profile{"--profile", "k,x0"};
     const auto one = sensode::test::runProcess(
         SENSODE_CLI_PATH,
-        QStringList{"estimate", kDecay, "--out", serial} + runOptions(starts), 120000);
+        QStringList{"estimate", kDecay, "--out", serial} + runOptions(starts) + profile, 120000);
     QVERIFY2(one.exitCode == 0, qPrintable(one.errLines.join("\n")));
     const auto three = sensode::test::runProcess(
         SENSODE_MPIRUN,
         QStringList{"--oversubscribe", "-n", "3", SENSODE_CLI_PATH, "estimate", kDecay, "--out",
                     ranks} +
-            runOptions(starts),
+            runOptions(starts, 2) + profile,
         180000,
         // LeakSanitizer off for the ranks in the sanitizer build: OpenMPI's own start-up
         // allocations (calloc in MCA components it unloads, so no symbol to suppress by) are
@@ -132,13 +136,31 @@ class TestEstimateResume : public QObject {
              (qEnvironmentVariableIsEmpty("ASAN_OPTIONS") ? "" : ":") + "detect_leaks=0"});
     QVERIFY2(three.exitCode == 0, qPrintable(three.errLines.join("\n")));
     QVERIFY2(three.errLines.join("\n").contains("3 MPI ranks"), qPrintable(three.errLines.join("\n")));
+    // Every unit on the workers: 8 starts, the screen's 16 points (one unit), one polish and two
+    // directions of two profiles.
+    QVERIFY2(three.errLines.join("\n").contains("MPI: 14 units on the workers"),
+             qPrintable(three.errLines.join("\n")));
     compareRecords(records(ranks), records(serial), starts);
-    // The same best fit (the polish runs on rank 0 from the same starts).
+    // The same best fit (the polish ran on a worker, from the same start).
     const auto best = [](const QString& dir) {
       const auto p = est::RunStore(dir.toStdString()).polishedStarts();
       return p.empty() ? std::numeric_limits<double>::quiet_NaN() : p.front().objective;
     };
     SENSODE_EXPECT_CLOSE(best(ranks), best(serial), 0, 1e-12, "polished best", 0);
+    // The same profiles, point for point (each direction ran on a worker).
+    for (const char* id : {"k", "x0"})
+      for (int direction : {-1, 1}) {
+        const auto a = est::RunStore(ranks.toStdString()).profileDirection(id, direction);
+        const auto b = est::RunStore(serial.toStdString()).profileDirection(id, direction);
+        QVERIFY2(a && b, id);
+        QVERIFY2(!b->points.empty(), id);
+        QCOMPARE(a->points.size(), b->points.size());
+        for (std::size_t i = 0; i < a->points.size(); ++i) {
+          SENSODE_EXPECT_CLOSE(a->points[i].value, b->points[i].value, 0, 1e-12, "profile value", i);
+          SENSODE_EXPECT_CLOSE(a->points[i].objective, b->points[i].objective, 0, 1e-12,
+                               "profile objective", i);
+        }
+      }
 #endif
   }
 

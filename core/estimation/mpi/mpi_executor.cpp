@@ -3,11 +3,15 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <deque>
 #include <optional>
 
+#include "core/common/errors.h"
 #include "core/estimation/fit_preparation.h"
+#include "core/estimation/phase_units.h"
+#include "core/estimation/worker_pool.h"
 
 namespace sensode::estimation::mpi {
 bool launchedByMpi() {
@@ -55,6 +59,32 @@ void MpiStartExecutor::run(const petab::Problem& problem, const detail::StartCon
                                       monitor, stopped, sink);
 }
 
+void MpiStartExecutor::runPhase(const petab::Problem& problem, const detail::PhaseComputer& phase,
+                                const std::vector<int>& units, const ProgressMonitor& monitor,
+                                const std::function<bool()>& stopped,
+                                const std::function<void()>& pointDone, const PhaseSink& sink) {
+  std::deque<int> left(units.begin(), units.end());
+  if (dispatcher_.ranks() > 1)
+    left = dispatcher_.dispatch(
+        phase.text(), std::move(left), stopped, [&](int worker, const std::string& text) {
+          // "unit K" on the first line, then the unit's result.
+          const std::size_t eol = text.find('\n');
+          const std::string head = text.substr(0, eol);
+          const std::string body = eol == std::string::npos ? std::string() : text.substr(eol + 1);
+          if (head.rfind("unit ", 0) != 0)
+            throw Error("the result of MPI rank " + std::to_string(worker) + ": no unit line");
+          const int unit = std::atoi(head.c_str() + 5);
+          if (body == "cancelled") return std::make_pair(unit, false);
+          for (int i = phase.pointsIn(body); i > 0; --i)
+            if (pointDone) pointDone();
+          sink(unit, body);
+          return std::make_pair(unit, true);
+        });
+  if (!left.empty() && !stopped())
+    ThreadStartExecutor(threads_).runPhase(problem, phase, std::vector<int>(left.begin(), left.end()),
+                                           monitor, stopped, pointDone, sink);
+}
+
 int runWorker(const EstimationProblem& problemSpec, const EstimationOptions& options,
               const std::function<bool()>& interrupted) {
   std::optional<detail::PreparedFit> fit;
@@ -65,11 +95,22 @@ int runWorker(const EstimationProblem& problemSpec, const EstimationOptions& opt
     failure = e.what();
   }
   std::optional<detail::StartContext> context;
+  std::optional<detail::PhaseComputer> phase;
+  // This rank's threads for a phase's units (the screen's points); loaded once, on first use.
+  std::optional<detail::WorkerProblems> problems;
   serveUnits(
       failure,
       [&](const std::string& plan) {
-        context = detail::makeStartContext(problemSpec.yamlFile, fit->setup,
-                                           startPlanFromText(plan, "the plan"), options);
+        if (plan.rfind("phase ", 0) == 0) {
+          phase.emplace(plan, problemSpec.yamlFile, fit->setup, options);
+          // --threads 0 (all cores) means one thread per rank here: ranks usually fill the cores.
+          if (!problems) problems.emplace(std::max(1, options.threads), problemSpec.yamlFile,
+                                          *fit->problem);
+        } else {
+          phase.reset();
+          context = detail::makeStartContext(problemSpec.yamlFile, fit->setup,
+                                             startPlanFromText(plan, "the plan"), options);
+        }
       },
       [&](int index, const std::function<bool()>& cancelRequested) {
         ProgressMonitor monitor;
@@ -78,6 +119,8 @@ int runWorker(const EstimationProblem& problemSpec, const EstimationOptions& opt
           if (interrupted() || cancelRequested()) token.cancel();
           return token.cancelled() ? Decision::Abort : Decision::Continue;
         };
+        if (phase)
+          return "unit " + std::to_string(index) + "\n" + phase->compute(index, *problems, monitor);
         return toText(detail::runStart(*fit->problem, *context, index, monitor, [&] {
           return monitor.token.cancelled() || interrupted();
         }));

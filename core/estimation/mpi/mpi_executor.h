@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The multistart on MPI ranks (`mpirun -n N sensode estimate ...`), built only when CMake finds
 // MPI (SENSODE_HAVE_MPI). Rank 0 runs the estimation as a single process would, but hands its
-// starts to the other ranks through MpiStartExecutor: dynamically, the next start index to
-// whichever worker reports back first. Workers (runWorker) load the problem themselves, receive
+// starts, and the units of the screen, the polish and the profiles (phase_units.h), to the other
+// ranks through MpiStartExecutor: dynamically, the next index to whichever worker reports back
+// first. Workers (runWorker) load the problem themselves, receive
 // the StartPlan once (as text, work_units.h) and then only indices; they send back each
 // StartResult as text. So a unit is a few bytes out and about 30 bytes per parameter back.
 //
@@ -45,6 +46,12 @@ class MpiStartExecutor : public StartExecutor {
   void run(const petab::Problem& problem, const detail::StartContext& context,
            const StartPlan& plan, const std::vector<int>& indices, const ProgressMonitor& monitor,
            const std::function<bool()>& stopped, const StartSink& sink) override;
+  // The phase's text goes to each worker once, then unit indices; a worker runs a unit with its
+  // own --threads.
+  void runPhase(const petab::Problem& problem, const detail::PhaseComputer& phase,
+                const std::vector<int>& units, const ProgressMonitor& monitor,
+                const std::function<bool()>& stopped, const std::function<void()>& pointDone,
+                const PhaseSink& sink) override;
   std::string describe() const override;
   const UnitDispatcher& dispatcher() const { return dispatcher_; }
 
