@@ -229,7 +229,7 @@ StartPlan makeStartPlan(const PreparedFit& fit, const EstimationOptions& options
                                       options.functionTolerance, options.parameterTolerance,
                                       options.gradientTolerance};
     detail::ScatterSearchResult found = detail::scatterSearchStarts(
-        fit.problem->yamlFile, problem, setup, sampled, ess, leastSquares, local, threads,
+        executor, fit.problem->yamlFile, problem, setup, sampled, ess, leastSquares, local, threads,
         progress.monitor(), [&] { return progress.stopped(); });
     plan.globalLocalSearches = found.localSearches;
     plan.globalEvaluations = found.evaluations;

@@ -91,6 +91,15 @@ std::string screenPhase(int count, int factor, std::uint64_t seed, const FitSetu
          "\nnoise_residuals " + (setup.noiseResiduals ? "1" : "0") + "\n";
 }
 
+std::string pointsPhase(const std::vector<std::vector<double>>& points, const FitSetup& setup) {
+  std::string out = "phase points\nunits " +
+                    std::to_string((points.size() + kScreenChunk - 1) / kScreenChunk) +
+                    "\ngradient " + petab::toString(setup.gradient) + "\nnoise_residuals " +
+                    (setup.noiseResiduals ? "1" : "0") + "\n";
+  for (const auto& x : points) out += "point" + numbers(x) + "\n";
+  return out;
+}
+
 std::string polishPhase(const StartPlan& plan, const std::vector<StartResult>& starts) {
   std::string out = "phase polish\nunits " + std::to_string(starts.size()) + "\n";
   out += section("plan", toText(plan));
@@ -120,15 +129,22 @@ PhaseComputer::PhaseComputer(std::string text, const std::filesystem::path& yaml
       if (name == "plan") return startPlanFromText(body, what + "'s plan");
     throw Error(what + ": no plan section");
   };
-  if (kind == "screen") {
+  if (kind == "screen" || kind == "points") {
     kind_ = Kind::Screen;
     const auto gradient = petab::gradientMethodFromString(field(p, "gradient", what));
     if (!gradient) throw Error(what + ": unknown gradient method");
     setup_.gradient = *gradient;
     setup_.noiseResiduals = integer(p, "noise_residuals", what) != 0;
-    candidates_ = screenCandidates(setup_, static_cast<int>(integer(p, "count", what)),
-                                   static_cast<int>(integer(p, "factor", what)),
-                                   std::strtoull(field(p, "seed", what).c_str(), nullptr, 10));
+    if (kind == "screen") {
+      candidates_ = screenCandidates(setup_, static_cast<int>(integer(p, "count", what)),
+                                     static_cast<int>(integer(p, "factor", what)),
+                                     std::strtoull(field(p, "seed", what).c_str(), nullptr, 10));
+    } else {
+      for (const auto& [key, value] : p.fields)
+        if (key == "point") candidates_.push_back(doubles(value, what));
+    }
+    if ((candidates_.size() + kScreenChunk - 1) / kScreenChunk != static_cast<std::size_t>(units_))
+      throw Error(what + ": units and points differ");
   } else if (kind == "polish") {
     kind_ = Kind::Polish;
     context_ = makeStartContext(yaml, setup, plan(), options);

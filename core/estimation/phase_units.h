@@ -7,7 +7,7 @@
 // the phase text once and then unit indices, and runs a unit with its own --threads) and the
 // run store share one vocabulary, and a unit's result does not depend on where it ran.
 //
-// Phase texts start with `phase screen|polish|profile`; the start plan (work_units.h) does not,
+// Phase texts start with `phase screen|points|polish|profile`; the start plan (work_units.h) does not,
 // which is how an MPI worker tells them apart.
 #pragma once
 
@@ -33,6 +33,9 @@ inline constexpr int kScreenChunk = 16;
 // The screen of screenCandidates(setup, count, factor, seed) (start_screen.h) with the setup's
 // gradient and noise residuals as given.
 std::string screenPhase(int count, int factor, std::uint64_t seed, const FitSetup& setup);
+// The objective at given points (the scatter search's batches), kScreenChunk points a unit;
+// results as the screen's.
+std::string pointsPhase(const std::vector<std::vector<double>>& points, const FitSetup& setup);
 // The polish of `starts` (unit k polishes starts[k]) under `plan`.
 std::string polishPhase(const StartPlan& plan, const std::vector<StartResult>& starts);
 // The profiles at the optimum `best` (full point) of the free positions `profiled`
@@ -53,7 +56,8 @@ class PhaseComputer {
   Kind kind() const { return kind_; }
   const std::string& text() const { return text_; }
   int units() const { return units_; }
-  // The screen's candidates (Kind::Screen), unit k holding [k·kScreenChunk, …).
+  // The screen's candidates or the given points (Kind::Screen), unit k holding
+  // [k·kScreenChunk, …).
   const std::vector<std::vector<double>>& candidates() const { return candidates_; }
 
   // Unit `unit` on `problems` (the screen's points spread over its threads; the other units use

@@ -55,26 +55,29 @@ ScreenedStarts screenStarts(const std::filesystem::path& yaml, const petab::Prob
                       [&] { return monitor.token.cancelled(); }, evaluated);
 }
 
-ScatterSearchResult scatterSearchStarts(const std::filesystem::path& yaml,
+ScatterSearchResult scatterSearchStarts(StartExecutor& executor, const std::filesystem::path& yaml,
                                         const petab::Problem& problem, const FitSetup& setup,
                                         int count, ScatterSearchSettings settings,
                                         bool leastSquares, const LocalSettings& local,
                                         int threads, const ProgressMonitor& monitor,
                                         const std::function<bool()>& stopped) {
   const WorkerProblems workers(threads, yaml, problem);
-  // One simulation per point, no sensitivities; a point where the model cannot be simulated
-  // stays at +inf (eSS ranks it last).
+  // One simulation per point, no sensitivities, as phase units (a batch is one phase: its points
+  // go to each MPI worker once); a point where the model cannot be simulated stays at +inf (eSS
+  // ranks it last).
+  const EstimationOptions noOptions;  // a points phase reads none of them
   const BatchObjective batch = [&](const std::vector<std::vector<double>>& points,
                                    std::vector<double>& values) {
-    workers.run(static_cast<int>(points.size()), [&](int i, const petab::Problem& own) {
-      if (stopped()) return;
-      FitObjective f(own, setup, monitor);
-      try {
-        values[static_cast<std::size_t>(i)] =
-            f.value(points[static_cast<std::size_t>(i)].data(), nullptr);
-      } catch (const Error&) {  // Cancelled too: the search sees `stopped` next
-      }
-    });
+    const PhaseComputer phase(pointsPhase(points, setup), yaml, setup, noOptions);
+    std::vector<int> units(static_cast<std::size_t>(phase.units()));
+    std::iota(units.begin(), units.end(), 0);
+    executor.runPhase(problem, phase, units, monitor, stopped, {},
+                      [&](int unit, const std::string& text) {
+                        const std::vector<double> v = screenValuesFromText(text, "a batch unit");
+                        const std::size_t first = static_cast<std::size_t>(unit) * kScreenChunk;
+                        for (std::size_t i = 0; i < v.size() && first + i < values.size(); ++i)
+                          values[first + i] = v[i];
+                      });
   };
   settings.localCount = std::max(1, static_cast<int>(workers.size()));
   const BatchLocalSearch search = [&](std::vector<std::vector<double>>& points,

@@ -62,11 +62,12 @@ ScreenedStarts screenStarts(const std::filesystem::path& yaml, const petab::Prob
                             int threads, const ProgressMonitor& monitor,
                             const std::function<void()>& evaluated = {});
 
-// The scatter search (scatter_search.h) on this problem's objective: its batches on `threads`
-// threads, each with a problem copy loaded once for the whole search; with settings.localEvery
+// The scatter search (scatter_search.h) on this problem's objective; with settings.localEvery
 // > 0 its local searches by least squares or L-BFGS at `local`, as many at a time as threads.
 // `stopped` is asked between batches and before each evaluation.
-ScatterSearchResult scatterSearchStarts(const std::filesystem::path& yaml,
+// Its batches of objective evaluations are phase units on `executor` (threads or MPI ranks);
+// its local searches run on this process's `threads`.
+ScatterSearchResult scatterSearchStarts(StartExecutor& executor, const std::filesystem::path& yaml,
                                         const petab::Problem& problem, const FitSetup& setup,
                                         int count, ScatterSearchSettings settings,
                                         bool leastSquares, const LocalSettings& local,
