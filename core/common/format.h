@@ -13,4 +13,11 @@ inline std::string shortNumber(double v) {
   return buf;
 }
 
+// %.*g with `precision` significant digits: 17 for times that must round-trip.
+inline std::string preciseNumber(double v, int precision = 6) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+  return buf;
+}
+
 }  // namespace sensode

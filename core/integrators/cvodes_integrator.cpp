@@ -2,6 +2,7 @@
 #include "core/integrators/cvodes_integrator.h"
 #include "core/integrators/absolute_tolerances.h"
 #include "core/integrators/cvodes_integrator_impl.h"
+#include "core/integrators/integrator_arguments.h"
 
 namespace sensode::integrators {
 
@@ -55,14 +56,8 @@ void CvodesIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel>
     dae_->initialize(std::move(model), options, t0, x0, p);
     return;
   }
-  if (auto problem = options.validate()) throw InvalidOptions(*problem);
-  if (!std::isfinite(t0)) throw InvalidOptions("CvodesIntegrator: t0 = " + num(t0) + " is not finite");
+  checkInitialValues("CvodesIntegrator", *model, options, t0, x0, p);
   const int nx = model->nx();
-  if (static_cast<int>(x0.size()) != nx || static_cast<int>(p.size()) != model->np()) {
-    throw Error("CvodesIntegrator::initialize: x0 has " + std::to_string(x0.size()) +
-                " values and p " + std::to_string(p.size()) + ", the model needs " +
-                std::to_string(nx) + " and " + std::to_string(model->np()));
-  }
   d.model = std::move(model);
   d.options = options;
   d.p = p;
@@ -73,39 +68,24 @@ void CvodesIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel>
   if (nx == 0) return;  // nothing to integrate; advanceTo only moves the clock
 
   const auto n = static_cast<sunindextype>(nx);
-  SUNContext ctx = nullptr;
-  sundials::checkCvode(SUNContext_Create(nullptr, &ctx), "SUNContext_Create");
-  d.ctx.reset(ctx);
-
-  d.y.reset(sundials::checkCreated(N_VNew_Serial(n, ctx), "N_VNew_Serial"));
-  d.yOut.reset(sundials::checkCreated(N_VNew_Serial(n, ctx), "N_VNew_Serial"));
-  std::copy(x0.begin(), x0.end(), N_VGetArrayPointer(d.y.get()));
+  d.ctx = sundials::newContext();
+  SUNContext ctx = d.ctx.get();
+  d.y = sundials::newVector(x0, ctx);
+  d.yOut = sundials::newVector(n, ctx);
 
   d.createCvode(&Impl::rhs);
   void* mem = d.mem.get();
   // atol per state (absolute_tolerances.h): a species read in concentration gets atol × size.
   d.atol = absoluteTolerances(*d.model, options.atol, t0, x0, p);
-  d.atolVector.reset(sundials::checkCreated(N_VNew_Serial(n, ctx), "N_VNew_Serial"));
-  std::copy(d.atol.begin(), d.atol.end(), N_VGetArrayPointer(d.atolVector.get()));
-  sundials::checkCvode(CVodeSVtolerances(mem, options.rtol, d.atolVector.get()), "CVodeSVtolerances");
+  d.atolVector = sundials::newVector(d.atol, ctx);
+  sundials::call<Api>(Api::svTolerances, mem, options.rtol, d.atolVector.get());
 
-  d.sparse = options.linearSolver == LinearSolverKind::Sparse ||
-             (options.linearSolver == LinearSolverKind::Auto && nx > IntegratorOptions::kDenseLimit);
+  d.sparse = sundials::usesSparseSolver(options, nx);
   const symbolic::SparsePattern& jp = d.model->jacobianPattern();
   d.jacValues.assign(static_cast<std::size_t>(jp.nnz()), 0.0);
-  if (d.sparse) {
-    d.buildMergedPattern();
-    d.A.reset(sundials::checkCreated(
-        SUNSparseMatrix(n, n, static_cast<sunindextype>(d.rowIdx.size()), CSC_MAT, ctx),
-        "SUNSparseMatrix"));
-    d.ls.reset(sundials::checkCreated(SUNLinSol_KLU(d.y.get(), d.A.get(), ctx), "SUNLinSol_KLU"));
-  } else {
-    d.A.reset(sundials::checkCreated(SUNDenseMatrix(n, n, ctx), "SUNDenseMatrix"));
-    d.ls.reset(
-        sundials::checkCreated(SUNLinSol_Dense(d.y.get(), d.A.get(), ctx), "SUNLinSol_Dense"));
-  }
-  sundials::checkCvode(CVodeSetLinearSolver(mem, d.ls.get(), d.A.get()), "CVodeSetLinearSolver");
-  sundials::checkCvode(CVodeSetJacFn(mem, &Impl::jac), "CVodeSetJacFn");
+  if (d.sparse) d.pattern.build(jp, nx);
+  sundials::createLinearSystem(d.sparse, nx, d.pattern, d.y.get(), ctx, d.A, d.ls);
+  sundials::attachLinearSolver<Api>(mem, d.ls.get(), d.A.get(), &Impl::jac);
 }
 
 void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
@@ -113,20 +93,8 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
   if (dae_) return dae_->advanceTo(tout, x, monitor);
   Impl& d = *impl_;
   if (!d.initialized) throw Error("CvodesIntegrator::advanceTo called before initialize");
-  if (!(tout >= d.t) || !std::isfinite(tout)) {
-    throw InvalidOptions("CvodesIntegrator::advanceTo: tout = " + num(tout, 17) +
-                         " is not a finite time after the current time " + num(d.t, 17));
-  }
-  if (tout == d.t) {
-    x = d.xLast;
-    return;
-  }
-  if (d.nx == 0) {
-    monitor.check({tout, tout, 0});
-    d.t = tout;
-    x.clear();
-    return;
-  }
+  checkOutputTime("CvodesIntegrator", tout, d.t);
+  if (advanceWithoutSteps(tout, d.nx, d.t, d.xLast, x, monitor)) return;
 
   void* mem = d.mem.get();
   d.advanced = true;
@@ -138,7 +106,7 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
   d.monitor = &monitor;
   try {
     double tn = d.t;
-    sundials::checkCvode(CVodeGetCurrentTime(mem, &tn), "CVodeGetCurrentTime");
+    sundials::check<Api>(CVodeGetCurrentTime(mem, &tn), "CVodeGetCurrentTime");
     d.recovered = {};
     long stepsHere = 0, stalledSteps = 0;
     StepGrowthWatch growth;
@@ -185,11 +153,11 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
         d.stepCallback(tPrevious, tn, dense);
       }
       tPrevious = tn;
-      if (stalledSteps >= kMaxStalledSteps) {
+      if (stalledSteps >= sundials::kMaxStalledSteps) {
         const std::string stall =
             "t + h = t for " + std::to_string(stalledSteps) + " consecutive steps";
         d.throwFailure(d.recovered.kind != CallbackRecord::Kind::None
-                           ? Impl::plain(d.recovered, d) + "; CVODES cut the step size until " +
+                           ? plain(d.recovered, *d.model) + "; CVODES cut the step size until " +
                                  stall
                            : "step size too small: " + stall +
                                  " (the solution may be blowing up)",
@@ -213,11 +181,7 @@ void CvodesIntegrator::advanceTo(double tout, std::vector<double>& x,
   if (d.augmented) {
     std::copy(out + d.nx, out + N_VGetLength(d.yOut.get()), d.sLast.begin());
   } else if (d.sensEnabled) {
-    const auto n = static_cast<std::size_t>(d.nx);
-    for (std::size_t j = 0; j < d.ySOut.size(); ++j) {
-      const double* s = N_VGetArrayPointer(d.ySOut[j]);
-      std::copy(s, s + n, d.sLast.begin() + static_cast<std::ptrdiff_t>(j * n));
-    }
+    sundials::copySensitivities(d.ySOut, d.nx, d.sLast.data());
   }
   d.t = tout;
   x = d.xLast;
@@ -227,11 +191,8 @@ void CvodesIntegrator::setStopTime(double tStop) {
   if (dae_) return dae_->setStopTime(tStop);
   Impl& d = *impl_;
   if (!d.initialized) throw Error("CvodesIntegrator::setStopTime called before initialize");
-  if (!(tStop >= d.t)) {
-    throw InvalidOptions("CvodesIntegrator: stop time " + num(tStop, 17) +
-                         " is before the current time " + num(d.t, 17));
-  }
-  if (d.mem) sundials::checkCvode(CVodeSetStopTime(d.mem.get(), tStop), "CVodeSetStopTime");
+  checkStopTime("CvodesIntegrator", tStop, d.t);
+  if (d.mem) sundials::call<Api>(Api::setStopTime, d.mem.get(), tStop);
 }
 
 void CvodesIntegrator::setStepCallback(StepCallback callback) {
@@ -282,20 +243,9 @@ void CvodesIntegrator::enableSensitivities(const std::vector<int>& paramIndices,
   if (d.sensEnabled) {
     throw Error("CvodesIntegrator::enableSensitivities called twice (initialize() starts over)");
   }
-  const int np = d.model->np();
+  checkSensitivityRequest("CvodesIntegrator", d.model->np(), d.nx, paramIndices, s0);
   const auto n = static_cast<std::size_t>(d.nx);
   const std::size_t ns = paramIndices.size();
-  for (const int k : paramIndices) {
-    if (k < 0 || k >= np) {
-      throw InvalidOptions("CvodesIntegrator::enableSensitivities: parameter index " +
-                           std::to_string(k) + " outside [0, " + std::to_string(np) + ")");
-    }
-  }
-  if (s0.size() != n * ns) {
-    throw InvalidOptions("CvodesIntegrator::enableSensitivities: s0 has " +
-                         std::to_string(s0.size()) + " values, expected nx × ns = " +
-                         std::to_string(n * ns));
-  }
   for (std::size_t k = 0; k < s0.size(); ++k) {
     if (!std::isfinite(s0[k])) {
       throw InvalidOptions("CvodesIntegrator::enableSensitivities: initial sensitivity d " +
@@ -316,43 +266,27 @@ void CvodesIntegrator::enableSensitivities(const std::vector<int>& paramIndices,
 
   // Tolerances of S_k: rtol, and atol / |p̄_k| with p̄_k = |p_k| (1 for p_k = 0): CVODES's
   // estimated tolerances, so that S_k·p̄_k is controlled like the states.
-  d.pbar.resize(ns);
-  for (std::size_t j = 0; j < ns; ++j) {
-    const double pk = std::abs(d.p[static_cast<std::size_t>(paramIndices[j])]);
-    d.pbar[j] = pk > 0 && std::isfinite(pk) ? pk : 1.0;
-  }
+  d.pbar = sensitivityScales(d.p, paramIndices);
   if (d.options.sensitivityCorrector == SensitivityCorrector::Augmented) {
     d.enableAugmented(s0, errorControl);
     return;
   }
 
   SUNContext ctx = d.ctx.get();
-  d.ySOwned.clear();
-  d.ySOutOwned.clear();
-  d.yS.clear();
-  d.ySOut.clear();
+  d.yS.create(ns, static_cast<sunindextype>(n), ctx);
+  d.ySOut.create(ns, static_cast<sunindextype>(n), ctx);
   for (std::size_t j = 0; j < ns; ++j) {
-    d.ySOwned.emplace_back(sundials::checkCreated(N_VNew_Serial(static_cast<sunindextype>(n), ctx),
-                                                "N_VNew_Serial"));
-    d.ySOutOwned.emplace_back(sundials::checkCreated(
-        N_VNew_Serial(static_cast<sunindextype>(n), ctx), "N_VNew_Serial"));
-    d.yS.push_back(d.ySOwned.back().get());
-    d.ySOut.push_back(d.ySOutOwned.back().get());
     std::copy(s0.begin() + static_cast<std::ptrdiff_t>(j * n),
-              s0.begin() + static_cast<std::ptrdiff_t>((j + 1) * n), N_VGetArrayPointer(d.yS[j]));
+              s0.begin() + static_cast<std::ptrdiff_t>((j + 1) * n), d.yS.values(j));
   }
   d.sensMethod =
       d.options.sensitivityCorrector == SensitivityCorrector::Simultaneous ? CV_SIMULTANEOUS
                                                                            : CV_STAGGERED;
   void* mem = d.mem.get();
-  sundials::checkCvode(
+  sundials::check<Api>(
       CVodeSensInit(mem, static_cast<int>(ns), d.sensMethod, &Impl::sensRhs, d.yS.data()),
       "CVodeSensInit");
-  sundials::checkCvode(CVodeSetSensParams(mem, nullptr, d.pbar.data(), nullptr),
-                     "CVodeSetSensParams");
-  sundials::checkCvode(CVodeSensEEtolerances(mem), "CVodeSensEEtolerances");
-  sundials::checkCvode(CVodeSetSensErrCon(mem, errorControl ? SUNTRUE : SUNFALSE),
-                     "CVodeSetSensErrCon");
+  sundials::setSensitivityTolerances<Api>(mem, d.pbar.data(), errorControl);
 }
 
 void CvodesIntegrator::sensitivities(std::vector<double>& s) const {

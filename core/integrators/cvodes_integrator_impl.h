@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The state behind CvodesIntegrator and CVODES's C callbacks into it (right-hand side, Jacobian,
-// sensitivity right-hand sides, the augmented system's block solver and weights, the error
-// handler), with the translation of CVODES failures into a modeller's words. Internal: included
-// by cvodes_integrator.cpp only, which holds the Integrator interface on top of it.
+// sensitivity right-hand sides, the augmented system's block solver and weights), with the
+// translation of CVODES failures into a modeller's words (the sentences:
+// cvodes_failure_text.h; handles, options, failure texts and statistics it shares with IDAS:
+// sundials_solver.h, sundials_linear_system.h). Internal: included by cvodes_integrator.cpp only,
+// which holds the Integrator interface on top of it.
 #pragma once
 
 #include "core/integrators/cvodes_integrator.h"
@@ -10,23 +12,21 @@
 #include <cvodes/cvodes.h>
 #include <cvodes/cvodes_ls.h>
 #include <nvector/nvector_serial.h>
-#include <sunlinsol/sunlinsol_dense.h>
-#include <sunlinsol/sunlinsol_klu.h>
-#include <sunmatrix/sunmatrix_dense.h>
-#include <sunmatrix/sunmatrix_sparse.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <exception>
 #include <limits>
 #include <string>
 #include <utility>
 
 #include "core/common/errors.h"
+#include "core/common/format.h"
 #include "core/integrators/cvodes_augmented.h"
+#include "core/integrators/cvodes_failure_text.h"
 #include "core/integrators/sparse_lu.h"
-#include "core/integrators/sundials_handles.h"
+#include "core/integrators/sundials_linear_system.h"
+#include "core/integrators/sundials_solver.h"
 
 namespace sensode::integrators {
 
@@ -37,62 +37,10 @@ using detail::newBlockMatrix;
 
 namespace cvodes_detail {
 
-inline std::string num(double v, int precision = 6) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-  return buf;
-}
+using Api = sundials::CvodeApi;
 
-// What went wrong inside a callback, recorded for the exception thrown after CVode() returns.
-struct CallbackRecord {
-  enum class Kind {
-    None,
-    NonFiniteRhs,
-    NonFiniteJacobian,
-    NonFiniteParamJacobian,  // ∂f/∂p entry (row = state, col = model parameter index)
-    NonFiniteSensitivityRhs,  // Ṡ entry (row = state, col = model parameter index)
-    NonFiniteState,   // a state CVODES passed in is ±inf or NaN (row = state, value)
-    NonFiniteTime,    // CVODES evaluated at a time that is not a number (its step size is NaN)
-    NoProgress,       // kMaxCallbacksPerStep evaluations within one step
-    Cancelled,        // the monitor's token was set during a step
-    Exception
-  };
-  Kind kind = Kind::None;
-  int row = -1, col = -1;  // state index (f), Jacobian entry (row, col), or (state, parameter)
-  double t = 0;
-  double value = 0;  // NonFiniteState: the state's value
-  std::string what;  // Exception: what()
-};
+inline std::string num(double v, int precision = 6) { return preciseNumber(v, precision); }
 
-// One-line cause for a CVode() return flag.
-inline const char* describeFlag(int flag) {
-  switch (flag) {
-    case CV_TOO_MUCH_ACC: return "requested accuracy too high for machine precision";
-    case CV_ERR_FAILURE: return "error test failed repeatedly (step size too small)";
-    case CV_CONV_FAILURE: return "Newton iteration failed to converge repeatedly (step size too small)";
-    case CV_LSETUP_FAIL: return "linear solver setup failed (singular iteration matrix?)";
-    case CV_LSOLVE_FAIL: return "linear solve failed";
-    case CV_RHSFUNC_FAIL: return "right-hand side evaluation failed";
-    case CV_FIRST_RHSFUNC_ERR: return "right-hand side evaluation failed at the first call";
-    case CV_REPTD_RHSFUNC_ERR: return "repeated recoverable right-hand side errors";
-    case CV_UNREC_RHSFUNC_ERR: return "unrecoverable right-hand side error";
-    case CV_NLS_FAIL: return "nonlinear solver failed";
-    case CV_TOO_CLOSE: return "output time too close to the start time";
-    case CV_ILL_INPUT: return "illegal input";
-    default: return "CVODES error";
-  }
-}
-
-// Consecutive steps that leave t unchanged before advanceTo gives up.
-constexpr long kMaxStalledSteps = 100;
-
-// The step guard's bounds for one CVode(CV_ONE_STEP) call (Impl::guardInputs). A step tries at
-// most maxncf + maxnef = 17 times per corrector, the staggered sensitivity corrector restarting
-// the states' up to 1 + maxncfS + maxnefS = 18 times, with at most 8 evaluations per attempt
-// (3 Newton iterations, again with a fresh Jacobian): about 2500 calls. SUNDIALS 6.4's Newton
-// solver loops without end once the step size is NaN (SUNNonlinSolSolve_Newton retries while
-// cvLsSetup, comparing a NaN γ ratio, never marks the Jacobian current), evaluating f each time.
-constexpr long kMaxCallbacksPerStep = 20000;
 // Iterates with a non-finite state one step may hand the callbacks before the step is given up:
 // CVODES gives up after 10 recoverable failures in a row, each seeing one or two such iterates.
 constexpr long kMaxNonFiniteIteratesPerStep = 50;
@@ -111,12 +59,10 @@ struct CvodesIntegrator::Impl {
   bool initialized = false;
   IntegratorStats stats;
 
-  // Jacobian: values in the CompiledModel's CSC order, scattered into a pattern that is the
-  // model's pattern plus the diagonal (so CVODES's M = I − γJ never has to grow the matrix and
-  // KLU's symbolic factorisation stays valid).
+  // Jacobian: values in the CompiledModel's CSC order, scattered into the model's pattern plus
+  // the diagonal for KLU and the augmented mode (sundials_linear_system.h).
   std::vector<double> jacValues;
-  std::vector<sunindextype> colPtr, rowIdx;  // merged pattern
-  std::vector<sunindextype> target;          // model entry k → position in merged pattern
+  sundials::MergedPattern pattern;
 
   // Forward sensitivities (enableSensitivities): CVodeSensInit with the analytic right-hand
   // side Ṡ = J·S + ∂f/∂p for the selected parameters, all columns per call.
@@ -139,7 +85,6 @@ struct CvodesIntegrator::Impl {
   bool augmented = false;
   long augmentedRhsEvals = 0;
   symbolic::SparsePattern blockPattern;  // the merged pattern, for blockLu
-  std::vector<sunindextype> diagonal;    // diagonal positions in the merged pattern
   detail::SparseLu blockLu;              // outlives the linear solver that uses it
   std::vector<double> atol;              // per state (absolute_tolerances.h)
   std::vector<double> augmentedAtol;     // per component (+∞: not in the error test)
@@ -166,10 +111,7 @@ struct CvodesIntegrator::Impl {
       }
       const int flag = CVodeGetSensDky(impl->mem.get(), tq, 0, impl->ySOut.data());
       if (flag < 0) impl->throwCvodeFailure(flag);
-      for (std::size_t j = 0; j < impl->ySOut.size(); ++j) {
-        const double* v = N_VGetArrayPointer(impl->ySOut[j]);
-        std::copy(v, v + n, s + j * n);
-      }
+      sundials::copySensitivities(impl->ySOut, impl->nx, s);
       return true;
     }
   };
@@ -188,8 +130,7 @@ struct CvodesIntegrator::Impl {
   sundials::ContextPtr ctx;
   sundials::VectorPtr atolVector;  // `atol` for CVodeSVtolerances (CVODES keeps its own copy)
   sundials::VectorPtr y, yOut;
-  std::vector<sundials::VectorPtr> ySOwned, ySOutOwned;  // sensitivity vectors (ns each)
-  std::vector<N_Vector> yS, ySOut;                      // the same, as CVODES wants them
+  sundials::VectorArray yS, ySOut;  // sensitivity vectors (ns each)
   sundials::MatrixPtr A;
   sundials::LinearSolverPtr ls;
   sundials::CvodeMemPtr mem;
@@ -200,10 +141,9 @@ struct CvodesIntegrator::Impl {
     A.reset();
     yS.clear();
     ySOut.clear();
-    ySOwned.clear();
-    ySOutOwned.clear();
     yOut.reset();
     y.reset();
+    atolVector.reset();
     ctx.reset();
     stats = {};
     record = {};
@@ -223,73 +163,25 @@ struct CvodesIntegrator::Impl {
   void createCvode(CVRhsFn f) {
     mem.reset(sundials::checkCreated(CVodeCreate(CV_BDF, ctx.get()), "CVodeCreate"));
     void* m = mem.get();
-    sundials::checkCvode(CVodeSetErrHandlerFn(m, &Impl::errorHandler, this),
-                         "CVodeSetErrHandlerFn");
-    sundials::checkCvode(CVodeInit(m, f, t, y.get()), "CVodeInit");
-    sundials::checkCvode(CVodeSetUserData(m, this), "CVodeSetUserData");
-    sundials::checkCvode(CVodeSetMaxNumSteps(m, options.maxSteps), "CVodeSetMaxNumSteps");
-    if (std::isfinite(options.maxStepSize)) {
-      sundials::checkCvode(CVodeSetMaxStep(m, options.maxStepSize), "CVodeSetMaxStep");
-    }
-    if (options.initialStepSize > 0) {
-      sundials::checkCvode(CVodeSetInitStep(m, options.initialStepSize), "CVodeSetInitStep");
-    }
-  }
-
-  void buildMergedPattern() {
-    const symbolic::SparsePattern& jp = model->jacobianPattern();
-    jacValues.assign(static_cast<std::size_t>(jp.nnz()), 0.0);
-    colPtr.assign(static_cast<std::size_t>(nx) + 1, 0);
-    rowIdx.clear();
-    diagonal.assign(static_cast<std::size_t>(nx), 0);
-    target.assign(static_cast<std::size_t>(jp.nnz()), 0);
-    for (int j = 0; j < nx; ++j) {
-      bool diagonalDone = false;
-      const auto jj = static_cast<std::size_t>(j);
-      for (int k = jp.colPtr[jj]; k < jp.colPtr[jj + 1]; ++k) {
-        const int i = jp.rowIdx[static_cast<std::size_t>(k)];
-        if (!diagonalDone && i > j) {
-          diagonal[jj] = static_cast<sunindextype>(rowIdx.size());
-          rowIdx.push_back(j);
-          diagonalDone = true;
-        }
-        if (i == j) {
-          diagonal[jj] = static_cast<sunindextype>(rowIdx.size());
-          diagonalDone = true;
-        }
-        target[static_cast<std::size_t>(k)] = static_cast<sunindextype>(rowIdx.size());
-        rowIdx.push_back(i);
-      }
-      if (!diagonalDone) {
-        diagonal[jj] = static_cast<sunindextype>(rowIdx.size());
-        rowIdx.push_back(j);
-      }
-      colPtr[jj + 1] = static_cast<sunindextype>(rowIdx.size());
-    }
+    sundials::installMessageSink<Api>(m, &cvodeMessage);
+    sundials::check<Api>(CVodeInit(m, f, t, y.get()), "CVodeInit");
+    sundials::call<Api>(Api::setUserData, m, this);
+    sundials::setStepLimits<Api>(m, options);
   }
 
   void refreshStats() {
     if (!mem) return;
     void* m = mem.get();
+    const bool forwardModule = !augmented && sensEnabled && !sensParams.empty();
+    sundials::collectStats<Api>(m, stats, forwardModule);
     long v = 0;
-    if (CVodeGetNumSteps(m, &v) == CV_SUCCESS) stats.steps = v;
-    if (CVodeGetNumRhsEvals(m, &v) == CV_SUCCESS) stats.rhsEvals = v;
-    long lsRhs = 0;  // f evaluations for difference-quotient Jacobians (none: J is analytic)
-    if (CVodeGetNumLinRhsEvals(m, &lsRhs) == CV_SUCCESS) stats.rhsEvals += lsRhs;
-    if (CVodeGetNumJacEvals(m, &v) == CV_SUCCESS) stats.jacEvals = v;
-    if (CVodeGetNumLinSolvSetups(m, &v) == CV_SUCCESS) stats.luFactorizations = v;
-    if (CVodeGetNumNonlinSolvIters(m, &v) == CV_SUCCESS) stats.newtonIterations = v;
-    if (CVodeGetNumNonlinSolvConvFails(m, &v) == CV_SUCCESS) stats.newtonFailures = v;
-    if (CVodeGetNumErrTestFails(m, &v) == CV_SUCCESS) stats.errorTestFailures = v;
+    // f evaluations for difference-quotient Jacobians (none: J is analytic)
+    if (CVodeGetNumLinRhsEvals(m, &v) == CV_SUCCESS) stats.rhsEvals += v;
     if (augmented) {
       // One augmented right-hand side evaluates f and Ṡ together (rhsEvals counts the same
       // calls); S shares the states' error test, so there is no separate failure count.
       stats.sensitivityRhsEvals = augmentedRhsEvals;
-    } else if (sensEnabled && !sensParams.empty()) {
-      if (CVodeGetSensNumRhsEvals(m, &v) == CV_SUCCESS) stats.sensitivityRhsEvals = v;
-      if (CVodeGetSensNumErrTestFails(m, &v) == CV_SUCCESS) {
-        stats.sensitivityErrorTestFailures = v;
-      }
+    } else if (forwardModule) {
       // f evaluations CVODES makes for the sensitivities (difference quotients; none here).
       if (CVodeGetNumRhsEvalsSens(m, &v) == CV_SUCCESS) stats.rhsEvals += v;
       // Staggered: the sensitivity corrector's own Newton matrix set-ups and iterations.
@@ -299,116 +191,22 @@ struct CvodesIntegrator::Impl {
     }
   }
 
-  std::string paramName(int k) const {
-    const auto& params = model->system().params;
-    if (k >= 0 && k < static_cast<int>(params.size())) {
-      return "'" + params[static_cast<std::size_t>(k)].id + "'";
-    }
-    return "#" + std::to_string(k);
-  }
-
-  std::string stateName(int i) const {
-    const auto& states = model->system().states;
-    if (i >= 0 && i < static_cast<int>(states.size())) {
-      return "'" + states[static_cast<std::size_t>(i)].id + "'";
-    }
-    return "#" + std::to_string(i);
-  }
-
-  static std::string describe(const CallbackRecord& record, const Impl& self) {
-    switch (record.kind) {
-      case CallbackRecord::Kind::NonFiniteRhs:
-        return "non-finite value in f for state " + self.stateName(record.row) + " at t = " +
-               num(record.t);
-      case CallbackRecord::Kind::NonFiniteJacobian:
-        return "non-finite value in the Jacobian entry d f[" + self.stateName(record.row) +
-               "] / d " + self.stateName(record.col) + " at t = " + num(record.t);
-      case CallbackRecord::Kind::NonFiniteParamJacobian:
-        return "non-finite value in the parameter Jacobian entry d f[" +
-               self.stateName(record.row) + "] / d " + self.paramName(record.col) +
-               " at t = " + num(record.t);
-      case CallbackRecord::Kind::NonFiniteSensitivityRhs:
-        return "non-finite sensitivity derivative d/dt (d " + self.stateName(record.row) +
-               " / d " + self.paramName(record.col) + ") at t = " + num(record.t);
-      case CallbackRecord::Kind::Exception:
-        return "error while evaluating the model at t = " + num(record.t) + ": " + record.what;
-      case CallbackRecord::Kind::NonFiniteState:
-      case CallbackRecord::Kind::NonFiniteTime:
-      case CallbackRecord::Kind::NoProgress:
-      case CallbackRecord::Kind::Cancelled:
-        return plain(record, self);
-      case CallbackRecord::Kind::None:
-        break;
-    }
-    return {};
-  }
-
-  // The same cause in a modeller's words (IntegrationFailure::what(); describe() goes to
-  // details()).
-  static std::string plain(const CallbackRecord& record, const Impl& self) {
-    const std::string at = " at t = " + num(record.t);
-    switch (record.kind) {
-      case CallbackRecord::Kind::NonFiniteRhs:
-        return "the rate of change of " + self.stateName(record.row) + " is not a finite number" +
-               at;
-      case CallbackRecord::Kind::NonFiniteJacobian:
-        return "the rate of change of " + self.stateName(record.row) +
-               " has no finite derivative with respect to " + self.stateName(record.col) + at;
-      case CallbackRecord::Kind::NonFiniteParamJacobian:
-        return "the rate of change of " + self.stateName(record.row) +
-               " has no finite derivative with respect to the parameter " +
-               self.paramName(record.col) + at;
-      case CallbackRecord::Kind::NonFiniteSensitivityRhs:
-        return "the sensitivity of " + self.stateName(record.row) + " to " +
-               self.paramName(record.col) + " changes at a rate that is not finite" + at;
-      case CallbackRecord::Kind::Exception:
-        return "the model could not be evaluated" + at + ": " + record.what;
-      case CallbackRecord::Kind::NonFiniteState:
-        // record.t is the end of the attempted step, which CVODES then cut.
-        return "state " + self.stateName(record.row) + " became non-finite (" + num(record.value) +
-               ") in a step to t = " + num(record.t);
-      case CallbackRecord::Kind::NonFiniteTime:
-        return "the step size is not a number: CVODES evaluated the model at t = " +
-               num(record.t);
-      case CallbackRecord::Kind::NoProgress:
-        return "no progress: " + std::to_string(kMaxCallbacksPerStep) +
-               " model evaluations within one step" + at;
-      case CallbackRecord::Kind::Cancelled:
-        return "cancelled" + at;
-      case CallbackRecord::Kind::None:
-        break;
-    }
-    return {};
-  }
+  std::string paramName(int k) const { return parameterLabel(*model, k); }
+  std::string stateName(int i) const { return stateLabel(*model, i); }
 
   // "; last recovered error: ..." when CVODES recovered from callback problems in this call.
   std::string recoveredNote() const {
     if (recovered.kind == CallbackRecord::Kind::None) return {};
-    return "; last recovered error: " + plain(recovered, *this);
+    return "; last recovered error: " + plain(recovered, *model);
   }
   std::string recoveredDetails() const {
     if (recovered.kind == CallbackRecord::Kind::None) return {};
-    return "last recovered error: " + describe(recovered, *this);
+    return "last recovered error: " + describe(recovered, *model);
   }
 
-  // Time and step size where CVODES stands now (for failure messages).
-  std::pair<double, double> where() const {
-    double tn = t, h = 0;
-    if (mem) {
-      CVodeGetCurrentTime(mem.get(), &tn);
-      CVodeGetCurrentStep(mem.get(), &h);
-      if (h == 0) CVodeGetLastStep(mem.get(), &h);
-    }
-    return {tn, h};
-  }
-
-  // "CVODES failed at t = … (step size …): <cause in plain words>", the technical detail (the
-  // callback's evaluator entry, CVODES's flag and message) in details().
+  // "CVODES failed at t = … (step size …): <cause in plain words>" (sundials::throwFailure).
   [[noreturn]] void throwFailure(const std::string& cause, const std::string& details = {}) const {
-    const auto [tn, h] = where();
-    throw IntegrationFailure(
-        "CVODES failed at t = " + num(tn) + " (step size " + num(h, 3) + "): " + cause, tn, h,
-        details);
+    sundials::throwFailure<Api>(mem.get(), t, cause, details);
   }
 
   // After CVode() accepted a step from tFrom to tn: the time, the step size and every state
@@ -453,33 +251,18 @@ struct CvodesIntegrator::Impl {
 
   [[noreturn]] void throwCvodeFailure(int flag) const {
     if (record.kind == CallbackRecord::Kind::Cancelled) throw Cancelled(record.t);
-    std::string details = std::string(sundials::cvodeFlagName(flag));
-    if (!cvodeMessage.empty()) details += ": " + cvodeMessage;
+    const std::string details = sundials::flagDetails<Api>(flag, cvodeMessage);
     if (record.kind != CallbackRecord::Kind::None) {
-      throwFailure(plain(record, *this), describe(record, *this) + " (" + details + ")");
+      throwFailure(plain(record, *model), describe(record, *model) + " (" + details + ")");
     }
-    throwFailure(describeFlag(flag), details);
+    throwFailure(sundials::describeCvodeFlag(flag), details);
   }
 
-  // ---- C trampolines: never throw; 0 ok, > 0 recoverable, < 0 fatal ----
-
-  // Runs `body` for a trampoline: an exception becomes a recorded cause and a fatal -1 (C code
-  // must not see it).
-  template <class Body>
-  static int guarded(Impl* self, sunrealtype tt, Body&& body) noexcept {
-    try {
-      return body();
-    } catch (const std::exception& e) {
-      self->recordException(tt, e.what());
-    } catch (...) {
-      self->recordException(tt, "unknown exception");
-    }
-    return -1;
-  }
+  // ---- C trampolines (sundials::guarded): never throw; 0 ok, > 0 recoverable, < 0 fatal ----
 
   static int rhs(sunrealtype tt, N_Vector yy, N_Vector ydot, void* userData) {
     auto* self = static_cast<Impl*>(userData);
-    return guarded(self, tt, [&] {
+    return sundials::guarded(self, tt, [&] {
       const double* x = N_VGetArrayPointer(yy);
       if (const int problem = self->guardInputs(tt, x); problem != 0) return problem;
       return self->stateRhs(tt, x, N_VGetArrayPointer(ydot));
@@ -489,7 +272,7 @@ struct CvodesIntegrator::Impl {
   static int jac(sunrealtype tt, N_Vector yy, N_Vector /*fy*/, SUNMatrix J, void* userData,
                  N_Vector /*tmp1*/, N_Vector /*tmp2*/, N_Vector /*tmp3*/) {
     auto* self = static_cast<Impl*>(userData);
-    return guarded(self, tt, [&] {
+    return sundials::guarded(self, tt, [&] {
       const double* x = N_VGetArrayPointer(yy);
       if (const int problem = self->guardInputs(tt, x); problem != 0) return problem;
       if (self->augmented) {
@@ -508,11 +291,8 @@ struct CvodesIntegrator::Impl {
           return 1;
         }
       }
-      if (self->sparse) {
-        self->fillSparse(J);
-      } else {
-        self->fillDense(J);
-      }
+      sundials::scatterJacobian(J, self->sparse, self->pattern, self->model->jacobianPattern(),
+                                jv, 1.0);
       return 0;
     });
   }
@@ -521,7 +301,7 @@ struct CvodesIntegrator::Impl {
   static int sensRhs(int ns, sunrealtype tt, N_Vector yy, N_Vector /*ydot*/, N_Vector* ySv,
                      N_Vector* ySdot, void* userData, N_Vector /*tmp1*/, N_Vector /*tmp2*/) {
     auto* self = static_cast<Impl*>(userData);
-    return guarded(self, tt, [&] {
+    return sundials::guarded(self, tt, [&] {
       const double* x = N_VGetArrayPointer(yy);
       if (const int guard = self->guardInputs(tt, x); guard != 0) return guard;
       const int problem = self->evaluateSensitivityJacobians(tt, x);
@@ -540,7 +320,7 @@ struct CvodesIntegrator::Impl {
   // as rhs() and sensRhs().
   static int augmentedRhs(sunrealtype tt, N_Vector yy, N_Vector ydot, void* userData) {
     auto* self = static_cast<Impl*>(userData);
-    return guarded(self, tt, [&] {
+    return sundials::guarded(self, tt, [&] {
       ++self->augmentedRhsEvals;
       const double* y = N_VGetArrayPointer(yy);
       if (const int guard = self->guardInputs(tt, y); guard != 0) return guard;
@@ -727,17 +507,6 @@ struct CvodesIntegrator::Impl {
     return 0;
   }
 
-  static void errorHandler(int errorCode, const char* /*module*/, const char* /*function*/,
-                           char* msg, void* userData) {
-    if (errorCode == CV_WARNING) return;  // e.g. "t + h = t": not an error by itself
-    auto* self = static_cast<Impl*>(userData);
-    try {
-      self->cvodeMessage = msg != nullptr ? msg : "";
-    } catch (...) {
-      // out of memory while copying a message: nothing sensible left to do
-    }
-  }
-
   // An exception outranks a non-finite value recorded earlier in the same step; the first
   // exception wins.
   void recordException(double tt, const char* what) noexcept {
@@ -777,8 +546,8 @@ struct CvodesIntegrator::Impl {
     ls.reset();
     A.reset();
     augmented = true;
-    y.reset(sundials::checkCreated(N_VNew_Serial(len, ctx.get()), "N_VNew_Serial"));
-    yOut.reset(sundials::checkCreated(N_VNew_Serial(len, ctx.get()), "N_VNew_Serial"));
+    y = sundials::newVector(len, ctx.get());
+    yOut = sundials::newVector(len, ctx.get());
     installAugmentedOps(y.get());
     double* y0 = N_VGetArrayPointer(y.get());
     std::copy(xLast.begin(), xLast.end(), y0);
@@ -793,15 +562,16 @@ struct CvodesIntegrator::Impl {
         augmentedAtol[n * (j + 1) + i] =
             errorControl ? atol[i] / pbar[j] : std::numeric_limits<double>::infinity();
     }
-    sundials::checkCvode(CVodeWFtolerances(m, &Impl::augmentedWeights), "CVodeWFtolerances");
+    sundials::check<Api>(CVodeWFtolerances(m, &Impl::augmentedWeights), "CVodeWFtolerances");
 
-    buildMergedPattern();
+    jacValues.assign(static_cast<std::size_t>(model->jacobianPattern().nnz()), 0.0);
+    pattern.build(model->jacobianPattern(), nx);
     blockPattern.rows = blockPattern.cols = nx;
-    blockPattern.colPtr.assign(colPtr.begin(), colPtr.end());
-    blockPattern.rowIdx.assign(rowIdx.begin(), rowIdx.end());
+    blockPattern.colPtr.assign(pattern.colPtr.begin(), pattern.colPtr.end());
+    blockPattern.rowIdx.assign(pattern.rowIdx.begin(), pattern.rowIdx.end());
     blockLu.analyze(blockPattern,
                     sparse ? detail::SparseLu::Backend::Klu : detail::SparseLu::Backend::Dense);
-    A.reset(sundials::checkCreated(newBlockMatrix(ctx.get(), rowIdx.size(), &diagonal),
+    A.reset(sundials::checkCreated(newBlockMatrix(ctx.get(), pattern.rowIdx.size(), &pattern.diagonal),
                                    "SUNMatNewEmpty"));
     SUNLinearSolver s = sundials::checkCreated(SUNLinSolNewEmpty(ctx.get()), "SUNLinSolNewEmpty");
     s->content = this;
@@ -811,42 +581,13 @@ struct CvodesIntegrator::Impl {
     s->ops->solve = &Impl::blockSolverSolve;
     s->ops->free = &Impl::blockSolverFree;
     ls.reset(s);
-    sundials::checkCvode(CVodeSetLinearSolver(m, ls.get(), A.get()), "CVodeSetLinearSolver");
-    sundials::checkCvode(CVodeSetJacFn(m, &Impl::jac), "CVodeSetJacFn");
-  }
-
-  void fillSparse(SUNMatrix J) {
-    // CVODES zeroes the matrix, index arrays included, before every Jacobian call, so the
-    // pattern is written each time (it is cheap next to the factorisation).
-    if (SUNSparseMatrix_NNZ(J) < static_cast<sunindextype>(rowIdx.size())) {
-      SUNSparseMatrix_Reallocate(J, static_cast<sunindextype>(rowIdx.size()));
-    }
-    sunindextype* cp = SUNSparseMatrix_IndexPointers(J);
-    sunindextype* ri = SUNSparseMatrix_IndexValues(J);
-    double* data = SUNSparseMatrix_Data(J);
-    std::copy(colPtr.begin(), colPtr.end(), cp);
-    std::copy(rowIdx.begin(), rowIdx.end(), ri);
-    std::fill(data, data + rowIdx.size(), 0.0);
-    for (std::size_t k = 0; k < jacValues.size(); ++k) data[target[k]] = jacValues[k];
+    sundials::attachLinearSolver<Api>(m, ls.get(), A.get(), &Impl::jac);
   }
 
   void fillBlock(SUNMatrix J) {
     std::vector<double>& v = block(J).values;
     std::fill(v.begin(), v.end(), 0.0);
-    for (std::size_t k = 0; k < sensJac.size(); ++k) v[target[k]] = sensJac[k];
-  }
-
-  void fillDense(SUNMatrix J) {
-    const symbolic::SparsePattern& jp = model->jacobianPattern();
-    double* data = SUNDenseMatrix_Data(J);  // column-major, leading dimension nx
-    const auto n = static_cast<std::size_t>(nx);
-    std::fill(data, data + n * n, 0.0);
-    for (std::size_t j = 0; j < n; ++j) {
-      for (int k = jp.colPtr[j]; k < jp.colPtr[j + 1]; ++k) {
-        const auto kk = static_cast<std::size_t>(k);
-        data[j * n + static_cast<std::size_t>(jp.rowIdx[kk])] = jacValues[kk];
-      }
-    }
+    for (std::size_t k = 0; k < sensJac.size(); ++k) v[pattern.target[k]] = sensJac[k];
   }
 };
 

@@ -1,25 +1,30 @@
 // SPDX-License-Identifier: MIT
-// RAII owners for SUNDIALS objects, CVODES flag names, and the one checker every SUNDIALS call
-// goes through: shared by the core code that drives CVODES itself (the CVODES integrator, the
-// adjoint pass of core/steadystate). It includes the SUNDIALS headers, so only core .cpp files
-// include it; no header that the plugin or the GUI sees includes it.
+// RAII owners for SUNDIALS objects (context, vectors, matrices, linear solvers, CVODES and IDAS
+// memory) and their constructors' checks (flag checks: sundials_solver.h): shared by
+// the core code that drives SUNDIALS itself (the CVODES and IDAS integrators, the adjoint pass of
+// core/steadystate). It includes the SUNDIALS headers, so only core .cpp files (and the
+// integrators' internal headers) include it; no header that the plugin or the GUI sees does.
 //
 // Destruction order matters: the context must outlive every object created with it, and the
-// CVODES memory must go before the linear solver, matrix and vectors it references. Declare the
-// handles in the order context, vectors, matrix, linear solver, cvode memory; members are
+// solver memory must go before the linear solver, matrix and vectors it references. Declare the
+// handles in the order context, vectors, matrix, linear solver, solver memory; members are
 // destroyed in reverse order.
 #pragma once
 
 #include <cvodes/cvodes.h>
+#include <idas/idas.h>
 #include <nvector/nvector_serial.h>
 #include <sundials/sundials_context.h>
 #include <sundials/sundials_linearsolver.h>
 #include <sundials/sundials_matrix.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "core/common/errors.h"
 
@@ -43,6 +48,9 @@ struct LinearSolverDeleter {
 struct CvodeMemDeleter {
   void operator()(void* mem) const { CVodeFree(&mem); }
 };
+struct IdaMemDeleter {
+  void operator()(void* mem) const { IDAFree(&mem); }
+};
 
 using ContextPtr = std::unique_ptr<std::remove_pointer_t<SUNContext>, ContextDeleter>;
 using VectorPtr = std::unique_ptr<std::remove_pointer_t<N_Vector>, VectorDeleter>;
@@ -50,31 +58,60 @@ using MatrixPtr = std::unique_ptr<std::remove_pointer_t<SUNMatrix>, MatrixDelete
 using LinearSolverPtr =
     std::unique_ptr<std::remove_pointer_t<SUNLinearSolver>, LinearSolverDeleter>;
 using CvodeMemPtr = std::unique_ptr<void, CvodeMemDeleter>;
-
-// CVODES's name of a return flag ("CV_CONV_FAILURE"). CVodeGetReturnFlagName returns a malloc'ed
-// string (src/cvodes/cvodes_io.c); it is copied and freed here.
-inline std::string cvodeFlagName(int flag) {
-  char* name = CVodeGetReturnFlagName(flag);
-  if (name == nullptr) return "flag " + std::to_string(flag);
-  std::string s(name);
-  std::free(name);
-  return s;
-}
-
-// Throws sensode::Error naming the SUNDIALS function and the flag when flag < 0. Used for set-up
-// calls (CVodeInit, CVodeSetLinearSolver, ...); failures of CVode() itself are reported by the
-// integrator as IntegrationFailure with time and step size.
-inline void checkCvode(int flag, const char* function) {
-  if (flag < 0) {
-    throw Error(std::string("SUNDIALS call ") + function + " failed: " + cvodeFlagName(flag));
-  }
-}
+using IdaMemPtr = std::unique_ptr<void, IdaMemDeleter>;
 
 // Throws sensode::Error when a SUNDIALS constructor returned null.
 template <class T>
 T checkCreated(T object, const char* function) {
   if (object == nullptr) throw Error(std::string("SUNDIALS call ") + function + " failed");
   return object;
+}
+
+// A serial vector of `length` values (uninitialised).
+inline VectorPtr newVector(sunindextype length, SUNContext ctx) {
+  return VectorPtr(checkCreated(N_VNew_Serial(length, ctx), "N_VNew_Serial"));
+}
+
+// A serial vector holding `values`.
+inline VectorPtr newVector(const std::vector<double>& values, SUNContext ctx) {
+  VectorPtr v = newVector(static_cast<sunindextype>(values.size()), ctx);
+  std::copy(values.begin(), values.end(), N_VGetArrayPointer(v.get()));
+  return v;
+}
+
+// `count` owned serial vectors of one length, and the N_Vector* array SUNDIALS's sensitivity
+// functions take (CVodeSensInit, IDASensInit, CVodeGetSensDky, ...).
+class VectorArray {
+ public:
+  void create(std::size_t count, sunindextype length, SUNContext ctx) {
+    clear();
+    for (std::size_t j = 0; j < count; ++j) {
+      owned_.push_back(newVector(length, ctx));
+      raw_.push_back(owned_.back().get());
+    }
+  }
+  void clear() {
+    raw_.clear();
+    owned_.clear();
+  }
+  N_Vector* data() { return raw_.data(); }
+  std::size_t size() const { return raw_.size(); }
+  bool empty() const { return raw_.empty(); }
+  N_Vector operator[](std::size_t j) const { return raw_[j]; }
+  double* values(std::size_t j) const { return N_VGetArrayPointer(raw_[j]); }
+
+ private:
+  std::vector<VectorPtr> owned_;
+  std::vector<N_Vector> raw_;
+};
+
+// S as SUNDIALS holds it (one vector of nx values per column) into `s`, column-major nx × ns.
+inline void copySensitivities(const VectorArray& columns, int nx, double* s) {
+  const auto n = static_cast<std::size_t>(nx);
+  for (std::size_t j = 0; j < columns.size(); ++j) {
+    const double* v = columns.values(j);
+    std::copy(v, v + n, s + j * n);
+  }
 }
 
 }  // namespace sensode::integrators::sundials

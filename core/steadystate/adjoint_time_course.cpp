@@ -13,12 +13,15 @@
 #include <exception>
 
 #include "core/common/errors.h"
-#include "core/integrators/sundials_handles.h"
+#include "core/integrators/sundials_solver.h"
 
 namespace sensode::steadystate {
 
 using integrators::sundials::checkCreated;
-using integrators::sundials::checkCvode;
+using CvodeApi = integrators::sundials::CvodeApi;
+inline void checkCvode(int flag, const char* function) {
+  integrators::sundials::check<CvodeApi>(flag, function);
+}
 
 struct AdjointTimeCourse::Impl {
   std::shared_ptr<const symbolic::CompiledModel> model;
@@ -48,7 +51,7 @@ struct AdjointTimeCourse::Impl {
 
   static Impl& self(void* p) { return *static_cast<Impl*>(p); }
 
-  static void silence(int, const char*, const char*, char*, void*) {}
+  std::string cvodeMessage;  // CVODES's last error message (never printed), for details()
 
   // Called by both right-hand sides: the token every call (a relaxed atomic load), the
   // callback every 64th call (it may post to a GUI), which is still several times per step.
@@ -190,22 +193,18 @@ std::vector<std::vector<double>> AdjointTimeCourse::forward(const std::vector<do
     states.assign(times.size(), d.x0);
     return states;
   }
-  SUNContext raw = nullptr;
-  checkCvode(SUNContext_Create(nullptr, &raw), "SUNContext_Create");
-  d.ctx.reset(raw);
-  d.y.reset(checkCreated(N_VNew_Serial(d.nx, d.ctx.get()), "N_VNew_Serial"));
-  std::copy(d.x0.begin(), d.x0.end(), N_VGetArrayPointer(d.y.get()));
+  d.ctx = integrators::sundials::newContext();
+  d.y = integrators::sundials::newVector(d.x0, d.ctx.get());
   d.mem.reset(checkCreated(CVodeCreate(CV_BDF, d.ctx.get()), "CVodeCreate"));
   void* mem = d.mem.get();
-  checkCvode(CVodeSetErrHandlerFn(mem, &Impl::silence, nullptr), "CVodeSetErrHandlerFn");
+  integrators::sundials::installMessageSink<CvodeApi>(mem, &d.cvodeMessage);
   checkCvode(CVodeInit(mem, &Impl::rhs, d.t0, d.y.get()), "CVodeInit");
   // atol per state as every forward integration has it (absolute_tolerances.h), unless the
   // caller set its own.
   if (d.stateAtol.empty())
     d.stateAtol = integrators::absoluteTolerances(*d.model, d.options.atol, d.t0, d.x0, d.theta);
   {
-    d.atolVector.reset(checkCreated(N_VNew_Serial(d.nx, d.ctx.get()), "N_VNew_Serial"));
-    std::copy(d.stateAtol.begin(), d.stateAtol.end(), N_VGetArrayPointer(d.atolVector.get()));
+    d.atolVector = integrators::sundials::newVector(d.stateAtol, d.ctx.get());
     checkCvode(CVodeSVtolerances(mem, d.options.rtol, d.atolVector.get()), "CVodeSVtolerances");
   }
   checkCvode(CVodeSetUserData(mem, &d), "CVodeSetUserData");
@@ -228,8 +227,9 @@ std::vector<std::vector<double>> AdjointTimeCourse::forward(const std::vector<do
       if (flag < 0 && d.cancelled) throw Cancelled(tret);
       if (flag < 0)
         throw IntegrationFailure("adjoint forward pass: CVodeF failed at t = " + std::to_string(tret) +
-                                     ": " + integrators::sundials::cvodeFlagName(flag),
-                                 tret, 0);
+                                     ": " + integrators::sundials::flagName<CvodeApi>(flag),
+                                 tret, 0,
+                                 integrators::sundials::flagDetails<CvodeApi>(flag, d.cvodeMessage));
       t = tout;
     }
     const double* y = N_VGetArrayPointer(d.y.get());
@@ -262,8 +262,8 @@ void AdjointTimeCourse::backward(const std::vector<std::vector<double>>& jumps,
     return;
   }
   void* mem = d.mem.get();
-  d.yB.reset(checkCreated(N_VNew_Serial(d.nx, d.ctx.get()), "N_VNew_Serial"));
-  d.qB.reset(checkCreated(N_VNew_Serial(std::max(d.np, 1), d.ctx.get()), "N_VNew_Serial"));
+  d.yB = integrators::sundials::newVector(d.nx, d.ctx.get());
+  d.qB = integrators::sundials::newVector(std::max(d.np, 1), d.ctx.get());
   double* l = N_VGetArrayPointer(d.yB.get());
   double* q = N_VGetArrayPointer(d.qB.get());
   for (int i = 0; i < d.nx; ++i) l[i] = jumps[n - 1][static_cast<std::size_t>(i)];
@@ -293,8 +293,9 @@ void AdjointTimeCourse::backward(const std::vector<std::vector<double>>& jumps,
       if (flag < 0)
         throw IntegrationFailure("adjoint backward pass: CVodeB failed towards t = " +
                                      std::to_string(target) + ": " +
-                                     integrators::sundials::cvodeFlagName(flag),
-                                 target, 0);
+                                     integrators::sundials::flagName<CvodeApi>(flag),
+                                 target, 0,
+                                 integrators::sundials::flagDetails<CvodeApi>(flag, d.cvodeMessage));
       double tret = target;
       checkCvode(CVodeGetB(mem, d.which, &tret, d.yB.get()), "CVodeGetB");
       if (quad) checkCvode(CVodeGetQuadB(mem, d.which, &tret, d.qB.get()), "CVodeGetQuadB");
