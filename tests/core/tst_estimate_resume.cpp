@@ -164,6 +164,35 @@ class TestEstimateResume : public QObject {
 #endif
   }
 
+  // The scatter search's batches are units on the workers: the same search, the same starts.
+  void mpiScatterSearchEqualsSerial() {
+#ifndef SENSODE_MPIRUN
+    QSKIP("the CLI was built without MPI");
+#else
+    QTemporaryDir tmp;
+    const QString serial = tmp.path() + "/serial", ranks = tmp.path() + "/ranks";
+    const QStringList options{"--starts", "4", "--seed", "3", "--global", "ess",
+                              "--global-evaluations", "400", "--threads", "1", "--polish", "0"};
+    const auto one = sensode::test::runProcess(
+        SENSODE_CLI_PATH, QStringList{"estimate", kDecay, "--out", serial} + options, 120000);
+    QVERIFY2(one.exitCode == 0, qPrintable(one.errLines.join("\n")));
+    const auto three = sensode::test::runProcess(
+        SENSODE_MPIRUN,
+        QStringList{"--oversubscribe", "-n", "3", SENSODE_CLI_PATH, "estimate", kDecay, "--out",
+                    ranks} + options,
+        180000,
+        {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+         "ASAN_OPTIONS=" + qEnvironmentVariable("ASAN_OPTIONS") +
+             (qEnvironmentVariableIsEmpty("ASAN_OPTIONS") ? "" : ":") + "detect_leaks=0"});
+    QVERIFY2(three.exitCode == 0, qPrintable(three.errLines.join("\n")));
+    // More units than the 4 starts: the search's batches went to the workers.
+    static const QRegularExpression units(QStringLiteral("MPI: (\\d+) units on the workers"));
+    const auto m = units.match(three.errLines.join("\n"));
+    QVERIFY2(m.hasMatch() && m.captured(1).toInt() > 4, qPrintable(three.errLines.join("\n")));
+    compareRecords(records(ranks), records(serial), 4);
+#endif
+  }
+
   void killAndResume() {
     QTemporaryDir tmp;
     const QString whole = tmp.path() + "/whole", cut = tmp.path() + "/cut";
