@@ -373,7 +373,6 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
     }
   }
   reportPlan(plan, options.objective.integrator.rtol, result);
-  const bool leastSquares = plan.optimizer == Optimizer::LeastSquares;
   const detail::StartContext context =
       detail::makeStartContext(problemSpec.yamlFile, fit.setup, plan, options);
   const FitSetup& setup = context.setup;
@@ -447,9 +446,9 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
     if (!toPolish.empty()) {
       const detail::PhaseComputer polish(detail::polishPhase(plan, toPolish), problemSpec.yamlFile,
                                          fit.setup, options);
-      std::vector<int> units(toPolish.size());
-      std::iota(units.begin(), units.end(), 0);
-      executor.runPhase(problem, polish, units, progress.monitor(),
+      std::vector<int> polishUnits(toPolish.size());
+      std::iota(polishUnits.begin(), polishUnits.end(), 0);
+      executor.runPhase(problem, polish, polishUnits, progress.monitor(),
                         [&] { return progress.stopped(); }, {},
                         [&](int unit, const std::string& text) {
                           const StartResult s = startResultFromText(text, "a polished start");
@@ -505,8 +504,8 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
     for (int task = 0; task < static_cast<int>(directions.size()); ++task) {
       if (run.store && result.resumedStarts > 0) {
         try {
-          if (auto stored = run.store->profileDirection(idOf(task), directionOf(task))) {
-            directions[static_cast<std::size_t>(task)] = std::move(*stored);
+          if (auto storedDirection = run.store->profileDirection(idOf(task), directionOf(task))) {
+            directions[static_cast<std::size_t>(task)] = std::move(*storedDirection);
             for (std::size_t i = 0; i < directions[static_cast<std::size_t>(task)].points.size(); ++i)
               progress.unitDone(0);
             continue;
