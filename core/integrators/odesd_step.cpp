@@ -81,7 +81,11 @@ NewtonResult OdeSdIntegrator::Impl::newton(double tNew, double hs, double* yy, d
     }
     // yy with its f and ẍ (just evaluated) instead of yy + g, which would need one more
     // evaluation: when g, the error yy still has, is small in the error test's weights at yy.
-    if (iterateTolerance > 0 && m > 0 && d <= 0.3 * dOld) {
+    // The predictor itself (m = 0) only where W ≈ I makes the iteration a strong contraction
+    // whatever the Jacobians' age (z ≤ firstIterateMaxZ): there the next correction bounds the
+    // distance to the root as an observed contraction does later on.
+    const bool contracted = m > 0 ? d <= 0.3 * dOld : hs * normJ1 <= sd.firstIterateMaxZ;
+    if (iterateTolerance > 0 && contracted) {
       weights(x.data(), yy, wIterate.data());
       if (wnorm(g.data(), wIterate.data(), n) <= iterateTolerance) {
         r.converged = true;
@@ -173,6 +177,10 @@ OdeSdIntegrator::Impl::StepResult OdeSdIntegrator::Impl::step() {
 
     int q = 5;
     const double errStates = errorEstimate(hs, q);
+    if (observer) {  // diagnostics only (OdeSdStepInfo::predictorDistance)
+      for (int i = 0; i < n; ++i) pcDiff[i] = y[i] - xPred[i];
+      pcDistance = wnorm(pcDiff.data(), w.data(), n);
+    }
     double err = errStates;
     if (sens) {
       const double errS = sensitivityStep(tStep, hs, q);
@@ -372,6 +380,7 @@ void OdeSdIntegrator::Impl::accept(double tStep, double hs, bool landing, int q,
     info.h = hs;
     info.z = zLast;
     info.error = errStates;
+    info.predictorDistance = pcDistance;
     info.newtonIterations = nr.iterations;
     info.firstStep = first;
     info.xStart = std::span<const double>(xm1.data(), xm1.size());

@@ -23,9 +23,10 @@
 //                     [--samples N] [--points N] [--only SUBSTRING] [--newton-iterations N]
 //                     [--stiffness norm1|spectral]   (the z cap's stiffness estimate)
 //                     [--newton-tolerance K] [--stiff-predictor-degree D] [--dense-tolerance T]
-//                     [--iterate-tolerance I]
+//                     [--iterate-tolerance I] [--first-iterate-z Z]
 //                                    (OdeSdOptions::newtonTolerance, stiffPredictorDegree,
-//                                     denseTolerance, iterateTolerance; 0.1, 2, 0, 0 is the
+//                                     denseTolerance, iterateTolerance, firstIterateMaxZ;
+//                                     0.1, 2, 0, 0 (and 0) is the
 //                                     scheme before 2026-11-26c)
 //                     [--jacobian-reuse N] [--lu-ratio R]  (odeSD's Newton matrix kept across
 //                                     steps: OdeSdOptions::jacobianReuseSteps, luReuseRatio;
@@ -83,6 +84,7 @@ Run integrate(const BenchModel& m, const Config& c, bool keep) {
     if (c.stiffPredictorDegree > 0) so.stiffPredictorDegree = c.stiffPredictorDegree;
     if (c.denseTolerance >= 0) so.denseTolerance = c.denseTolerance;
     if (c.iterateTolerance >= 0) so.iterateTolerance = c.iterateTolerance;
+    if (c.firstIterateMaxZ >= 0) so.firstIterateMaxZ = c.firstIterateMaxZ;
     sd->setOdeSdOptions(so);
     integrator = std::move(sd);
   } else {
@@ -216,6 +218,7 @@ int run(int argc, char** argv) {
     else if (arg == "--stiff-predictor-degree") s.stiffPredictorDegree = std::stoi(value());
     else if (arg == "--dense-tolerance") s.denseTolerance = std::stod(value());
     else if (arg == "--iterate-tolerance") s.iterateTolerance = std::stod(value());
+    else if (arg == "--first-iterate-z") s.firstIterateMaxZ = std::stod(value());
     else if (arg == "--profile-runs") s.profileRuns = std::stoi(value());
     else if (arg == "--rtols") {
       s.rtols.clear();
@@ -245,6 +248,7 @@ int run(int argc, char** argv) {
     c.stiffPredictorDegree = s.stiffPredictorDegree;
     c.denseTolerance = s.denseTolerance;
     c.iterateTolerance = s.iterateTolerance;
+    c.firstIterateMaxZ = s.firstIterateMaxZ;
     for (const BenchModel& m : models) {
       for (int r = 0; r < s.profileRuns; ++r) integrate(m, c, false);
       std::cout << m.name << ": " << integrate(m, c, false).stats.steps << " steps\n";
@@ -294,6 +298,7 @@ int run(int argc, char** argv) {
         c.stiffPredictorDegree = s.stiffPredictorDegree;
         c.denseTolerance = s.denseTolerance;
         c.iterateTolerance = s.iterateTolerance;
+    c.firstIterateMaxZ = s.firstIterateMaxZ;
     c.spectralCap = s.spectralCap;
         Result r;
         r.run = integrate(m, c, true);
@@ -389,6 +394,7 @@ int run(int argc, char** argv) {
     c.stiffPredictorDegree = s.stiffPredictorDegree;
     c.denseTolerance = s.denseTolerance;
     c.iterateTolerance = s.iterateTolerance;
+    c.firstIterateMaxZ = s.firstIterateMaxZ;
     std::cout << "| " << m.name << " | " << m.model->nx();
     for (int k = 0; k < 3; ++k) {
       c.linear = k == 0 ? LinearSolverKind::Dense : LinearSolverKind::Sparse;
