@@ -59,12 +59,12 @@ void OdeSdIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel> 
   if (!(sd.newtonTolerance > 0) || !(sd.sensitivityNewtonTolerance > 0) || !(sd.maxNewtonIterations >= 1) || !(sd.zMax > 0) ||
       sd.handoverAfter < 0 || !(sd.maxNewtonFailures >= 1) || !(sd.maxErrorTestFailures >= 1) ||
       sd.maxBridges < 0 || !(sd.bridgeMinSteps >= 1) || !(sd.jacobianReuseSteps >= 1) ||
-      !(sd.luReuseRatio >= 0) || !(sd.denseTolerance >= 0) || !(sd.iterateTolerance >= 0) || !(sd.firstIterateMaxZ >= 0) || !(sd.failureHandoverLoad >= 0) || !(sd.failureLoadDecay > 0 && sd.failureLoadDecay < 1) || sd.stiffPredictorDegree < 2 || sd.stiffPredictorDegree > 4 ||
+      !(sd.luReuseRatio >= 0) || !(sd.denseTolerance >= 0) || !(sd.iterateTolerance >= 0) || !(sd.failureHandoverLoad >= 0) || !(sd.failureLoadDecay > 0 && sd.failureLoadDecay < 1) || sd.stiffPredictorDegree < 2 || sd.stiffPredictorDegree > 4 ||
       !(sd.fixedStepSize >= 0) || !std::isfinite(sd.fixedStepSize)) {
     throw InvalidOptions(
         "OdeSdOptions: newtonTolerance > 0, sensitivityNewtonTolerance > 0, maxNewtonIterations >= 1, zMax > 0, handoverAfter >= "
         "0, maxNewtonFailures >= 1, maxErrorTestFailures >= 1, maxBridges >= 0, "
-        "bridgeMinSteps >= 1, jacobianReuseSteps >= 1, luReuseRatio >= 0, denseTolerance >= 0, iterateTolerance >= 0, firstIterateMaxZ >= 0, failureHandoverLoad >= 0, failureLoadDecay in (0, 1), "
+        "bridgeMinSteps >= 1, jacobianReuseSteps >= 1, luReuseRatio >= 0, denseTolerance >= 0, iterateTolerance >= 0, failureHandoverLoad >= 0, failureLoadDecay in (0, 1), "
         "stiffPredictorDegree in "
         "2..4 and a finite "
         "fixedStepSize >= 0 "

@@ -97,10 +97,6 @@ struct OdeSdOptions {
   // 0.1 saved a little more but put Robertson at rtol 1e-8 over its reference bound (1.3e-7),
   // 0.33 cost Giordano's error ×3.6.
   double iterateTolerance = 0.03;
-  // The same for the predictor (Newton's first iterate, whose f and ẍ are evaluated anyway) on
-  // steps with z = h‖J‖₁ ≤ firstIterateMaxZ: W ≈ I there, so the simplified Newton map contracts
-  // by about z whatever the age of the kept Jacobians. 0 = off.
-  double firstIterateMaxZ = 0;
   int maxNewtonIterations = 4;   // per attempt; more → fewer Newton failures on stiff problems
   double zMax = 1e5;             // cap on z = h·(stiffness estimate) (§4.3)
   // The stiffness the cap uses: ‖J‖₁ (an upper bound of the spectral radius, possibly far

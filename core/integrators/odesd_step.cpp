@@ -81,11 +81,7 @@ NewtonResult OdeSdIntegrator::Impl::newton(double tNew, double hs, double* yy, d
     }
     // yy with its f and ẍ (just evaluated) instead of yy + g, which would need one more
     // evaluation: when g, the error yy still has, is small in the error test's weights at yy.
-    // The predictor itself (m = 0) only where W ≈ I makes the iteration a strong contraction
-    // whatever the Jacobians' age (z ≤ firstIterateMaxZ): there the next correction bounds the
-    // distance to the root as an observed contraction does later on.
-    const bool contracted = m > 0 ? d <= 0.3 * dOld : hs * normJ1 <= sd.firstIterateMaxZ;
-    if (iterateTolerance > 0 && contracted) {
+    if (iterateTolerance > 0 && m > 0 && d <= 0.3 * dOld) {
       weights(x.data(), yy, wIterate.data());
       if (wnorm(g.data(), wIterate.data(), n) <= iterateTolerance) {
         r.converged = true;

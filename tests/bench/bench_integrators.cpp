@@ -23,10 +23,9 @@
 //                     [--samples N] [--points N] [--only SUBSTRING] [--newton-iterations N]
 //                     [--stiffness norm1|spectral]   (the z cap's stiffness estimate)
 //                     [--newton-tolerance K] [--stiff-predictor-degree D] [--dense-tolerance T]
-//                     [--iterate-tolerance I] [--first-iterate-z Z]
+//                     [--iterate-tolerance I]
 //                                    (OdeSdOptions::newtonTolerance, stiffPredictorDegree,
-//                                     denseTolerance, iterateTolerance, firstIterateMaxZ;
-//                                     0.1, 2, 0, 0 (and 0) is the
+//                                     denseTolerance, iterateTolerance; 0.1, 2, 0, 0 is the
 //                                     scheme before 2026-11-26c)
 //                     [--jacobian-reuse N] [--lu-ratio R]  (odeSD's Newton matrix kept across
 //                                     steps: OdeSdOptions::jacobianReuseSteps, luReuseRatio;
@@ -84,7 +83,6 @@ Run integrate(const BenchModel& m, const Config& c, bool keep) {
     if (c.stiffPredictorDegree > 0) so.stiffPredictorDegree = c.stiffPredictorDegree;
     if (c.denseTolerance >= 0) so.denseTolerance = c.denseTolerance;
     if (c.iterateTolerance >= 0) so.iterateTolerance = c.iterateTolerance;
-    if (c.firstIterateMaxZ >= 0) so.firstIterateMaxZ = c.firstIterateMaxZ;
     sd->setOdeSdOptions(so);
     integrator = std::move(sd);
   } else {
@@ -218,7 +216,6 @@ int run(int argc, char** argv) {
     else if (arg == "--stiff-predictor-degree") s.stiffPredictorDegree = std::stoi(value());
     else if (arg == "--dense-tolerance") s.denseTolerance = std::stod(value());
     else if (arg == "--iterate-tolerance") s.iterateTolerance = std::stod(value());
-    else if (arg == "--first-iterate-z") s.firstIterateMaxZ = std::stod(value());
     else if (arg == "--profile-runs") s.profileRuns = std::stoi(value());
     else if (arg == "--rtols") {
       s.rtols.clear();
@@ -248,7 +245,6 @@ int run(int argc, char** argv) {
     c.stiffPredictorDegree = s.stiffPredictorDegree;
     c.denseTolerance = s.denseTolerance;
     c.iterateTolerance = s.iterateTolerance;
-    c.firstIterateMaxZ = s.firstIterateMaxZ;
     for (const BenchModel& m : models) {
       for (int r = 0; r < s.profileRuns; ++r) integrate(m, c, false);
       std::cout << m.name << ": " << integrate(m, c, false).stats.steps << " steps\n";
@@ -298,7 +294,6 @@ int run(int argc, char** argv) {
         c.stiffPredictorDegree = s.stiffPredictorDegree;
         c.denseTolerance = s.denseTolerance;
         c.iterateTolerance = s.iterateTolerance;
-    c.firstIterateMaxZ = s.firstIterateMaxZ;
     c.spectralCap = s.spectralCap;
         Result r;
         r.run = integrate(m, c, true);
@@ -394,7 +389,6 @@ int run(int argc, char** argv) {
     c.stiffPredictorDegree = s.stiffPredictorDegree;
     c.denseTolerance = s.denseTolerance;
     c.iterateTolerance = s.iterateTolerance;
-    c.firstIterateMaxZ = s.firstIterateMaxZ;
     std::cout << "| " << m.name << " | " << m.model->nx();
     for (int k = 0; k < 3; ++k) {
       c.linear = k == 0 ? LinearSolverKind::Dense : LinearSolverKind::Sparse;

@@ -45,7 +45,6 @@ struct Settings {
   int stiffPredictorDegree = 0;   // > 0: OdeSdOptions::stiffPredictorDegree
   double denseTolerance = -1;    // >= 0: OdeSdOptions::denseTolerance
   double iterateTolerance = -1;  // >= 0: OdeSdOptions::iterateTolerance
-  double firstIterateMaxZ = -1;  // >= 0: OdeSdOptions::firstIterateMaxZ
   std::string profile;  // "odesd" or "cvodes": only run that method (for callgrind)
   int profileRuns = 50;
 };
@@ -86,7 +85,6 @@ struct Config {
   int stiffPredictorDegree = 0;   // 0 = odeSD's default
   double denseTolerance = -1;    // < 0 = odeSD's default
   double iterateTolerance = -1;  // < 0 = odeSD's default
-  double firstIterateMaxZ = -1;  // < 0 = odeSD's default
 };
 
 // One full integration: initialize + advanceTo every output time (the state at each kept when
