@@ -128,6 +128,8 @@ struct OdeSdIntegrator::Impl {
   std::vector<double> xPred, y, fy, ay, g, c, w, dvec, f1, a1;
   std::vector<double> gFiltered;  // dense output: W(stepLuSize)⁻¹ G of the Hermite value
   std::vector<double> wIterate;   // Newton: error weights at the current iterate
+  std::vector<double> pcDiff;     // x_{n+1} − predictor (OdeSdStepInfo::predictorDistance)
+  double pcDistance = 0;          // its weighted RMS norm on the attempt just solved
   std::vector<double> jv, jjv;  // J, J_J values (model CSC order) of the current attempt
   double normJ1 = 0;
   std::vector<double> powerV, powerU;  // spectralRadiusEstimate's iterates

@@ -88,7 +88,7 @@ void OdeSdIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel> 
   d.atol = absoluteTolerances(*d.model, options.atol, t0, x0, p);
   const auto n = static_cast<size_t>(nx);
   for (auto* v : {&d.f, &d.a, &d.xm1, &d.fm1, &d.am1, &d.xm2, &d.xm3, &d.xm4, &d.xPred, &d.y, &d.fy, &d.ay, &d.g,
-                  &d.c, &d.w, &d.dvec, &d.f1, &d.a1, &d.gFiltered, &d.wIterate}) {
+                  &d.c, &d.w, &d.dvec, &d.f1, &d.a1, &d.gFiltered, &d.wIterate, &d.pcDiff}) {
     v->assign(n, 0.0);
   }
   d.jv.assign(static_cast<size_t>(d.model->jacobianPattern().nnz()), 0.0);

@@ -179,6 +179,7 @@ struct OdeSdStepInfo {
   double h = 0;              // its size
   double z = 0;              // h‖J‖₁ with J at the predictor
   double error = 0;          // ‖ε‖ (weighted RMS; the states' part only)
+  double predictorDistance = 0;  // ‖x_{n+1} − predictor‖ (weighted RMS, the error test's weights)
   int newtonIterations = 0;
   bool firstStep = false;    // estimate from the Taylor-2 comparison (§2.6)
   std::span<const double> xStart, xEnd;

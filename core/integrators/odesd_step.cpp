@@ -173,6 +173,10 @@ OdeSdIntegrator::Impl::StepResult OdeSdIntegrator::Impl::step() {
 
     int q = 5;
     const double errStates = errorEstimate(hs, q);
+    if (observer) {  // diagnostics only (OdeSdStepInfo::predictorDistance)
+      for (int i = 0; i < n; ++i) pcDiff[i] = y[i] - xPred[i];
+      pcDistance = wnorm(pcDiff.data(), w.data(), n);
+    }
     double err = errStates;
     if (sens) {
       const double errS = sensitivityStep(tStep, hs, q);
@@ -372,6 +376,7 @@ void OdeSdIntegrator::Impl::accept(double tStep, double hs, bool landing, int q,
     info.h = hs;
     info.z = zLast;
     info.error = errStates;
+    info.predictorDistance = pcDistance;
     info.newtonIterations = nr.iterations;
     info.firstStep = first;
     info.xStart = std::span<const double>(xm1.data(), xm1.size());
