@@ -190,7 +190,7 @@ class TestNativeCache : public QObject {
 
   // Least recently used entries go once the folder exceeds SENSODE_CACHE_MAX_MB.
   void evictionKeepsTheFolderUnderItsBound() {
-    const QStringList models = {"michaelis_menten", "hill_at_zero", "reciprocal", "assigned_rate",
+    const QStringList models = {"michaelis_menten", "hill_at_zero", "ratio_at_zero", "assigned_rate",
                                 "compartment_cancels"};
     auto path = [](const QString& m) { return QString(SENSODE_TEST_DATA_DIR "/models/%1.xml").arg(m); };
     QCOMPARE(run({}, 0, path(models[0])).exitCode, 0);
@@ -204,7 +204,7 @@ class TestNativeCache : public QObject {
       QVERIFY2(folderBytes() <= static_cast<qint64>(maxMb * 1024 * 1024),
                qPrintable(QString("%1 bytes after %2").arg(folderBytes()).arg(models[i])));
     }
-    QVERIFY(files("*.entry").size() >= 1 && files("*.entry").size() <= 2);
+    QVERIFY(files("*.entry").size() >= 1 && files("*.entry").size() < models.size());
     // The last model's entry survived: its next run hits.
     QCOMPARE(run({}, maxMb, path(models.back())).stats.value("native_cache").toString(), QString("hit"));
     // The first one was evicted: a miss.
