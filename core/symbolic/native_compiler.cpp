@@ -63,6 +63,10 @@ NativeFunction functionFrom(void* symbol) {
 // unoptimised) evaluates no faster than the interpreter: such tapes stay interpreted.
 constexpr std::size_t kQuickMaxTapeInstructions = 60000;
 
+// A run that ends before tcc has stored the model's entry waits for it up to this much C: tcc
+// compiles ~35 MB/s (docs/benchmarks/performance.md §1), so at most ~30 ms at exit.
+constexpr std::size_t kStoreAtExitMaxBytes = 1 << 20;
+
 double secondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
@@ -218,9 +222,11 @@ bool NativeCompiler::prepare(const std::vector<const Tape*>& tapes) {
     changed_.notify_all();  // waitUntilDone() waits for a final state
   };
   try {
-    // With the cache, the quick tier goes on after a cancel: its entry is what makes the next
-    // run native from its first evaluation, and it costs milliseconds (docs/native-cache.md).
-    if (cancelled() && !cacheUsable_) {
+    // With the cache, the quick tier goes on after a cancel (the process is ending) for models
+    // whose C tcc compiles in milliseconds: its entry is what makes the next run native from its
+    // first evaluation (docs/native-cache.md). Larger ones would hold the exit back.
+    auto storeAtExit = [&] { return cacheUsable_ && source_.size() <= kStoreAtExitMaxBytes; };
+    if (cancelled() && !storeAtExit()) {
       commit(NativeState::Cancelled, "cancelled (tape interpreter in use)");
       return true;
     }
@@ -234,6 +240,10 @@ bool NativeCompiler::prepare(const std::vector<const Tape*>& tapes) {
       st.sourceBytes = source_.size();
     }
 
+    if (cancelled() && !storeAtExit()) {
+      commit(NativeState::Cancelled, "cancelled (" + inUse() + " in use)");
+      return true;
+    }
     if (TccModule::available()) {
       const auto t0 = Clock::now();
       std::string error;
