@@ -115,7 +115,12 @@ NativeCacheEntry& NativeCacheEntry::operator=(NativeCacheEntry&& other) noexcept
 NativeCacheEntry::~NativeCacheEntry() {
   if (fd >= 0) ::close(fd);
 }
-std::string NativeCacheEntry::loadPath() const { return "/proc/self/fd/" + std::to_string(fd); }
+// The object's own path, not /proc/self/fd/N: glibc's dlopen returns an already loaded object
+// whose name matches, and fd numbers are reused, so a second model would get the first one's
+// code. Object names carry their content's digest, so one name is only ever one content; the
+// folder being the user's own (0700, checked) keeps anyone else from swapping the file between
+// the check and dlopen.
+std::string NativeCacheEntry::loadPath() const { return object.string(); }
 
 std::string sha256Hex(const std::string& bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];

@@ -9,8 +9,8 @@
 //    created with mode 0700, and a folder or entry owned by another user, or writable by group or
 //    others, is never used (NativeCache::refusal() says why);
 //  - every entry records the SHA-256 of its object (OpenSSL's libcrypto) and the object is checked
-//    against it through the very file descriptor that dlopen then maps (/proc/self/fd/N), so a
-//    truncated, corrupt or swapped object is rebuilt, never loaded;
+//    against it right before dlopen, so a truncated or corrupt object is rebuilt, never loaded;
+//    objects are named by that digest, so a name is only ever one content;
 //  - the key is the SHA-256 of Sensode's version, the compiler's identity (resolved path, size and
 //    modification time of the binary: computed once per process without running it), the
 //    compilers' options and the C source, so an entry from another build or compiler is a miss.
@@ -42,7 +42,7 @@ struct NativeCacheEntry {
   NativeCacheEntry(NativeCacheEntry&& other) noexcept;
   NativeCacheEntry& operator=(NativeCacheEntry&& other) noexcept;
   ~NativeCacheEntry();
-  // The path dlopen maps: the checked file itself, whatever happens to its name meanwhile.
+  // The path dlopen opens (the checked object's; see native_cache.cpp for why not the fd).
   std::string loadPath() const;
 };
 
