@@ -7,6 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <memory>
+#include <vector>
+
 #include <QtCore/QDir>
 #include <QtCore/QFile>
 #include <QtCore/QJsonDocument>
@@ -15,6 +19,8 @@
 #include <QtCore/QTemporaryDir>
 #include <QtTest/QtTest>
 
+#include "core/model/sbml_importer.h"
+#include "core/symbolic/compiled_model.h"
 #include "core/symbolic/native_cache.h"
 
 namespace {
@@ -233,6 +239,43 @@ class TestNativeCache : public QObject {
     const Run third = run();
     QCOMPARE(third.stats.value("native_cache").toString(), QString("hit"));
     QCOMPARE(third.stats.value("native_from_first_evaluation").toBool(), true);
+  }
+
+  // Two models loaded from the cache in one process (the GUI keeps several) each run their own
+  // code: every tape's native result equals its interpreter's (a dlopen by a reused name once
+  // handed the second model the first one's object).
+  void twoCachedModelsInOneProcessRunTheirOwnCode() {
+    qputenv("SENSODE_CACHE_DIR", cacheDir_.toLocal8Bit());
+    const QStringList names = {"michaelis_menten", "hill_at_zero", "assigned_rate"};
+    auto load = [](const QString& name) {
+      const auto m = sensode::model::importSbmlFile(
+          QString(SENSODE_TEST_DATA_DIR "/models/%1.xml").arg(name).toStdString());
+      return std::make_shared<const sensode::symbolic::CompiledModel>(
+          sensode::symbolic::buildOdeSystem(m));
+    };
+    for (const QString& name : names) {  // the entries (cc -O2), each model gone afterwards
+      const auto model = load(name);
+      QVERIFY2(model->waitForNative(300), model->nativeStatus().message.c_str());
+    }
+    std::vector<std::shared_ptr<const sensode::symbolic::CompiledModel>> models;
+    for (const QString& name : names) {
+      models.push_back(load(name));  // all alive at once, as in the GUI's model cache
+      QCOMPARE(QString::fromStdString(models.back()->nativeStatus().cache), QString("hit"));
+    }
+    for (const auto& model : models) {
+      std::vector<double> x(static_cast<std::size_t>(model->nx()), 0.7);
+      std::vector<double> p = model->nominalParameters();
+      for (const auto& named : model->tapes()) {
+        QVERIFY(named.tape->isNative());
+        std::vector<double> native(named.tape->numOutputs() + 1, -1.0), interpreted = native;
+        named.tape->evaluate(0.3, x.data(), p.data(), native.data());
+        named.tape->interpret(0.3, x.data(), p.data(), interpreted.data());
+        for (std::size_t i = 0; i < native.size(); ++i)
+          QVERIFY2(native[i] == interpreted[i] || (std::isnan(native[i]) && std::isnan(interpreted[i])),
+                   qPrintable(QString("%1 of %2").arg(QString::fromStdString(named.name)).arg(i)));
+      }
+    }
+    qunsetenv("SENSODE_CACHE_DIR");
   }
 
   // The digest is SHA-256 (FIPS 180-2's test vector), and the compiler's identity is computed
