@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "gui/main_window.h"
+#include "gui/native_cache_preference.h"
 
 #include <QAction>
 #include <QApplication>
@@ -143,6 +144,10 @@ void MainWindow::buildMenus() {
   tasksMenu_->setObjectName(QStringLiteral("tasksMenu"));
   buildTaskActions();
   buildOpenResultsActions(beforeExport);
+
+  QMenu* settingsMenu = menuBar()->addMenu(tr("&Settings"));
+  settingsMenu->setObjectName(QStringLiteral("settingsMenu"));
+  addNativeCachePreference(settingsMenu, options_.useSettings);
 
   helpMenu_ = menuBar()->addMenu(tr("&Help"));
   QAction* pluginsAction =

@@ -20,6 +20,7 @@ cli_packages=(
   libyaml-cpp-dev       # PEtab problem files
   libnlopt-dev          # parameter estimation: bounded L-BFGS
   libtcc-dev            # in-memory C compiler: native evaluation from a model's first call
+  libssl-dev            # libcrypto's SHA-256: the compiled-model cache checks its entries
 )
 # Not libsundials-dev: install-sundials.sh builds SUNDIALS from Debian's source, and the binary
 # package would pull in MPI, PETSc, hypre and gfortran (about 1 GB) that Sensode never uses.

@@ -7,6 +7,7 @@
 
 #include "core/common/errors.h"
 #include "core/model/sbml_importer.h"
+#include "core/symbolic/native_cache.h"
 #include "core/symbolic/ode_system.h"
 #include "core/tasks/time_course_task.h"
 
@@ -25,7 +26,8 @@ void checkFiles(const std::string& input, std::initializer_list<std::optional<st
 }
 
 CommandModel loadCommandModel(const std::string& path,
-                              const std::vector<std::pair<std::string, double>>& overrides) {
+                              const std::vector<std::pair<std::string, double>>& overrides,
+                              const symbolic::NativeOptions& native) {
   const auto start = std::chrono::steady_clock::now();
   // As typed: the importer resolves it for libSBML and names it in messages as the user wrote it.
   const model::Model m = model::importSbmlFile(path);
@@ -35,7 +37,7 @@ CommandModel loadCommandModel(const std::string& path,
     std::cerr << "sensode: warning: " << path << ": " << w << "\n";
   CommandModel loaded;
   loaded.modelId = m.id;
-  loaded.model = std::make_shared<const symbolic::CompiledModel>(symbolic::buildOdeSystem(m));
+  loaded.model = std::make_shared<const symbolic::CompiledModel>(symbolic::buildOdeSystem(m), native);
   loaded.loadSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   try {
@@ -44,6 +46,28 @@ CommandModel loadCommandModel(const std::string& path,
     throw Error(path + ": " + e.what());
   }
   return loaded;
+}
+
+OptionSpec noCacheOption() {
+  return {"--no-cache", "", "neither load nor store compiled models in the on-disk cache"};
+}
+
+void applyCacheOption(const Arguments& a) {
+  if (a.has("--no-cache")) symbolic::setNativeCacheEnabled(false);
+}
+
+symbolic::NativeOptions nativeOptionsFor(bool odesd, bool sensitivities) {
+  symbolic::NativeOptions o;
+  o.earlyTapes = {"x0", "f", "y"};
+  if (odesd)
+    o.earlyTapes.insert(o.earlyTapes.end(), {"fa", "J_JJ"});
+  else
+    o.earlyTapes.push_back("J");
+  if (sensitivities) {
+    o.earlyTapes.insert(o.earlyTapes.end(), {"fp", "S0", "yx", "yp"});
+    if (odesd) o.earlyTapes.push_back("ap");
+  }
+  return o;
 }
 
 }  // namespace sensode::cli

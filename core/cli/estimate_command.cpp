@@ -46,6 +46,7 @@
 #include <sstream>
 
 #include "core/cli/arguments.h"
+#include "core/cli/command_setup.h"
 #include "core/cli/commands.h"
 #include "core/cli/csv_writer.h"
 #include "core/cli/estimate_distributed.h"
@@ -108,6 +109,7 @@ const std::vector<OptionSpec>& estimateOptions() {
                        "it, one of others is refused)"},
       {"--resume", "DIR", "continue the run in DIR (killed, cancelled, out of time) with its "
                           "problem and options; finished starts are not computed again"},
+      noCacheOption(),
       {"--help", "", "show this help"},
   };
   return specs;
@@ -269,6 +271,7 @@ int runEstimate(std::span<const std::string> given) {
               << Arguments::helpText(estimateOptions());
     return 0;
   }
+  applyCacheOption(a);
   const std::string yaml = a.onlyPositional("PROBLEM.yaml");
   estimation::EstimationOptions o;
   o.starts = static_cast<int>(a.integer("--starts", o.starts, 1, 100000));

@@ -60,6 +60,7 @@ const std::vector<OptionSpec>& gradientOptions() {
       {"--out", "FILE.csv", "write parameterId,value,gradient"},
       {"--simulations", "FILE.tsv", "write the simulated observable per measurement row"},
       {"--stats", "FILE.json", "write the objective and statistics as one JSON object"},
+      noCacheOption(),
       {"--help", "", "show this help"},
   };
   return specs;
@@ -217,6 +218,7 @@ int runGradient(std::span<const std::string> args) {
               << Arguments::helpText(gradientOptions());
     return 0;
   }
+  applyCacheOption(a);
   const std::string yaml = a.onlyPositional("PROBLEM.yaml");
   petab::GradientMethod method = petab::GradientMethod::Forward;
   const bool fallback = !a.has("--method");

@@ -73,6 +73,7 @@ const std::vector<OptionSpec>& sensitivitiesOptions() {
       {"--fd-no-extrapolation", "", "fd: plain differences, no Richardson extrapolation"},
       {"--out", "FILE.csv", "write time,variable,parameter,value (one row per entry)"},
       {"--stats", "FILE.json", "write statistics as one JSON object"},
+      noCacheOption(),
       {"--help", "", "show this help"},
   };
   return specs;
@@ -244,6 +245,7 @@ JsonObject statsObject(const symbolic::CompiledModel& compiled, const Settings& 
       .add("model", s.modelPath)
       .add("termination", tasks::toString(r.termination))
       .add("message", r.message);
+  addNativeStats(json, compiled);
   addUndefinedOutputs(json, r.undefinedOutputs);
   return json;
 }
@@ -300,8 +302,11 @@ int runSensitivities(std::span<const std::string> args) {
     return 0;
   }
   const Settings s = parse(a);
+  applyCacheOption(a);
   checkFiles(s.modelPath, {s.out, s.stats});
-  const CommandModel loaded = loadCommandModel(s.modelPath, s.problem.overrides);
+  const CommandModel loaded = loadCommandModel(
+      s.modelPath, s.problem.overrides,
+      nativeOptionsFor(s.options.method == tasks::SensitivityMethod::OdeSd, true));
   const auto& compiled = loaded.model;
   const double loadSeconds = loaded.loadSeconds;
 

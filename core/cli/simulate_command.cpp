@@ -56,6 +56,7 @@ const std::vector<OptionSpec>& simulateOptions() {
       {"--save-model", "FILE.xml",
        "write the model with the --set values in it (SBML, through libSBML; reloads to the same "
        "time course)"},
+      noCacheOption(),
       {"--help", "", "show this help"},
   };
   return specs;
@@ -185,13 +186,9 @@ JsonObject statsObject(const symbolic::CompiledModel& compiled, const SimulateSe
       .add("rtol", s.options.integrator.rtol)
       .add("atol", s.options.integrator.atol)
       .add("load_seconds", loadSeconds)
-      .add("conservation_laws", conservationLaws(compiled))
-      .add("native", compiled.nativeStatus().message)  // where evaluation ran at the end
-      .add("native_tier", symbolic::toString(compiled.nativeStatus().tier))
-      .add("native_emit_seconds", compiled.nativeStatus().emitSeconds)
-      .add("native_quick_seconds", compiled.nativeStatus().quickSeconds)
-      .add("native_first_seconds", compiled.nativeStatus().firstNativeSeconds)
-      .add("sundials", integrators::sundialsBuildDescription())
+      .add("conservation_laws", conservationLaws(compiled));
+  addNativeStats(json, compiled);
+  json.add("sundials", integrators::sundialsBuildDescription())
       .add("model", s.modelPath)
       .add("termination", tasks::toString(r.termination))
       .add("message", r.message);
@@ -209,8 +206,11 @@ int runSimulate(std::span<const std::string> args) {
     return 0;
   }
   const SimulateSettings s = parseSimulate(a);
+  applyCacheOption(a);
   checkFiles(s.modelPath, {s.out, s.stats, s.saveModel});
-  const CommandModel loaded = loadCommandModel(s.modelPath, s.overrides);
+  const CommandModel loaded = loadCommandModel(
+      s.modelPath, s.overrides,
+      nativeOptionsFor(s.options.method == integrators::Method::OdeSd, false));
   if (s.saveModel) saveEditedModel(s.modelPath, s.overrides, *s.saveModel);
   const auto& compiled = loaded.model;
   const double loadSeconds = loaded.loadSeconds;

@@ -160,4 +160,15 @@ void warnUndefinedOutputs(const std::string& modelPath,
     std::cerr << "sensode: warning: " << modelPath << ": " << tasks::describe(u) << "\n";
 }
 
+void addNativeStats(JsonObject& json, const symbolic::CompiledModel& compiled) {
+  const symbolic::NativeStatus st = compiled.nativeStatus();
+  json.add("native", st.message)
+      .add("native_tier", symbolic::toString(st.tier))
+      .add("native_cache", st.cache)
+      .add("native_from_first_evaluation", compiled.nativeFromFirstEvaluation())
+      .add("native_emit_seconds", st.emitSeconds)
+      .add("native_quick_seconds", st.quickSeconds)
+      .add("native_first_seconds", st.firstNativeSeconds);
+}
+
 }  // namespace sensode::cli

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/integrators/integrator.h"
+#include "core/symbolic/compiled_model.h"
 #include "core/tasks/time_course_task.h"
 
 namespace sensode::cli {
@@ -55,6 +56,12 @@ std::string jsonNumber(double v);
 // handover_time, handover_steps, fallback_steps (odeSD: CVODES steps in its bridges),
 // fallbacks (array of sentences; empty when the method ran as asked).
 void addIntegratorStats(JsonObject& json, const integrators::IntegratorStats& stats);
+
+// Where evaluation ran: native (the status line at the end), native_tier, native_cache ("hit",
+// "miss", "disabled", "refused: <why>"), native_from_first_evaluation (every evaluator the run
+// used ran compiled code from its first call), native_emit_seconds, native_quick_seconds,
+// native_first_seconds.
+void addNativeStats(JsonObject& json, const symbolic::CompiledModel& compiled);
 
 // "undefined_outputs": one object per output with no value at some output times,
 // {"id": ..., "times": [...], "formula": ..., "reads": ..., "value": "NaN"} (empty array when

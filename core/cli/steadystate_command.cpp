@@ -53,6 +53,7 @@ const std::vector<OptionSpec>& steadyStateOptions() {
       {"--accept-unstable", "", "accept an unstable steady state"},
       {"--out", "FILE.csv", "write id,value rows (outputs, then d(state)/d(parameter))"},
       {"--stats", "FILE.json", "write statistics and diagnostics as one JSON object"},
+      noCacheOption(),
       {"--help", "", "show this help"},
   };
   return specs;
@@ -84,6 +85,7 @@ int runSteadyState(std::span<const std::string> args) {
               << Arguments::helpText(steadyStateOptions());
     return 0;
   }
+  applyCacheOption(a);
   const auto usage = [](const std::string& m) { return UsageError("steadystate: " + m); };
   const std::string modelPath = a.onlyPositional("MODEL.xml");
   tasks::SteadyStateOptions options;

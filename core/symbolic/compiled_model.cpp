@@ -44,7 +44,7 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-CompiledModel::CompiledModel(OdeSystem system)
+CompiledModel::CompiledModel(OdeSystem system, const NativeOptions& native)
     : system_(std::move(system)), delayInputs_(system_) {
   ExprPool& pool = *system_.pool;
   const int n = nx(), m = np();
@@ -202,19 +202,20 @@ CompiledModel::CompiledModel(OdeSystem system)
                  " (tape interpreter in use)";
   } else {
     std::vector<NativeCompiler::Unit> units;
-    for (Tape* t : {&fTape_, &jTape_, &fpTape_, &aTape_, &faTape_, &jjTape_, &jPairTape_, &apTape_,
-                    &ftTape_, &x0Tape_, &s0Tape_, &yTape_, &yxTape_, &ypTape_}) {
+    for (const NamedTape& named : tapes()) {
+      auto* t = const_cast<Tape*>(named.tape);  // this model's own member tapes
       auto binding = std::make_shared<NativeBinding>();
       t->bindNative(binding);
-      // Every run evaluates x0, f and the outputs first: tcc compiles them ahead of the rest.
-      const bool early = t == &fTape_ || t == &x0Tape_ || t == &yTape_;
+      // What the run's method evaluates first: tcc compiles it ahead of the rest.
+      const bool early = std::find(native.earlyTapes.begin(), native.earlyTapes.end(),
+                                   named.name) != native.earlyTapes.end();
       units.push_back({t, std::move(binding), early});
     }
-    native_ = std::make_shared<NativeCompiler>(std::move(units));
+    native_ = std::make_shared<NativeCompiler>(std::move(units), native.useCache);
   }
   if (system_.fastSurrogate) {
     auto equilibrium = std::make_shared<CompiledModel>(*this);  // (this model, no surrogate)
-    surrogate_ = std::make_shared<CompiledModel>(OdeSystem(*system_.fastSurrogate));
+    surrogate_ = std::make_shared<CompiledModel>(OdeSystem(*system_.fastSurrogate), native);
     surrogate_->startFromEquilibriumOf(std::move(equilibrium));
   }
 }
@@ -278,6 +279,10 @@ NativeStatus CompiledModel::nativeStatus() const {
 
 bool CompiledModel::waitForNative(double timeoutSeconds) const {
   return native_ && native_->waitUntilDone(timeoutSeconds);
+}
+
+bool CompiledModel::nativeFromFirstEvaluation() const {
+  return native_ && native_->nativeFromFirstEvaluation();
 }
 
 std::vector<double> CompiledModel::nominalParameters() const {

@@ -43,9 +43,17 @@ struct CompileTimings {
   std::size_t tapeInstructions = 0;  // instructions over all tapes
 };
 
+// How the native evaluators are prepared (native_compiler.h): which tapes tcc compiles first
+// (CompiledModel::tapes() names; what the run's method evaluates first) and whether the on-disk
+// cache is used (also subject to nativeCacheEnabled()).
+struct NativeOptions {
+  std::vector<std::string> earlyTapes = {"f", "x0", "y"};
+  bool useCache = true;
+};
+
 class CompiledModel {
  public:
-  explicit CompiledModel(OdeSystem system);
+  explicit CompiledModel(OdeSystem system, const NativeOptions& native = {});
   // (The fast-reaction surrogate is cloned too: its evaluators own scratch buffers as well.)
   std::shared_ptr<CompiledModel> clone() const;
 
@@ -110,6 +118,9 @@ class CompiledModel {
   // Starts native compilation now (skipping its start delay) and waits up to `timeoutSeconds`
   // for it to finish; true when the tapes now evaluate natively. For tests and benchmarks.
   bool waitForNative(double timeoutSeconds) const;
+  // True when every evaluator used so far ran compiled code from its first call (--stats'
+  // native_from_first_evaluation).
+  bool nativeFromFirstEvaluation() const;
   // Tapes by name ("f", "J", ...) for benchmarks and the C emitter.
   struct NamedTape {
     std::string name;

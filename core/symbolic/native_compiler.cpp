@@ -43,18 +43,6 @@ double startDelaySeconds() {
   return end != v && d >= 0 ? d : 0.5;
 }
 
-// FNV-1a, 64 bit: the cache key needs no cryptographic strength, only a stable spread.
-std::uint64_t fnv1a(const std::string& text, std::uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
-std::string hex(std::uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 std::string firstLines(const fs::path& file, std::size_t maxChars) {
   std::ifstream in(file);
   std::string text((std::istreambuf_iterator<char>(in)), {});
@@ -74,6 +62,10 @@ NativeFunction functionFrom(void* symbol) {
 // Above this many instructions in one tape tcc's code (its chunks pass values through memory,
 // unoptimised) evaluates no faster than the interpreter: such tapes stay interpreted.
 constexpr std::size_t kQuickMaxTapeInstructions = 60000;
+
+// A run that ends before tcc has stored the model's entry waits for it up to this much C: tcc
+// compiles ~35 MB/s (docs/benchmarks/performance.md §1), so at most ~30 ms at exit.
+constexpr std::size_t kStoreAtExitMaxBytes = 1 << 20;
 
 double secondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -127,37 +119,89 @@ std::size_t NativeCompiler::maxInstructions() {
   return end != v ? static_cast<std::size_t>(n) : 200000;
 }
 
-fs::path NativeCompiler::cacheDirectory() {
-  if (const char* d = std::getenv("SENSODE_CACHE_DIR"); d && *d) return d;
-  if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d) return fs::path(d) / "sensode";
-  if (const char* d = std::getenv("HOME"); d && *d) return fs::path(d) / ".cache" / "sensode";
-  return fs::temp_directory_path() / "sensode-cache";
-}
+fs::path NativeCompiler::cacheDirectory() { return NativeCache::directory(); }
 
-NativeCompiler::NativeCompiler(std::vector<Unit> units) {
+NativeCompiler::NativeCompiler(std::vector<Unit> units, bool useCache) {
   for (auto& u : units) {
     bindings_.push_back(std::move(u.binding));
     early_.push_back(u.early);
+    instructions_.push_back(u.tape->numInstructions());
   }
   command_ = compilerName();
   for (const char* f : kFlags) command_ += std::string(" ") + f;
   std::size_t instructions = 0;
   for (const auto& u : units) instructions += u.tape->numInstructions();
+  std::vector<const Tape*> tapes;
+  for (const auto& u : units) tapes.push_back(u.tape);
+
+  if (useCache && nativeCacheEnabled()) {
+    cache_ = NativeCache::open();
+    cacheUsable_ = cache_.usable();
+    status_.cache = cacheUsable_ ? "miss" : "refused: " + cache_.refusal();
+  }
+  if (cacheUsable_) {
+    // The key is the hash of the whole C, so the lookup needs it emitted here, on the loading
+    // thread: a hit then runs native code from the first evaluation (docs/native-cache.md has
+    // what emission costs).
+    try {
+      const auto t0 = Clock::now();
+      source_ = emitNativeSource(tapes);
+      key_ = cache_.key(source_, compilerName(),
+                        command_.substr(compilerName().size()) + "; tcc -nostdlib -shared");
+      status_.emitSeconds = secondsSince(t0);
+      status_.sourceBytes = source_.size();
+      std::string problem;
+      const auto entry = cache_.find(key_, problem);
+      if (problem.rfind("refused: ", 0) == 0) {
+        cacheUsable_ = false;  // neither loaded nor overwritten
+        status_.cache = problem;
+      } else if (!problem.empty()) {
+        status_.cache = "miss: " + problem;
+      }
+      if (entry) {
+        const auto t1 = Clock::now();
+        if (const std::string error = loadEntry(*entry); error.empty()) {
+          status_.cache = "hit";
+          status_.cacheHit = true;
+          if (entry->tier == "cc") {
+            status_.compileSeconds = secondsSince(t1);
+            status_.state = NativeState::Ready;
+            status_.message = "native: ready (cache hit) " + entry->object.filename().string();
+            source_.clear();
+            source_.shrink_to_fit();
+            return;
+          }
+          // tcc's object: native now; cc -O2 replaces it if the run lasts past the delay.
+          status_.state = NativeState::Waiting;
+          status_.message = "native: waiting to compile with cc -O2 (tcc code from the cache in use)";
+          thread_ = std::thread([this] { run(); });
+          return;
+        }
+        status_.cache = "miss: cache entry could not be loaded, rebuilt";
+      }
+    } catch (const std::exception& e) {
+      status_.state = NativeState::Failed;
+      status_.message = std::string("native: ") + e.what() + " (tape interpreter in use)";
+      return;
+    }
+  }
   if (instructions > quickOnLoadInstructions()) {
     // Emission and tcc run first thing on the thread (no delay), on copies, while the
     // interpreter serves: loading is not held up, and on a second core the quick tier arrives
     // while the run starts.
     for (const auto& u : units) tapeCopies_.push_back(*u.tape);
     status_.state = NativeState::Waiting;
-    status_.message = "native: compiling with tcc (tape interpreter in use)";
-  } else if (prepare([&] {
-               std::vector<const Tape*> tapes;
-               for (const auto& u : units) tapes.push_back(u.tape);
-               return tapes;
-             }())) {
-    return;  // cache hit, or failed
+    status_.message = withCacheNote("native: compiling with tcc (tape interpreter in use)");
+  } else if (prepare(tapes)) {
+    return;  // failed
   }
   thread_ = std::thread([this] { run(); });
+}
+
+std::string NativeCompiler::withCacheNote(const std::string& message) const {
+  // A refused cache is said once, in the message every state carries.
+  return status_.cache.rfind("refused: ", 0) == 0 ? message + " [cache " + status_.cache + "]"
+                                                  : message;
 }
 
 bool NativeCompiler::prepare(const std::vector<const Tape*>& tapes) {
@@ -166,68 +210,65 @@ bool NativeCompiler::prepare(const std::vector<const Tape*>& tapes) {
     {
       std::lock_guard lock(mutex_);
       st.state = state;
-      st.message = "native: " + message;
+      st.message = withCacheNote("native: " + message);
       st.tier = status_.tier;  // loadLibrary() / the quick tier set it under the lock
       st.library = status_.library;
+      st.cache = status_.cache;
+      st.cacheHit = status_.cacheHit;
+      if (st.emitSeconds == 0) st.emitSeconds = status_.emitSeconds;
+      if (st.sourceBytes == 0) st.sourceBytes = status_.sourceBytes;
       status_ = st;
     }
-    changed_.notify_all();  // waitUntilDone() waits for a final state (a cache hit is one)
+    changed_.notify_all();  // waitUntilDone() waits for a final state
   };
   try {
-    if (cancelled()) {
+    // With the cache, the quick tier goes on after a cancel (the process is ending) for models
+    // whose C tcc compiles in milliseconds: its entry is what makes the next run native from its
+    // first evaluation (docs/native-cache.md). Larger ones would hold the exit back.
+    auto storeAtExit = [&] { return cacheUsable_ && source_.size() <= kStoreAtExitMaxBytes; };
+    if (cancelled() && !storeAtExit()) {
       commit(NativeState::Cancelled, "cancelled (tape interpreter in use)");
       return true;
     }
     // The early units first (a few ms), so that the first evaluations run native code while the
-    // whole model's C is emitted and compiled. On a cache hit this is wasted, but only those
-    // milliseconds: the hit is known only once the whole C is emitted (its hash is the key).
-    compileEarlyUnits(tapes, st);
-    auto t0 = Clock::now();
-    source_ = emitNativeSource(tapes);
-    key_ = hex(fnv1a(source_, fnv1a(command_ + "\n")));
-    st.emitSeconds = secondsSince(t0);
-    st.sourceBytes = source_.size();
-
-    // A cached optimised object beats both compilations: load it and be done.
-    const fs::path library = cacheDirectory() / ("sensode-" + key_ + ".so");
-    std::error_code ec;
-    if (fs::exists(library, ec)) {
-      t0 = Clock::now();
-      const std::string error = loadLibrary(library);
-      st.compileSeconds = secondsSince(t0);
-      if (error.empty()) {
-        st.cacheHit = true;
-        source_.clear();
-        source_.shrink_to_fit();
-        commit(NativeState::Ready, "ready (cache hit) " + library.filename().string());
-        return true;
-      }
-      fs::remove(library, ec);  // damaged: compile afresh
+    // whole model's C is emitted and compiled.
+    if (!cancelled()) compileEarlyUnits(tapes, st);
+    if (source_.empty()) {
+      const auto t0 = Clock::now();
+      source_ = emitNativeSource(tapes);
+      st.emitSeconds = secondsSince(t0);
+      st.sourceBytes = source_.size();
     }
 
-    // The quick tier (not cancellable once tcc runs: a destructor waits for it, milliseconds).
-    if (cancelled()) {
-      commit(NativeState::Cancelled, "cancelled (tape interpreter in use)");
+    if (cancelled() && !storeAtExit()) {
+      commit(NativeState::Cancelled, "cancelled (" + inUse() + " in use)");
       return true;
     }
     if (TccModule::available()) {
-      t0 = Clock::now();
+      const auto t0 = Clock::now();
       std::string error;
-      if (auto module = TccModule::compile(source_, error)) {
-        std::vector<NativeFunction> fns;
-        for (std::size_t i = 0; i < bindings_.size() && error.empty(); ++i) {
-          fns.push_back(module->function(nativeSymbol(i)));
-          if (!fns.back()) error = "tcc: no symbol " + nativeSymbol(i);
-          if (tapes[i]->numInstructions() > kQuickMaxTapeInstructions) fns.back() = nullptr;
-        }
-        if (error.empty()) {
-          publish(fns, std::move(module));
-          std::lock_guard lock(mutex_);
-          status_.tier = EvaluationTier::Quick;
+      bool done = cacheUsable_ && quickThroughCache(error);
+      if (!done) {
+        if (auto module = TccModule::compile(source_, error)) {
+          std::vector<NativeFunction> fns;
+          for (std::size_t i = 0; i < bindings_.size() && error.empty(); ++i) {
+            fns.push_back(module->function(nativeSymbol(i)));
+            if (!fns.back()) error = "tcc: no symbol " + nativeSymbol(i);
+            if (instructions_[i] > kQuickMaxTapeInstructions) fns.back() = nullptr;
+          }
+          if (error.empty()) {
+            publish(fns, std::move(module));
+            std::lock_guard lock(mutex_);
+            status_.tier = EvaluationTier::Quick;
+          }
         }
       }
       st.quickSeconds = secondsSince(t0);
       st.quickError = error;
+      if (status_.tier == EvaluationTier::Optimised) {  // another process's cc -O2 entry
+        commit(NativeState::Ready, "ready (cache hit) " + status_.library.filename().string());
+        return true;
+      }
     } else {
       st.quickError = "tcc not available (built without libtcc, or SENSODE_TCC=0)";
     }
@@ -235,8 +276,42 @@ bool NativeCompiler::prepare(const std::vector<const Tape*>& tapes) {
     commit(NativeState::Failed, std::string(e.what()) + " (" + inUse() + " in use)");
     return true;
   }
+  if (cancelled()) {
+    commit(NativeState::Cancelled, "cancelled (" + inUse() + " in use)");
+    return true;
+  }
   commit(NativeState::Waiting, "waiting to compile with cc -O2 (" + inUse() + " in use)");
   return false;
+}
+
+bool NativeCompiler::quickThroughCache(std::string& error) {
+  // A concurrent process may have stored this model meanwhile (its cc -O2 entry is not to be
+  // replaced by tcc's).
+  std::string problem;
+  if (const auto entry = cache_.find(key_, problem); entry && loadEntry(*entry).empty()) {
+    std::lock_guard lock(mutex_);
+    status_.cacheHit = true;
+    return true;
+  }
+  const fs::path temporary = cache_.temporaryPath(key_, ".so");
+  if (!TccModule::writeSharedObject(source_, temporary.string(), error)) {
+    std::error_code ec;
+    fs::remove(temporary, ec);
+    return false;
+  }
+  if (error = cache_.store(key_, temporary, "tcc"); !error.empty()) return false;
+  const auto entry = cache_.find(key_, problem);
+  if (!entry) {
+    error = "the cache entry just written is gone" + (problem.empty() ? "" : ": " + problem);
+    return false;
+  }
+  error = loadEntry(*entry);
+  return error.empty();
+}
+
+std::string NativeCompiler::loadEntry(const NativeCacheEntry& entry) {
+  return loadLibrary(entry.loadPath(), entry.object,
+                     entry.tier == "cc" ? EvaluationTier::Optimised : EvaluationTier::Quick);
 }
 
 void NativeCompiler::compileEarlyUnits(const std::vector<const Tape*>& tapes, NativeStatus& st) {
@@ -262,7 +337,7 @@ void NativeCompiler::compileEarlyUnits(const std::vector<const Tape*>& tapes, Na
   std::lock_guard lock(mutex_);
   status_.firstNativeSeconds = st.firstNativeSeconds;
   status_.firstSourceBytes = st.firstSourceBytes;
-  status_.message = "native: compiling with tcc (tcc code for x0, f and outputs in use)";
+  status_.message = withCacheNote("native: compiling with tcc (tcc code for the run's first evaluators in use)");
 }
 
 std::size_t NativeCompiler::quickOnLoadInstructions() {
@@ -291,8 +366,9 @@ void NativeCompiler::publish(const std::vector<NativeFunction>& functions,
   }
 }
 
-std::string NativeCompiler::loadLibrary(const fs::path& library) {
-  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+std::string NativeCompiler::loadLibrary(const std::string& path, const fs::path& library,
+                                        EvaluationTier tier) {
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* err = dlerror();
     return std::string("dlopen: ") + (err ? err : "unknown error");
@@ -303,12 +379,25 @@ std::string NativeCompiler::loadLibrary(const fs::path& library) {
     void* sym = dlsym(handle, nativeSymbol(i).c_str());
     if (!sym) return "dlsym " + nativeSymbol(i) + " failed";
     fns.push_back(functionFrom(sym));
+    // tcc's code of a very long tape is no faster than the interpreter (as in memory).
+    if (tier == EvaluationTier::Quick && instructions_[i] > kQuickMaxTapeInstructions)
+      fns.back() = nullptr;
   }
   publish(fns, std::move(lib));
   std::lock_guard lock(mutex_);
   status_.library = library;
-  status_.tier = EvaluationTier::Optimised;
+  status_.tier = tier;
   return {};
+}
+
+bool NativeCompiler::nativeFromFirstEvaluation() const {
+  bool any = false;
+  for (const auto& b : bindings_) {
+    const unsigned char first = b->firstCall.load(std::memory_order_relaxed);
+    if (first == 2) return false;
+    any = any || first == 1;
+  }
+  return any;
 }
 
 NativeCompiler::~NativeCompiler() {
@@ -344,7 +433,7 @@ void NativeCompiler::setState(NativeState state, const std::string& message) {
   {
     std::lock_guard lock(mutex_);
     status_.state = state;
-    status_.message = "native: " + message;
+    status_.message = withCacheNote("native: " + message);
   }
   changed_.notify_all();
 }
@@ -380,111 +469,136 @@ void NativeCompiler::run() {
       }
     }
     start = Clock::now();
-    const std::string cc = compilerName();
-    const fs::path dir = cacheDirectory();
-    const fs::path library = dir / ("sensode-" + key_ + ".so");
     std::error_code ec;
-    // Another process may have compiled the same model since this one was loaded.
-    const bool hit = fs::exists(library, ec);
-    if (!hit) {
-      setState(NativeState::Compiling, "compiling " + std::to_string(source_.size() / 1024) +
-                                           " kB of C with cc -O2 (" + inUse() + " in use)");
-      fs::create_directories(dir, ec);
-      // Unique temporaries, renamed into place: concurrent processes compiling the same model
-      // never see a half-written library.
-      const std::string tmpStem =
-          "tmp-" + key_ + "-" + std::to_string(getpid()) + "-" +
-          hex(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(this)));
-      const fs::path cFile = dir / (tmpStem + ".c"), soFile = dir / (tmpStem + ".so"),
-                     logFile = dir / (tmpStem + ".log");
-      {
-        std::ofstream out(cFile);
-        out << source_;
-        if (!out) return finish(NativeState::Failed, "cannot write " + cFile.string());
-      }
-      source_.clear();
-      source_.shrink_to_fit();
-      auto cleanup = [&] {
-        std::error_code ignored;
-        fs::remove(cFile, ignored);
-        fs::remove(soFile, ignored);
-        fs::remove(logFile, ignored);
-      };
-
-      std::vector<std::string> args = {cc};
-      for (const char* f : kFlags) args.emplace_back(f);
-      args.insert(args.end(), {"-o", soFile.string(), cFile.string(), "-lm"});
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      posix_spawn_file_actions_t actions;
-      posix_spawn_file_actions_init(&actions);
-      posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, logFile.c_str(),
-                                       O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-      // Its own process group, so that cancelling kills the driver's children (cc1, as) too.
-      posix_spawnattr_t attributes;
-      posix_spawnattr_init(&attributes);
-      posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-      posix_spawnattr_setpgroup(&attributes, 0);
-      pid_t pid = 0;
-      const int spawnError =
-          posix_spawnp(&pid, cc.c_str(), &actions, &attributes, argv.data(), environ);
-      posix_spawnattr_destroy(&attributes);
-      posix_spawn_file_actions_destroy(&actions);
-      if (spawnError != 0) {
-        cleanup();
-        return finish(NativeState::NoCompiler,
-                      "cannot run '" + cc + "': " + std::strerror(spawnError));
-      }
-      // Poll rather than block, so that cancellation can kill the compiler; the thread is the
-      // only one that waits for this child, so the pid cannot be reused under it.
-      int wstatus = 0;
-      for (;;) {
-        const pid_t r = waitpid(pid, &wstatus, WNOHANG);
-        if (r == pid) break;
-        if (r < 0 && errno != EINTR) {
-          cleanup();
-          return finish(NativeState::Failed, "lost the compiler process");
-        }
-        std::unique_lock lock(mutex_);
-        if (changed_.wait_for(lock, std::chrono::milliseconds(20), [this] { return cancel_; })) {
-          lock.unlock();
-          kill(-pid, SIGKILL);
-          waitpid(pid, &wstatus, 0);
-          cleanup();
-          setState(NativeState::Cancelled, "cancelled (" + inUse() + " in use)");
-          return;
+    if (cacheUsable_) {
+      // Another process may have compiled the same model with cc -O2 since this one was loaded.
+      std::string problem;
+      if (auto entry = cache_.find(key_, problem); entry && entry->tier == "cc") {
+        if (loadEntry(*entry).empty()) {
+          {
+            std::lock_guard lock(mutex_);
+            status_.cacheHit = true;
+          }
+          return finish(NativeState::Ready,
+                        "ready (cache hit) " + entry->object.filename().string());
         }
       }
-      if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-        const bool missing = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 127;
-        const std::string log = firstLines(logFile, 300);
-        cleanup();
-        return finish(missing ? NativeState::NoCompiler : NativeState::Failed,
-                      "'" + command_ + "' failed: " + log);
-      }
-      fs::rename(soFile, library, ec);
-      if (ec) {
-        cleanup();
-        return finish(NativeState::Failed, "cannot store " + library.string() + ": " + ec.message());
-      }
-      cleanup();
     }
-
-    if (const std::string error = loadLibrary(library); !error.empty()) {
-      if (hit) fs::remove(library, ec);  // a damaged cache entry: the next load compiles afresh
-      return finish(NativeState::Failed, error);
+    setState(NativeState::Compiling, "compiling " + std::to_string(source_.size() / 1024) +
+                                         " kB of C with cc -O2 (" + inUse() + " in use)");
+    // Into the cache folder (unique temporaries, stored atomically), else into a private
+    // temporary folder that goes once the object is loaded.
+    fs::path privateDir;
+    if (!cacheUsable_) {
+      std::string pattern = (fs::temp_directory_path() / "sensode-native-XXXXXX").string();
+      if (!mkdtemp(pattern.data()))
+        return finish(NativeState::Failed, "cannot create a temporary folder: " +
+                                               std::string(std::strerror(errno)));
+      privateDir = pattern;
     }
-    {
-      std::lock_guard lock(mutex_);
-      status_.cacheHit = hit;
+    auto removePrivate = [&] {
+      if (!privateDir.empty()) fs::remove_all(privateDir, ec);
+    };
+    const fs::path cFile = cacheUsable_ ? cache_.temporaryPath(key_, ".c") : privateDir / "model.c";
+    const fs::path soFile =
+        cacheUsable_ ? cache_.temporaryPath(key_, ".so") : privateDir / "model.so";
+    NativeState failure = NativeState::Failed;
+    if (std::string error = compileOptimised(cFile, soFile, failure); !error.empty()) {
+      removePrivate();
+      if (failure == NativeState::Cancelled) return setState(failure, error);
+      return finish(failure, error);
     }
-    finish(NativeState::Ready, std::string(hit ? "ready (cache hit) " : "ready (compiled) ") +
-                                   library.filename().string());
+    if (cacheUsable_) {
+      if (std::string error = cache_.store(key_, soFile, "cc"); !error.empty())
+        return finish(NativeState::Failed, error);
+      std::string problem;
+      const auto entry = cache_.find(key_, problem);
+      if (!entry) return finish(NativeState::Failed, "the cache entry just written is gone " + problem);
+      if (const std::string error = loadEntry(*entry); !error.empty())
+        return finish(NativeState::Failed, error);
+      return finish(NativeState::Ready, "ready (compiled) " + entry->object.filename().string());
+    }
+    const std::string error = loadLibrary(soFile.string(), soFile, EvaluationTier::Optimised);
+    removePrivate();  // loaded objects stay mapped
+    if (!error.empty()) return finish(NativeState::Failed, error);
+    finish(NativeState::Ready, "ready (compiled, not cached)");
   } catch (const std::exception& e) {
     finish(NativeState::Failed, e.what());
   }
+}
+
+std::string NativeCompiler::compileOptimised(const fs::path& cFile, const fs::path& soFile,
+                                             NativeState& failure) {
+  const fs::path logFile = fs::path(soFile).replace_extension(".log");
+  {
+    std::ofstream out(cFile);
+    out << source_;
+    if (!out) return "cannot write " + cFile.string();
+  }
+  source_.clear();
+  source_.shrink_to_fit();
+  auto cleanup = [&](bool keepObject) {
+    std::error_code ignored;
+    fs::remove(cFile, ignored);
+    fs::remove(logFile, ignored);
+    if (!keepObject) fs::remove(soFile, ignored);
+  };
+  const std::string cc = compilerName();
+  std::vector<std::string> args = {cc};
+  for (const char* f : kFlags) args.emplace_back(f);
+  args.insert(args.end(), {"-o", soFile.string(), cFile.string(), "-lm"});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, logFile.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  // Its own process group, so that cancelling kills the driver's children (cc1, as) too.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  pid_t pid = 0;
+  const int spawnError =
+      posix_spawnp(&pid, cc.c_str(), &actions, &attributes, argv.data(), environ);
+  posix_spawnattr_destroy(&attributes);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawnError != 0) {
+    cleanup(false);
+    failure = NativeState::NoCompiler;
+    return "cannot run '" + cc + "': " + std::strerror(spawnError);
+  }
+  // Poll rather than block, so that cancellation can kill the compiler; the thread is the
+  // only one that waits for this child, so the pid cannot be reused under it.
+  int wstatus = 0;
+  for (;;) {
+    const pid_t r = waitpid(pid, &wstatus, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) {
+      cleanup(false);
+      return "lost the compiler process";
+    }
+    std::unique_lock lock(mutex_);
+    if (changed_.wait_for(lock, std::chrono::milliseconds(20), [this] { return cancel_; })) {
+      lock.unlock();
+      kill(-pid, SIGKILL);
+      waitpid(pid, &wstatus, 0);
+      cleanup(false);
+      failure = NativeState::Cancelled;
+      return "cancelled (" + inUse() + " in use)";
+    }
+  }
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+    const bool missing = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 127;
+    const std::string log = firstLines(logFile, 300);
+    cleanup(false);
+    failure = missing ? NativeState::NoCompiler : NativeState::Failed;
+    return "'" + command_ + "' failed: " + log;
+  }
+  cleanup(true);
+  return {};
 }
 
 }  // namespace sensode::symbolic

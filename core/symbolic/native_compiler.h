@@ -15,9 +15,12 @@
 //     atomically once ready — for runs that last: it starts after a delay
 //     ($SENSODE_NATIVE_DELAY seconds, default 0.5), so short runs never spawn a compiler.
 //
-// Shared objects are cached under a hash of the compiler command and the source in
-// $SENSODE_CACHE_DIR, else $XDG_CACHE_HOME/sensode, else ~/.cache/sensode; a model loaded again
-// loads its cached object on the loading thread (a millisecond) and skips both compilations.
+// Both tiers' shared objects are cached on disk (native_cache.h: keyed by a SHA-256 of the C,
+// Sensode's version and the compilers; checked before loading): a model's first run writes tcc's
+// object (the quick tier is compiled to a file and loaded from it, a few ms more than in memory),
+// a run that lasts past the start delay replaces it by cc -O2's, and every later run loads the
+// entry on the loading thread, so its first evaluation runs native code. Without the cache
+// (setNativeCacheEnabled(false), a refused folder) cc -O2 compiles in a private temporary folder.
 //
 // Without fused multiply-adds and -ffast-math, both compilers' code performs the tape's
 // operations in the tape's order and calls the same libm, so every tier gives the interpreter's
@@ -38,6 +41,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/symbolic/native_cache.h"
 #include "core/symbolic/tape.h"
 
 namespace sensode::symbolic {
@@ -70,7 +74,10 @@ struct NativeStatus {
   // One line for logs and stats, e.g. "native: ready (cache hit) sensode-....so" or
   // "native: waiting to compile with cc -O2 (tcc code in use)".
   std::string message;
-  bool cacheHit = false;        // the shared object came from the cache
+  bool cacheHit = false;        // the code in use came from the cache (tcc's or cc -O2's)
+  // The cache at load time: "hit", "miss" (": damaged entry ..., rebuilt" when one was found and
+  // removed), "disabled", or "refused: <why>" (a folder or entry another user could write).
+  std::string cache = "disabled";
   double compileSeconds = 0;    // wall time of the optimised tier: compilation + loading, s
   double emitSeconds = 0;       // wall time of emitting the C (loading thread), s
   double quickSeconds = 0;      // wall time of the tcc compilation (loading thread), s
@@ -98,7 +105,8 @@ class NativeCompiler {
   // Emits the C, loads a cached shared object or else compiles the quick tier (on the calling
   // thread up to quickOnLoadInstructions(), else first thing on the background thread), then
   // leaves the optimised tier to the background job and returns.
-  explicit NativeCompiler(std::vector<Unit> units);
+  // `useCache`: read and write the on-disk cache (also subject to nativeCacheEnabled()).
+  explicit NativeCompiler(std::vector<Unit> units, bool useCache = true);
   ~NativeCompiler();
   NativeCompiler(const NativeCompiler&) = delete;
   NativeCompiler& operator=(const NativeCompiler&) = delete;
@@ -107,6 +115,9 @@ class NativeCompiler {
   // Blocks until the job has finished (any final state) or `timeoutSeconds` passed, and starts
   // it at once if it is still in its start delay. True when native evaluation is in use.
   bool waitUntilDone(double timeoutSeconds);
+
+  // True when every tape evaluated so far ran native code from its first call (and one did).
+  bool nativeFromFirstEvaluation() const;
 
   // False when SENSODE_NATIVE is "0", "off" or "false".
   static bool enabledByEnvironment();
@@ -119,7 +130,7 @@ class NativeCompiler {
   // until then ($SENSODE_NATIVE_SYNC_INSTRUCTIONS, default 0: always in the background — tcc's
   // milliseconds cost more than they save on the typical short run, docs/benchmarks/performance.md).
   static std::size_t quickOnLoadInstructions();
-  static std::filesystem::path cacheDirectory();
+  static std::filesystem::path cacheDirectory();  // NativeCache::directory()
 
  private:
   void run();
@@ -135,8 +146,20 @@ class NativeCompiler {
   // it) loaded for as long as the tapes live.
   void publish(const std::vector<NativeFunction>& functions, std::shared_ptr<void> owner,
                const std::vector<bool>* only = nullptr);
-  // Loads the shared object and publishes it; empty on success, else why not.
-  std::string loadLibrary(const std::filesystem::path& library);
+  // Loads the shared object and publishes it as `tier`; empty on success, else why not.
+  // `path` is what dlopen opens (a cache entry's /proc/self/fd/N), `library` what status names.
+  std::string loadLibrary(const std::string& path, const std::filesystem::path& library,
+                          EvaluationTier tier);
+  // Loads a verified cache entry (tcc's: the quick tier, cc's: the optimised one).
+  std::string loadEntry(const NativeCacheEntry& entry);
+  // The quick tier through the cache: tcc writes a shared object, stored then loaded from its
+  // entry (what the next run loads). True when it is in use.
+  bool quickThroughCache(std::string& error);
+  // cc -O2 into `soFile` (its C, log next to it); empty on success, else the final state's text
+  // (state in `failure`). Polls cancellation.
+  std::string compileOptimised(const std::filesystem::path& cFile,
+                               const std::filesystem::path& soFile, NativeState& failure);
+  std::string withCacheNote(const std::string& message) const;
   std::string inUse() const;  // "tcc code" or "tape interpreter", for messages
 
   std::vector<std::shared_ptr<NativeBinding>> bindings_;
@@ -144,7 +167,10 @@ class NativeCompiler {
   std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
   std::vector<Tape> tapeCopies_;       // large models: what the thread emits, released after
   std::string source_;                 // the emitted C, until the optimised tier has used it
-  std::string key_;                    // content hash of compiler command and source
+  std::string key_;                    // the cache key (NativeCache::key)
+  std::vector<std::size_t> instructions_;  // per unit: tape instructions
+  NativeCache cache_;
+  bool cacheUsable_ = false;           // read and write cache_ (false: disabled or refused)
   std::string command_;                // the compiler command, for messages
   mutable std::mutex mutex_;
   std::condition_variable changed_;

@@ -288,7 +288,10 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
 
 void Tape::evaluate(double t, const double* x, const double* p, double* out) const {
   if (native_) {
-    if (const NativeFunction fn = native_->fn.load(std::memory_order_acquire)) {
+    const NativeFunction fn = native_->fn.load(std::memory_order_acquire);
+    if (native_->firstCall.load(std::memory_order_relaxed) == 0)
+      native_->firstCall.store(fn ? 1 : 2, std::memory_order_relaxed);
+    if (fn) {
       fn(t, x, p, out, slots_.data());
       return;
     }

@@ -32,6 +32,9 @@ using NativeFunction = void (*)(double t, const double* x, const double* p, doub
 struct NativeBinding {
   std::atomic<NativeFunction> fn{nullptr};
   std::shared_ptr<void> library;
+  // What ran the first call: 0 none yet, 1 native code, 2 the interpreter (--stats'
+  // native_from_first_evaluation).
+  std::atomic<unsigned char> firstCall{0};
 };
 
 class Tape {

@@ -64,13 +64,13 @@ void* addressOf(Binary f) {
 
 namespace {
 
-void* compileInMemory(const std::string& source, std::string& error) {
+// A TCCState with `source` compiled for `outputType`, or null with `error`; the caller holds the
+// lock and deletes the state.
+TCCState* compiled(const std::string& source, int outputType, std::string& error) {
   static const std::string kInclude = "#include <math.h>\n";
   std::string text = source;
   if (const auto at = text.find(kInclude); at != std::string::npos)
     text.replace(at, kInclude.size(), mathDeclarations());
-
-  std::lock_guard lock(tccLock());
   TCCState* s = tcc_new();
   if (!s) {
     error = "tcc_new failed";
@@ -83,17 +83,37 @@ void* compileInMemory(const std::string& source, std::string& error) {
     if (e.empty()) e = msg;
   });
   tcc_set_options(s, "-nostdlib");
-  tcc_set_output_type(s, TCC_OUTPUT_MEMORY);
-  auto fail = [&](const char* what) -> void* {
-    if (error.empty()) error = what;
+  tcc_set_output_type(s, outputType);
+  if (tcc_compile_string(s, text.c_str()) < 0) {
+    if (error.empty()) error = "tcc could not compile the source";
     tcc_delete(s);
     return nullptr;
-  };
-  if (tcc_compile_string(s, text.c_str()) < 0) return fail("tcc could not compile the source");
+  }
+  return s;
+}
+
+void* compileInMemory(const std::string& source, std::string& error) {
+  std::lock_guard lock(tccLock());
+  TCCState* s = compiled(source, TCC_OUTPUT_MEMORY, error);
+  if (!s) return nullptr;
   for (const auto& [name, fn] : kUnary) tcc_add_symbol(s, name, addressOf(fn));
   for (const auto& [name, fn] : kBinary) tcc_add_symbol(s, name, addressOf(fn));
-  if (tcc_relocate(s, TCC_RELOCATE_AUTO) < 0) return fail("tcc could not link the code");
+  if (tcc_relocate(s, TCC_RELOCATE_AUTO) < 0) {
+    if (error.empty()) error = "tcc could not link the code";
+    tcc_delete(s);
+    return nullptr;
+  }
   return s;
+}
+
+bool writeSharedObject(const std::string& source, const std::string& path, std::string& error) {
+  std::lock_guard lock(tccLock());
+  TCCState* s = compiled(source, TCC_OUTPUT_DLL, error);
+  if (!s) return false;
+  const bool written = tcc_output_file(s, path.c_str()) == 0;
+  if (!written && error.empty()) error = "tcc could not write " + path;
+  tcc_delete(s);
+  return written;
 }
 
 NativeFunction functionOf(void* state, const char* name) {
@@ -109,7 +129,7 @@ void release(void* state) {
   tcc_delete(static_cast<TCCState*>(state));
 }
 
-const TccBackend kBackend{&compileInMemory, &functionOf, &release};
+const TccBackend kBackend{&compileInMemory, &functionOf, &release, &writeSharedObject};
 
 }  // namespace
 

@@ -31,6 +31,16 @@ std::shared_ptr<TccModule> TccModule::compile(const std::string& source, std::st
   return std::shared_ptr<TccModule>(new TccModule(state, backend));
 }
 
+bool TccModule::writeSharedObject(const std::string& source, const std::string& path,
+                                  std::string& error) {
+  const TccBackend* backend = gBackend.load();
+  if (!backend) {
+    error = "this program was built without libtcc";
+    return false;
+  }
+  return backend->writeSharedObject(source, path, error);
+}
+
 NativeFunction TccModule::function(const std::string& name) const {
   return backend_->function(state_, name.c_str());
 }

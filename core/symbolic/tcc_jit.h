@@ -29,6 +29,10 @@ struct TccBackend {
   void* (*compile)(const std::string& source, std::string& error);
   NativeFunction (*function)(void* state, const char* name);
   void (*release)(void* state);
+  // The same compilation written as a shared object to `path` (for the compiled-model cache,
+  // native_cache.h); false with `error`. Its libm calls are left to the dynamic linker, which
+  // binds them to the libm the process already has loaded.
+  bool (*writeSharedObject)(const std::string& source, const std::string& path, std::string& error);
 };
 
 // Makes TccModule available in this process: defined in sensode_tcc (tcc_backend.cpp), called
@@ -45,6 +49,10 @@ class TccModule {
   // Compiles `source` (Tape::cPrelude() + Tape::emitCScratch() units). Null, with the compiler's
   // first message in `error`, when tcc rejects it.
   static std::shared_ptr<TccModule> compile(const std::string& source, std::string& error);
+
+  // Compiles `source` into a shared object at `path` (dlopen it to use it); false with `error`.
+  static bool writeSharedObject(const std::string& source, const std::string& path,
+                                std::string& error);
 
   // The function `name` (a Tape::emitCScratch unit), or null.
   NativeFunction function(const std::string& name) const;

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "plugin/common/model_cache.h"
 
+#include <QCoreApplication>
 #include <QCryptographicHash>
 #include <QFile>
 #include <QFileInfo>
+#include <QVariant>
 
 #include <chrono>
 #include <list>
@@ -12,6 +14,7 @@
 #include "core/common/errors.h"
 #include "core/model/sbml_importer.h"
 #include "core/symbolic/ode_system.h"
+#include "gui/native_cache_preference.h"
 
 namespace sensode::plugin {
 
@@ -75,7 +78,12 @@ LoadedModel loadModel(const QString& pathIn, const std::function<void(const QStr
   // hashing again afterwards makes sure the hash describes the bytes that were imported.
   const model::Model m = model::importSbmlFile(QFile::encodeName(loaded.path).toStdString());
   if (phase) phase(QStringLiteral("Compiling the model..."));
-  auto prototype = std::make_shared<const symbolic::CompiledModel>(symbolic::buildOdeSystem(m));
+  // The host's Settings ▸ Use the compiled-model cache (gui/native_cache_preference.h).
+  symbolic::NativeOptions native;
+  const QVariant useCache = qApp ? qApp->property(gui::kNativeCacheProperty) : QVariant();
+  native.useCache = !useCache.isValid() || useCache.toBool();
+  auto prototype =
+      std::make_shared<const symbolic::CompiledModel>(symbolic::buildOdeSystem(m), native);
   if (sha256OfFile(loaded.path) != loaded.sha256) {
     throw Error(loaded.path.toStdString() + ": the file changed while it was being read; run again");
   }

@@ -719,6 +719,46 @@ class TestMainWindow : public QObject {
                  .value("t_end").toDouble(), 10.0);
   }
 
+  // Settings ▸ Use the compiled-model cache: off, a model's run writes nothing to the cache
+  // folder; on again (remembered), the next model's first run leaves its entry there.
+  void nativeCachePreferenceReachesTheCore() {
+    QSettings().clear();
+    QTemporaryDir cacheDir;
+    const QByteArray previous = qgetenv("SENSODE_CACHE_DIR");
+    qputenv("SENSODE_CACHE_DIR", cacheDir.path().toLocal8Bit());
+    const QString model = QStringLiteral(SENSODE_TEST_DATA_DIR "/models/michaelis_menten.xml");
+    {
+      MainWindow w(testing::testWindowOptions());
+      w.show();
+      auto* action = w.findChild<QAction*>(QStringLiteral("actionUseNativeCache"));
+      QVERIFY(action);
+      QVERIFY(action->isCheckable());
+      QVERIFY(action->isChecked());  // on by default
+      QMenu* menu = w.findChild<QMenu*>(QStringLiteral("settingsMenu"));
+      QVERIFY(menu);
+      menu->popup(w.mapToGlobal(QPoint(200, 30)));
+      QVERIFY(QTest::qWaitForWindowExposed(menu));
+      menu->grab().save(QDir::temp().filePath(QStringLiteral("sensode-settings-menu.png")));
+      menu->close();
+      action->setChecked(false);
+      QVERIFY(w.openModel(kRepressilator));
+      TaskPanel* panel = w.openTask(QStringLiteral("timecourse"));
+      QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
+      QTest::qWait(300);  // the background thread's tcc, had it used the cache
+      QVERIFY(QDir(cacheDir.path()).entryList(QDir::Files).isEmpty());
+    }
+    MainWindow again(testing::testWindowOptions());
+    auto* action = again.findChild<QAction*>(QStringLiteral("actionUseNativeCache"));
+    QVERIFY(!action->isChecked());  // remembered
+    action->setChecked(true);
+    QVERIFY(again.openModel(model));
+    TaskPanel* panel = again.openTask(QStringLiteral("timecourse"));
+    QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
+    QTRY_COMPARE_WITH_TIMEOUT(
+        QDir(cacheDir.path()).entryList({QStringLiteral("*.entry")}, QDir::Files).size(), 1, 20000);
+    qputenv("SENSODE_CACHE_DIR", previous);
+  }
+
   void sensitivitiesTaskInTheWindow() {
     QTemporaryDir dir;
     MainWindow w(testing::testWindowOptions());

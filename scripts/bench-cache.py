@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""First against second run of `sensode simulate` and `sensode sensitivities`, one process per
+run, as users run them: the first with an empty compiled-model cache, the second with what the
+first left (docs/native-cache.md). odeSD and CVODES alternate; medians over --repeats.
+
+  scripts/bench-cache.py [--sensode build/core/sensode] [--repeats 3] MODEL.xml...
+
+Prints a Markdown table per command: integration wall time (--stats wall_seconds) and the
+process's wall time, first and second run, for odeSD and CVODES, with the ratios, plus whether
+the second run was native from its first evaluation.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+p = argparse.ArgumentParser()
+p.add_argument("--sensode", default="build/core/sensode")
+p.add_argument("--repeats", type=int, default=3)
+p.add_argument("--t-end", default="100")
+p.add_argument("models", nargs="+")
+a = p.parse_args()
+
+
+def run(command, model, method, cache, stats):
+    args = [a.sensode, command, model, "--method", method, "--t-end", a.t_end, "--stats", stats]
+    if command == "sensitivities":
+        args += ["--params", "all"]
+    env = dict(os.environ, SENSODE_CACHE_DIR=cache)
+    t0 = time.perf_counter()
+    r = subprocess.run(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = time.perf_counter() - t0
+    if r.returncode != 0:
+        return None
+    with open(stats) as f:
+        s = json.load(f)
+    return {"wall": s["wall_seconds"], "process": process, "cache": s.get("native_cache"),
+            "first": s.get("native_from_first_evaluation")}
+
+
+results = {}  # (command, model, method, run) -> list of samples
+with tempfile.TemporaryDirectory() as tmp:
+    stats = os.path.join(tmp, "stats.json")
+    for rep in range(a.repeats):
+        for model in a.models:
+            for command in ("simulate", "sensitivities"):
+                for method in ("odesd", "cvodes"):  # alternately, so load drifts hit both
+                    cache = os.path.join(tmp, f"cache-{rep}-{os.path.basename(model)}-{command}-{method}")
+                    for which in ("first", "second"):
+                        s = run(command, model, method, cache, stats)
+                        results.setdefault((command, model, method, which), []).append(s)
+
+def med(samples, key):
+    values = [s[key] for s in samples if s]
+    return statistics.median(values) if values else float("nan")
+
+for command in ("simulate", "sensitivities"):
+    print(f"\n### sensode {command}" + (" --params all" if command == "sensitivities" else ""))
+    print("\n| model | odeSD 1st int / proc (ms) | odeSD 2nd int / proc (ms) | CVODES 1st int / proc (ms) "
+          "| CVODES 2nd int / proc (ms) | odeSD/CVODES int 1st | 2nd | 2nd native from 1st eval |")
+    print("|---|---|---|---|---|---|---|---|")
+    ratios1, ratios2 = [], []
+    for model in a.models:
+        row = {}
+        for method in ("odesd", "cvodes"):
+            for which in ("first", "second"):
+                samples = results[(command, model, method, which)]
+                row[(method, which)] = (med(samples, "wall") * 1e3, med(samples, "process") * 1e3)
+        second = [s for m in ("odesd", "cvodes") for s in results[(command, model, m, "second")] if s]
+        native = all(s["first"] and s["cache"] == "hit" for s in second) and bool(second)
+        r1 = row[("odesd", "first")][0] / row[("cvodes", "first")][0]
+        r2 = row[("odesd", "second")][0] / row[("cvodes", "second")][0]
+        ratios1.append(r1)
+        ratios2.append(r2)
+        cells = " | ".join(f"{row[k][0]:.1f} / {row[k][1]:.0f}" for k in
+                           [("odesd", "first"), ("odesd", "second"), ("cvodes", "first"), ("cvodes", "second")])
+        print(f"| {os.path.basename(model)} | {cells} | {r1:.2f} | {r2:.2f} | {'yes' if native else 'no'} |")
+    print(f"| **median** | | | | | **{statistics.median(ratios1):.2f}** | **{statistics.median(ratios2):.2f}** | |")
+sys.exit(0)
