@@ -658,11 +658,9 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
     for (const std::string& f : r.integration.fallbacks)
       r.notes += (r.notes.empty() ? "" : "; ") + f;
     return r;
-  } catch (const Cancelled&) {
-    throw;
-  } catch (const InvalidOptions&) {
-    throw;
   } catch (const Error& e) {
+    // A cancel or invalid options would stop CVODES as well.
+    if (dynamic_cast<const Cancelled*>(&e) || dynamic_cast<const InvalidOptions*>(&e)) throw;
     ObjectiveOptions cvodes = options;
     cvodes.forwardIntegrator = integrators::Method::Cvodes;
     ObjectiveResult r = evaluateWithIntegrator(problem, scaled, method, cvodes, monitor);
