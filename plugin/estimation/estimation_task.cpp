@@ -131,7 +131,7 @@ const QList<FieldSpec>& fields() {
        {}, K::Choice,
        QString::fromLatin1(integrators::toString(defaults.objective.forwardIntegrator)), -inf,
        inf, false, false, {QStringLiteral("odesd"), QStringLiteral("cvodes")},
-       {QStringLiteral("odeSD (CVODES where it fails)"), QStringLiteral("CVODES")}},
+       {QStringLiteral("odeSD"), QStringLiteral("CVODES")}},
       {QStringLiteral("max_iterations"), QStringLiteral("Iterations per start"),
        QStringLiteral("Most iterations of one local optimisation."), {}, K::Integer,
        defaults.maxIterations, 1, 1e7, false, false, {}, {}},

@@ -661,7 +661,10 @@ class TestEstimationTask : public QObject {
       s.insert("forward_integrator", name);
       panel->setupWidget()->setSettings(s);
       QCOMPARE(choice->currentData().toString(), name);
-      QCOMPARE(int(testing::clickRunAndWait(panel)), int(api::TaskStatus::Succeeded));
+      const api::TaskStatus status = testing::clickRunAndWait(panel);
+      QVERIFY2(status == api::TaskStatus::Succeeded,
+               qPrintable(panel->shownResult() ? panel->shownResult()->message()
+                                               : QStringLiteral("no result")));
       const auto* result =
           dynamic_cast<const plugin::estimation::Result*>(panel->shownResult().get());
       QVERIFY(result);
