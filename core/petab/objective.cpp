@@ -661,6 +661,9 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
   } catch (const Error& e) {
     // A cancel or invalid options would stop CVODES as well.
     if (dynamic_cast<const Cancelled*>(&e) || dynamic_cast<const InvalidOptions*>(&e)) throw;
+    // A cancel that reached odeSD as another error (through a compile's cancellation scope)
+    // starts no CVODES run.
+    if (monitor.token.cancelled()) throw Cancelled(0);
     ObjectiveOptions cvodes = options;
     cvodes.forwardIntegrator = integrators::Method::Cvodes;
     ObjectiveResult r = evaluateWithIntegrator(problem, scaled, method, cvodes, monitor);
