@@ -4,8 +4,8 @@
 //                  [--max-iterations K] [--ftol F] [--gtol G] [--xtol X] [--rtol R] [--atol A]
 //                  [--no-start-values] [--global screen|ess|none] [--screen K]
 //                  [--global-evaluations E] [--global-local K] [--polish K]
-//                  [--acceleration on|off] [--continue-stalled on|off] [--out DIR]
-//                  [--resume DIR]
+//                  [--acceleration on|off] [--continue-stalled on|off]
+//                  [--forward-integrator odesd|cvodes] [--out DIR] [--resume DIR]
 //
 // Fits the estimated parameters of a PEtab problem (core/estimation/estimation.h): a multistart
 // of local optimisations from a seeded Latin hypercube in the bounds (plus the table's nominal
@@ -23,7 +23,7 @@
 //   profile_<id>.csv per profiled parameter: value (scale, linear), objective, threshold,
 //                    converged, every parameter
 //   summary.json     objectives (best, nominal), success rate, timing, χ², FIM rank and
-//                    eigenvalues, fallbacks
+//                    eigenvalues, forward integrator, fallbacks
 //   problem.yaml     the PEtab problem with the best fit as its nominal values (its parameter
 //                    table rewritten, the other files copied: core/petab/problem_writer.h), so
 //                    that `sensode gradient DIR/problem.yaml` evaluates the best fit
@@ -89,6 +89,9 @@ const std::vector<OptionSpec>& estimateOptions() {
                                  "objective is a sum of squares)"},
       {"--gradient", "forward|adjoint|ssasa|fd", "gradient of the quasi-Newton objective "
                                                  "(default forward)"},
+      {"--forward-integrator", "odesd|cvodes",
+       "time courses and forward sensitivities by odeSD (default; CVODES computes any "
+       "evaluation odeSD fails, and the summary's fallback line counts them) or by CVODES"},
       {"--profile", "ID,...", "profile likelihoods of these parameters"},
       {"--threads", "T", "worker threads (default: the number of cores)"},
       {"--max-iterations", "K", "per start (least squares: per phase, up to two per start; "
@@ -227,6 +230,8 @@ void writeSummary(const fs::path& file, const std::string& yaml,
       .add("optimizer", estimation::toString(r.optimizer))
       .add("optimizer_reason", r.optimizerReason)
       .add("gradient", petab::toString(o.gradient))
+      .add("forward_integrator", integrators::toString(r.forwardIntegrator))
+      .add("cvodes_fallback_evaluations", r.cvodesFallbacks)
       .add("starts", static_cast<long>(r.starts.size()))
       .add("seed", static_cast<long>(o.seed))
       .add("screened_points", r.screenedPoints)
@@ -319,6 +324,12 @@ int runEstimate(std::span<const std::string> given) {
                        "' is not one of forward, adjoint, ssasa, fd");
     o.gradient = *parsed;
   }
+  if (const auto f = a.string("--forward-integrator")) {
+    const auto parsed = integrators::methodFromString(*f);
+    if (!parsed)
+      throw UsageError("estimate: --forward-integrator: '" + *f + "' is not one of odesd, cvodes");
+    o.objective.forwardIntegrator = *parsed;
+  }
   if (const auto p = a.string("--profile")) o.profileParameters = splitList(*p);
   const auto outDir = a.string("--out");
   if (!fs::is_regular_file(yaml)) throw Error(yaml + ": no such file");
@@ -376,7 +387,7 @@ int runEstimate(std::span<const std::string> given) {
   if (r.status == estimation::EstimationResult::Status::InvalidInput ||
       r.status == estimation::EstimationResult::Status::Failure)
     throw Error(r.message + (r.details.empty() ? "" : " (" + r.details + ")"));
-  for (const auto& f : r.fallbacks) std::cerr << "sensode: " << f << "\n";
+  // The fallbacks are in the summary below ("fallback ..." lines on stdout).
 
   if (outDir) {
     const fs::path dir(*outDir);
@@ -388,6 +399,11 @@ int runEstimate(std::span<const std::string> given) {
     if (!r.best.empty()) estimation::writeFittedProblem(fs::absolute(yaml), r, dir);
   }
   std::printf("optimizer %s (%s)\n", estimation::toString(r.optimizer), r.optimizerReason.c_str());
+  std::printf("integrator %s%s\n", integrators::toString(r.forwardIntegrator),
+              r.cvodesFallbacks > 0
+                  ? (" (CVODES in " + std::to_string(r.cvodesFallbacks) + " evaluations)").c_str()
+                  : "");
+  for (const auto& f : r.fallbacks) std::printf("fallback %s\n", f.c_str());
   if (r.global != estimation::GlobalPhase::None)
     std::printf("global phase %s: %ld objective evaluations in %.1f s%s, best objective %.12g\n",
                 estimation::toString(r.global), r.globalEvaluations, r.globalSeconds,

@@ -472,6 +472,7 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
   }
   result.best = result.starts.front().parameters;
   result.bestObjective = result.starts.front().objective;
+  reportForwardIntegrator(options.objective.forwardIntegrator, result);
   if (!cancelled) nominalAtTheBestsRtol(problem, options, progress.monitor(), result);
 
   if (cancelled) {

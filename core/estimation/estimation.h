@@ -148,6 +148,9 @@ struct EstimationOptions {
     o.integrator.rtol = 1e-8;
     o.integrator.atol = 1e-10;
     o.integrator.maxSteps = 10000;
+    // odeSD's direct forward sensitivities (CVODES where odeSD fails, evaluation by
+    // evaluation): docs/benchmarks/forward-gradient.md.
+    o.forwardIntegrator = integrators::Method::OdeSd;
     return o;
   }
   // Why the options cannot run ("EstimationOptions::starts = 0. Violated constraint: starts >=
@@ -178,6 +181,9 @@ struct StartResult {
   int iterations = 0;
   long objectiveEvaluations = 0;  // objective (and residual) evaluations
   long gradientEvaluations = 0;   // gradient or residual-Jacobian evaluations
+  // Evaluations (of either kind) that odeSD could not do and CVODES computed instead
+  // (ObjectiveOptions::forwardIntegrator odeSD), and the last one's reason.
+  long cvodesFallbacks = 0;
   double wallSeconds = 0;
   StartStatus status = StartStatus::Failed;
   std::string message;  // the optimiser's termination reason, or why the start failed
@@ -277,6 +283,11 @@ struct EstimationResult {
   FitStatistics statistics;
   std::vector<Profile> profiles;
   double wallSeconds = 0;
+  // The integrator of the time courses and forward sensitivities (EstimationOptions::objective.
+  // forwardIntegrator), and the evaluations of the starts that odeSD could not do and CVODES
+  // computed (a `fallbacks` sentence says so when there are any).
+  integrators::Method forwardIntegrator = integrators::Method::OdeSd;
+  long cvodesFallbacks = 0;
   // Starts read from the run store (EstimationRun::store) instead of computed: a resumed run.
   int resumedStarts = 0;
 };

@@ -80,6 +80,7 @@ FitObjective::Residuals FitObjective::residuals(const double* x, bool jacobian) 
       problem_, q, jacobian ? petab::GradientMethod::Forward : petab::GradientMethod::None,
       options, monitor_);
   const petab::ObjectiveResult& e = out.evaluation;
+  countIntegrator(e);
   if (jacobian) countFallbacks(e);
   out.objective = e.objective;
   const auto nm = static_cast<Eigen::Index>(problem_.measurements.size());
@@ -144,6 +145,7 @@ double FitObjective::value(const double* x, double* gradient) {
   if (gradient) ++gradientEvaluations_;
   const petab::ObjectiveResult r =
       petab::evaluateObjective(problem_, q, method, setup_.objective, monitor_);
+  countIntegrator(r);
   if (gradient) countFallbacks(r);
   if (gradient)
     for (std::size_t i = 0; i < setup_.free.size(); ++i)

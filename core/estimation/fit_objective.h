@@ -77,6 +77,10 @@ class FitObjective {
   // fallbacks, e.g. steady-state sensitivities by integration where J_r is singular), and the
   // last such sentence.
   long fallbackEvaluations() const { return fallbackEvaluations_; }
+  // Evaluations (objective or derivatives) that odeSD could not do and CVODES did
+  // (ObjectiveOptions::forwardIntegrator odeSD; petab::kOdeSdFallback).
+  long cvodesFallbacks() const { return cvodesFallbacks_; }
+  const std::string& lastCvodesFallback() const { return lastCvodesFallback_; }
   const std::string& lastFallback() const { return lastFallback_; }
 
  private:
@@ -85,8 +89,14 @@ class FitObjective {
   ProgressMonitor monitor_;
   std::vector<int> tableIndex_;  // PEtab parameter index of each position in `point`
   long evaluations_ = 0, gradientEvaluations_ = 0, fallbackEvaluations_ = 0;
+  long cvodesFallbacks_ = 0;
   std::vector<std::string> fallbacks_;
-  std::string lastFallback_;
+  std::string lastFallback_, lastCvodesFallback_;
+  void countIntegrator(const petab::ObjectiveResult& r) {
+    if (r.integrator == setup_.objective.forwardIntegrator) return;
+    ++cvodesFallbacks_;
+    if (!r.fallbacks.empty()) lastCvodesFallback_ = r.fallbacks.front();
+  }
   void countFallbacks(const petab::ObjectiveResult& r) {
     if (r.fallbacks.empty()) return;
     ++fallbackEvaluations_;

@@ -67,6 +67,7 @@ void continueAtTighterTolerances(const petab::Problem& problem, const FitSetup& 
   start.message += head + what;
   start.objectiveEvaluations += f.objectiveEvaluations();
   start.gradientEvaluations += f.gradientEvaluations();
+  start.cvodesFallbacks += f.cvodesFallbacks();
   start.wallSeconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!improved) return;

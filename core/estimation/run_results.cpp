@@ -52,6 +52,7 @@ StoredRun readStoredRun(const fs::path& dir, const ProgressMonitor& monitor) {
   sortStartsByObjective(r.starts);
   if (r.starts.empty() || !std::isfinite(r.starts.front().objective))
     throw Error(dir.string() + ": no finished start with a finite objective yet");
+  reportForwardIntegrator(run.options.objective.forwardIntegrator, r);
   r.best = r.starts.front().parameters;
   r.bestObjective = r.starts.front().objective;
   evaluateBestFit(*fit.problem, run.options, monitor, r);

@@ -113,6 +113,11 @@ StartResult runStart(const petab::Problem& problem, const StartContext& context,
     s.message += " (start point redrawn " + std::to_string(resampled) +
                  " times: the objective or its derivatives could not be evaluated at the "
                  "earlier ones)";
+  s.cvodesFallbacks = f.cvodesFallbacks();
+  if (s.cvodesFallbacks > 0)
+    s.message += " (CVODES computed " + std::to_string(s.cvodesFallbacks) + " of " +
+                 std::to_string(s.objectiveEvaluations) +
+                 " evaluations, the last because " + f.lastCvodesFallback() + ")";
   if (f.fallbackEvaluations() > 0)
     s.message += " (" + std::to_string(f.fallbackEvaluations()) + " of " +
                  std::to_string(s.gradientEvaluations) +

@@ -86,6 +86,7 @@ RunFingerprint runFingerprint(const petab::Problem& problem, const EstimationOpt
   add("continue_stalled", o.continueStalled ? "on" : "off");
   add("optimizer", toString(o.optimizer));
   add("gradient", petab::toString(o.gradient));
+  add("forward_integrator", integrators::toString(o.objective.forwardIntegrator));
   add("rtol", number(o.objective.integrator.rtol));
   add("atol", number(o.objective.integrator.atol));
   add("max_steps", std::to_string(o.objective.integrator.maxSteps));
@@ -150,6 +151,10 @@ EstimationOptions optionsFromFingerprint(const RunFingerprint& f, const std::str
       const auto g = petab::gradientMethodFromString(value);
       if (!g) throw bad();
       o.gradient = *g;
+    } else if (key == "forward_integrator") {
+      const auto m = integrators::methodFromString(value);
+      if (!m) throw bad();
+      o.objective.forwardIntegrator = *m;
     } else if (key == "rtol") o.objective.integrator.rtol = real();
     else if (key == "atol") o.objective.integrator.atol = real();
     else if (key == "max_steps") o.objective.integrator.maxSteps = static_cast<long>(integer());

@@ -173,6 +173,21 @@ void reportPlan(const StartPlan& plan, double runRtol, EstimationResult& result)
   result.screenSeconds = plan.screenSeconds;
 }
 
+void reportForwardIntegrator(integrators::Method requested, EstimationResult& result) {
+  result.forwardIntegrator = requested;
+  long evaluations = 0;
+  result.cvodesFallbacks = 0;
+  for (const StartResult& s : result.starts) {
+    result.cvodesFallbacks += s.cvodesFallbacks;
+    evaluations += s.objectiveEvaluations;
+  }
+  if (result.cvodesFallbacks > 0)
+    result.fallbacks.push_back(
+        std::string(petab::kOdeSdFallback) + " in " + std::to_string(result.cvodesFallbacks) +
+        " of the starts' " + std::to_string(evaluations) +
+        " evaluations; CVODES computed those (StartResult messages name the last reason)");
+}
+
 void sortStartsByObjective(std::vector<StartResult>& starts) {
   std::stable_sort(starts.begin(), starts.end(), [](const StartResult& a, const StartResult& b) {
     const bool fa = std::isfinite(a.objective), fb = std::isfinite(b.objective);
@@ -191,6 +206,7 @@ std::string toText(const StartResult& s) {
   out += "iterations " + std::to_string(s.iterations) + "\n";
   out += "objective_evaluations " + std::to_string(s.objectiveEvaluations) + "\n";
   out += "gradient_evaluations " + std::to_string(s.gradientEvaluations) + "\n";
+  out += "cvodes_fallbacks " + std::to_string(s.cvodesFallbacks) + "\n";
   out += "wall_seconds " + number(s.wallSeconds) + "\n";
   out += "start" + numbers(s.start) + "\n";
   out += "parameters" + numbers(s.parameters) + "\n";
@@ -224,6 +240,8 @@ StartResult startResultFromText(const std::string& text, const std::string& what
       s.objectiveEvaluations = r.toLong(value);
     } else if (key == "gradient_evaluations") {
       s.gradientEvaluations = r.toLong(value);
+    } else if (key == "cvodes_fallbacks") {
+      s.cvodesFallbacks = r.toLong(value);
     } else if (key == "wall_seconds") {
       s.wallSeconds = r.toDouble(value);
     } else if (key == "start") {

@@ -55,6 +55,10 @@ StartResult startResultFromText(const std::string& text, const std::string& what
 // phase's figures) into the result's fields of the same names.
 void reportPlan(const StartPlan& plan, double runRtol, EstimationResult& result);
 
+// The forward integrator into the result, and a `fallbacks` sentence when odeSD failed in some
+// of the starts' evaluations (StartResult::cvodesFallbacks).
+void reportForwardIntegrator(integrators::Method requested, EstimationResult& result);
+
 // Finite objectives first, ascending; stable, so equal objectives keep start order.
 void sortStartsByObjective(std::vector<StartResult>& starts);
 

@@ -549,11 +549,9 @@ void addPriors(const Problem& problem, const std::vector<double>& scaled, Object
   if (any) r.notes += std::string(r.notes.empty() ? "" : "; ") + "parameter priors: analytic";
 }
 
-}  // namespace
-
-ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<double>& scaled,
-                                  GradientMethod method, const ObjectiveOptions& options,
-                                  const ProgressMonitor& monitor) {
+ObjectiveResult evaluateWithIntegrator(const Problem& problem, const std::vector<double>& scaled,
+                                       GradientMethod method, const ObjectiveOptions& options,
+                                       const ProgressMonitor& monitor) {
   if (!problem.model) throw InvalidOptions("objective: the problem has no model");
   const std::shared_ptr<const steadystate::ConservedModel> conserved =
       problem.conserved.get(problem.model);
@@ -616,6 +614,7 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
       Evaluator ev(problem, cm, qs, GradientMethod::None, options, monitor, offset++, units);
       const ObjectiveResult rs = ev.run();
       r.simulations += rs.simulations;
+      integrators::accumulate(r.integration, rs.integration);
       r.steadyStates += rs.steadyStates;
       return rs.objective;
     };
@@ -640,6 +639,42 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
                           : std::string());
   addPriors(problem, scaled, r);
   return r;
+}
+
+}  // namespace
+
+ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<double>& scaled,
+                                  GradientMethod method, const ObjectiveOptions& options,
+                                  const ProgressMonitor& monitor) {
+  if (options.forwardIntegrator != integrators::Method::OdeSd) {
+    ObjectiveResult r = evaluateWithIntegrator(problem, scaled, method, options, monitor);
+    r.integrator = options.forwardIntegrator;
+    return r;
+  }
+  // odeSD first; whatever it could not do (too many steps, a failed Newton iteration, a
+  // feature it lacks) CVODES does, so that odeSD never fails an evaluation CVODES can do.
+  try {
+    ObjectiveResult r = evaluateWithIntegrator(problem, scaled, method, options, monitor);
+    r.integrator = integrators::Method::OdeSd;
+    // odeSD's own hand-overs to CVODES inside a time course (a stiff tail, a bridge where ẍ is
+    // not finite) are no failure, but a modeller sees them beside the gradient.
+    for (const std::string& f : r.integration.fallbacks)
+      r.notes += (r.notes.empty() ? "" : "; ") + f;
+    return r;
+  } catch (const Error& e) {
+    // A cancel or invalid options would stop CVODES as well.
+    if (dynamic_cast<const Cancelled*>(&e) || dynamic_cast<const InvalidOptions*>(&e)) throw;
+    // A cancel that reached odeSD as another error (through a compile's cancellation scope)
+    // starts no CVODES run.
+    if (monitor.token.cancelled()) throw Cancelled(0);
+    ObjectiveOptions cvodes = options;
+    cvodes.forwardIntegrator = integrators::Method::Cvodes;
+    ObjectiveResult r = evaluateWithIntegrator(problem, scaled, method, cvodes, monitor);
+    r.integrator = integrators::Method::Cvodes;
+    r.fallbacks.insert(r.fallbacks.begin(), std::string(kOdeSdFallback) + " (" + e.what() +
+                                                "); CVODES computed this evaluation");
+    return r;
+  }
 }
 
 }  // namespace sensode::petab

@@ -73,7 +73,13 @@ struct ObjectiveOptions {
   int fdOrder = 2;       // 2: (J(q+h) − J(q−h))/2h; 4: the five-point formula (O(h⁴))
   // GradientMethod::Forward over time courses: CVODES forward sensitivities (staggered, with
   // error control) or odeSD's direct sensitivities (NUMERICS §3).
+  // With OdeSd, an evaluation odeSD cannot complete (an IntegrationFailure, too many steps,
+  // anything but a cancel or invalid options) is computed again by CVODES, and
+  // ObjectiveResult::fallbacks says so in a sentence that starts with kOdeSdFallback.
   integrators::Method forwardIntegrator = integrators::Method::Cvodes;
+  // odeSD's step budget per output interval when it is the forward integrator (0: the
+  // integrator's maxSteps): past it odeSD gives up and CVODES computes the evaluation.
+  long odeSdMaxSteps = 0;
   // Forward sensitivities in the integrator's error test (CVodeSetSensErrCon) or only carried
   // along the states' steps. Off by default, measured at the default tolerances: Alkan's
   // forward gradient took > 300 s with it and 5.8 s without (agreeing with the adjoint to
@@ -111,16 +117,26 @@ struct ObjectiveResult {
   // evaluated), one column per estimated parameter; empty otherwise. Without priors.
   Eigen::MatrixXd simulatedSensitivities, sigmaSensitivities;
   long simulations = 0;   // time courses run
+  // The time courses' integrator counters (steps, f evaluations, ...) summed over the
+  // simulations (not those of the steady states or of backward integrations).
+  integrators::IntegratorStats integration;
   long steadyStates = 0;  // steady states solved
   std::string notes;      // how the gradient was computed, per part
   // What ran instead of the requested method, one sentence each (evaluateWithFallback,
   // gradient_check.h); empty when the requested method ran.
   std::vector<std::string> fallbacks;
   GradientMethod method = GradientMethod::None;  // the method that computed `gradient`
+  // The integrator of the time courses (ObjectiveOptions::forwardIntegrator, or CVODES after
+  // odeSD failed).
+  integrators::Method integrator = integrators::Method::Cvodes;
   // The steady states of this evaluation, in the order solved (not those of finite-difference
   // neighbours or of the backward integrations' own simulations).
   std::vector<EquilibrationReport> equilibrations;
 };
+
+// How the fallback sentence of an evaluation odeSD could not do begins (ObjectiveOptions::
+// forwardIntegrator): what counts these evaluations (core/estimation) looks for it.
+inline constexpr const char* kOdeSdFallback = "odeSD failed";
 
 // Indices (into Problem::parameters) of the estimated parameters, in table order.
 std::vector<int> estimatedParameters(const Problem& problem);

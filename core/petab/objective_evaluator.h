@@ -98,6 +98,14 @@ class Evaluator {
   bool ssasa() const { return method_ == GradientMethod::Ssasa; }
   bool adjoint() const { return method_ == GradientMethod::Adjoint; }
   bool backwardMethod() const { return ssasa() || adjoint(); }
+  // The options of the time courses' integrator (forwardIntegrator): with odeSD, its own step
+  // budget (ObjectiveOptions::odeSdMaxSteps).
+  integrators::IntegratorOptions timeCourseOptions() const {
+    integrators::IntegratorOptions o = o_.integrator;
+    if (o_.forwardIntegrator == integrators::Method::OdeSd && o_.odeSdMaxSteps > 0)
+      o.maxSteps = o_.odeSdMaxSteps;
+    return o;
+  }
   bool anyGradient() const { return forward() || backwardMethod(); }
   // Backward integration through an equilibration from xStart under θ, with the jump g at the
   // horizon: λ(0) (nx) and ∫λᵀf_θ dt (np).

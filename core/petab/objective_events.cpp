@@ -29,7 +29,7 @@ void Evaluator::timeCourseWithEvents(const std::vector<std::size_t>& timed,
                      " and switches of the right-hand side at parameter-dependent times are not "
                      "supported yet");
   const integrators::Method kind = o_.forwardIntegrator;
-  simulation::EventSimulation simulation(pr_.model, kind, o_.integrator);
+  simulation::EventSimulation simulation(pr_.model, kind, timeCourseOptions());
   std::vector<int> k;
   Eigen::MatrixXd dK;
   std::vector<double> s0;
@@ -57,6 +57,7 @@ void Evaluator::timeCourseWithEvents(const std::vector<std::size_t>& timed,
   };
   simulation.run(0.0, x0, thetaS, times, output, monitor_);
   ++result_.simulations;
+  integrators::accumulate(result_.integration, simulation.stats());
   note(sys_.events.empty() ? "time courses with delays: the simulation driver (method of steps)"
                            : "time courses with SBML events: the event simulation driver");
   if (forward())

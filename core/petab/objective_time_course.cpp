@@ -145,8 +145,9 @@ void Evaluator::timeCourseForward(const std::vector<std::size_t>& timed,
   // A fresh integrator from (t, x, S), stopping at the next breakpoint: no step straddles a jump
   // of the right-hand side, and none carries the history of the other side across it.
   const auto start = [&](double t) {
+    if (integrator) integrators::accumulate(result_.integration, integrator->stats());
     integrator = integrators::makeIntegrator(kind);
-    integrator->initialize(pr_.model, o_.integrator, t, x, thetaS);
+    integrator->initialize(pr_.model, timeCourseOptions(), t, x, thetaS);
     if (forward()) integrator->enableSensitivities(k, s, o_.sensitivityErrorControl);
     if (nextBreak < breaks.size()) {
       if (auto* c = dynamic_cast<integrators::CvodesIntegrator*>(integrator.get()))
@@ -189,6 +190,7 @@ void Evaluator::timeCourseForward(const std::vector<std::size_t>& timed,
     }
     addMeasurement(m, x, thetaS, m.time, dS, forward() ? &dxdq : nullptr, nullptr, nullptr);
   }
+  integrators::accumulate(result_.integration, integrator->stats());
   if (forward())
     note(std::string("time-course data: forward sensitivities (") +
          (kind == integrators::Method::OdeSd ? "odeSD direct" : "CVODES") + ")");

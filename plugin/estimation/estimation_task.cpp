@@ -124,6 +124,14 @@ const QList<FieldSpec>& fields() {
         QStringLiteral("fd")},
        {QStringLiteral("Forward sensitivities"), QStringLiteral("Standard adjoint"),
         QStringLiteral("Steady-state adjoint (ssASA)"), QStringLiteral("Finite differences")}},
+      {QStringLiteral("forward_integrator"), QStringLiteral("Integrator"),
+       QStringLiteral("Integrator of the time courses and forward sensitivities: odeSD (its "
+                      "direct sensitivities; CVODES computes any evaluation odeSD cannot, and "
+                      "the result counts them) or CVODES."),
+       {}, K::Choice,
+       QString::fromLatin1(integrators::toString(defaults.objective.forwardIntegrator)), -inf,
+       inf, false, false, {QStringLiteral("odesd"), QStringLiteral("cvodes")},
+       {QStringLiteral("odeSD"), QStringLiteral("CVODES")}},
       {QStringLiteral("max_iterations"), QStringLiteral("Iterations per start"),
        QStringLiteral("Most iterations of one local optimisation."), {}, K::Integer,
        defaults.maxIterations, 1, 1e7, false, false, {}, {}},
@@ -133,10 +141,10 @@ const QList<FieldSpec>& fields() {
        QStringLiteral("0 = automatic (%1 cores)").arg(std::thread::hardware_concurrency()),
        K::Integer, defaults.threads, 0, 1024, false, false, {}, {}},
       {QStringLiteral("rtol"), QStringLiteral("Relative tolerance"),
-       QStringLiteral("rtol of the time courses (CVODES)."), {}, K::Real,
+       QStringLiteral("rtol of the time courses."), {}, K::Real,
        defaults.objective.integrator.rtol, 0, 1, true, true, {}, {}},
       {QStringLiteral("atol"), QStringLiteral("Absolute tolerance"),
-       QStringLiteral("atol of the time courses (CVODES)."), {}, K::Real,
+       QStringLiteral("atol of the time courses."), {}, K::Real,
        defaults.objective.integrator.atol, 0, inf, true, false, {}, {}},
   };
   return specs;
@@ -155,6 +163,11 @@ Settings parseSettings(const QJsonObject& json) {
     if (!g || *g == petab::GradientMethod::None)
       in.violated("gradient", *name, "one of forward, adjoint, ssasa, fd");
     s.options.gradient = *g;
+  }
+  if (auto name = in.text("forward_integrator")) {
+    auto m = integrators::methodFromString(*name);
+    if (!m) in.violated("forward_integrator", *name, "one of odesd, cvodes");
+    s.options.objective.forwardIntegrator = *m;
   }
   s.options.starts = static_cast<int>(in.whole("starts", s.options.starts, 1, 100000));
   s.options.seed = static_cast<std::uint64_t>(
@@ -301,6 +314,10 @@ QJsonObject provenanceOf(const QString& path, const petab::Problem& problem,
                        {QStringLiteral("optimizer_reason"), q(r.optimizerReason)},
                        {QStringLiteral("gradient"),
                         QString::fromLatin1(petab::toString(settings.options.gradient))},
+                       {QStringLiteral("forward_integrator"),
+                        QString::fromLatin1(integrators::toString(r.forwardIntegrator))},
+                       {QStringLiteral("cvodes_fallback_evaluations"),
+                        static_cast<double>(r.cvodesFallbacks)},
                        {QStringLiteral("starts"), settings.options.starts},
                        {QStringLiteral("seed"), static_cast<double>(settings.options.seed)},
                        {QStringLiteral("use_start_values"), settings.options.useStartValues},

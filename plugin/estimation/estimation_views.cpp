@@ -274,6 +274,13 @@ QList<KeyValueTableModel::Entry> statistics(const std::shared_ptr<const api::Tas
   const core::FitStatistics& s = c.statistics;
   rows << E{QStringLiteral("optimizer"), QStringLiteral("Optimiser"), optimizerLabel(c.optimizer),
             q(c.optimizerReason)};
+  rows << E{QStringLiteral("forward_integrator"), QStringLiteral("Integrator"),
+            c.forwardIntegrator == integrators::Method::OdeSd ? QStringLiteral("odeSD")
+                                                              : QStringLiteral("CVODES"),
+            c.cvodesFallbacks > 0
+                ? QStringLiteral("CVODES computed %1 evaluations odeSD could not do")
+                      .arg(c.cvodesFallbacks)
+                : QStringLiteral("time courses and forward sensitivities")};
   // Objectives with 8 digits (the side view's numbers have 4): the best and the nominal one
   // often agree to the third decimal. The tool tip has every digit.
   rows << E{QStringLiteral("best_objective"), QStringLiteral("Best objective (−log L)"),

@@ -26,6 +26,7 @@
 #include <QMenu>
 #include <QProcess>
 #include <QProgressBar>
+#include <QScrollArea>
 #include <QStandardPaths>
 #include <QSvgRenderer>
 #include <QTabWidget>
@@ -53,6 +54,7 @@
 #include "plugin/gradient/measurement_chart_view.h"
 #include "plugin/models/record_table_model.h"
 #include "plugin/views/heat_map_widget.h"
+#include "plugin/views/key_value_view.h"
 #include "plugin/views/table_result_view.h"
 
 // sensode_tasks_static and sensode_estimation_static are imported by linking them.
@@ -361,6 +363,67 @@ class TestEstimationTask : public QObject {
   // A fit that ends on a bound says so beside the value: k's upper bound moved to 0.5, below
   // the k = 0.7 the data came from, so the optimum sits on it; x0 stays inside, unflagged. At
   // 1280x800 the settings fit (Threads says what 0 means) and the window keeps its size.
+  // The form's Integrator choice (odeSD by default, CVODES) reaches the run, and the Statistics
+  // tab names the integrator that ran; an unknown one is refused naming the setting.
+  void integratorChoiceReachesTheRun() {
+    MainWindow w(testing::testWindowOptions());
+    w.resize(1450, 880);
+    TaskPanel* panel = decayTask(w, decaySettings(2));
+    QVERIFY(panel);
+    auto* choice = panel->setupWidget()->findChild<QComboBox*>(QStringLiteral("forward_integrator"));
+    QVERIFY(choice);
+    QCOMPARE(choice->currentData().toString(), QStringLiteral("odesd"));
+    const auto integratorRow = [&]() -> QString {
+      auto* view = dynamic_cast<plugin::KeyValueView*>(panel->resultView(QStringLiteral("Statistics")));
+      if (!view) return QStringLiteral("no Statistics view");
+      for (int r = 0; r < view->model()->rowCount(); ++r)
+        if (view->model()->data(view->model()->index(r, 0)).toString() == QStringLiteral("Integrator"))
+          return view->model()->data(view->model()->index(r, 1)).toString();
+      return QStringLiteral("no Integrator row");
+    };
+    for (const QString& name : {QStringLiteral("odesd"), QStringLiteral("cvodes")}) {
+      QJsonObject s = decaySettings(2);
+      s.insert("profile", QJsonArray{});
+      s.insert("forward_integrator", name);
+      panel->setupWidget()->setSettings(s);
+      QCOMPARE(choice->currentData().toString(), name);
+      const api::TaskStatus status = testing::clickRunAndWait(panel);
+      QVERIFY2(status == api::TaskStatus::Succeeded,
+               qPrintable(panel->shownResult() ? panel->shownResult()->message()
+                                               : QStringLiteral("no result")));
+      const auto* result =
+          dynamic_cast<const plugin::estimation::Result*>(panel->shownResult().get());
+      QVERIFY(result);
+      QCOMPARE(QString::fromLatin1(integrators::toString(result->core()->forwardIntegrator)), name);
+      QCOMPARE(integratorRow(), name == QStringLiteral("odesd") ? QStringLiteral("odeSD")
+                                                                : QStringLiteral("CVODES"));
+    }
+    if (const QString dir = qEnvironmentVariable("SENSODE_SCREENSHOT_DIR"); !dir.isEmpty()) {
+      auto* view = panel->resultView(QStringLiteral("Statistics"));
+      if (auto* tabs = qobject_cast<QTabWidget*>(view->parentWidget()->parentWidget()))
+        tabs->setCurrentWidget(view);
+      // The form scrolled to the Integrator choice.
+      for (QWidget* p = choice->parentWidget(); p; p = p->parentWidget())
+        if (auto* area = qobject_cast<QScrollArea*>(p)) {
+          area->ensureWidgetVisible(choice, 0, 200);
+          break;
+        }
+      QCoreApplication::processEvents();
+      w.grab().save(dir + QStringLiteral("/estimation-integrator.png"));
+    }
+    QJsonObject bad = decaySettings(1);
+    bad.insert("profile", QJsonArray{});
+    bad.insert("forward_integrator", "euler");
+    api::ModelSession session = w.session();
+    auto runner = panel->task().createRunner();
+    runner->start(session, bad).waitForFinished();
+    const auto failed = runner->takeResult();
+    QCOMPARE(int(failed->status()), int(api::TaskStatus::Failed));
+    QVERIFY2(failed->message().contains(QStringLiteral("forward_integrator")) &&
+                 failed->message().contains(QStringLiteral("odesd, cvodes")),
+             qPrintable(failed->message()));
+  }
+
   void parameterOnItsBoundIsFlagged() {
     MainWindow w(testing::testWindowOptions());
     w.resize(1280, 800);
