@@ -405,7 +405,11 @@ std::shared_ptr<const api::TaskResult> run(const api::ModelSession& session,
     return std::make_shared<MessageResult>(api::TaskStatus::Cancelled,
                                            QStringLiteral("cancelled while reading the problem"));
   // Before the first start finishes, the global phase's evaluations are what moves.
-  context.setProgressText([screened](const ProgressInfo& info) {
+  const bool scatterSearch = settings.options.global == core::GlobalPhase::ScatterSearch;
+  context.setProgressText([screened, scatterSearch](const ProgressInfo& info) {
+    if (info.t == 0 && scatterSearch)
+      return QStringLiteral("scatter search: %1 objective evaluations, then the starts")
+          .arg(info.steps);
     if (info.t == 0 && info.steps > 0 && screened > 0)
       return QStringLiteral("screening %1 points: %2 evaluated, then the starts")
           .arg(screened)
