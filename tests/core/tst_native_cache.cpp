@@ -165,7 +165,8 @@ class TestNativeCache : public QObject {
     QCOMPARE(r.stats.value("native_cache").toString(),
              "refused: " + cacheDir_ + " is writable by group or others (mode 0777)");
     QVERIFY(r.stats.value("native").toString().contains("[cache refused: "));
-    QCOMPARE(r.stats.value("native_from_first_evaluation").toBool(), false);
+    // (Not native_from_first_evaluation == false: without the cache that depends on whether
+    // tcc's early units beat the first evaluation, a race a clean build's CTest run lost.)
     QVERIFY(QDir(cacheDir_).entryList(QDir::Files).isEmpty());
   }
 
