@@ -94,6 +94,11 @@ const std::vector<OptionSpec>& estimateOptions() {
        "evaluation odeSD fails, and the summary's fallback line counts them) or by CVODES"},
       {"--profile", "ID,...", "profile likelihoods of these parameters"},
       {"--threads", "T", "worker threads (default: the number of cores)"},
+      {"--worker-timeout", "S",
+       "under MPI: a worker rank that computes a unit and sends no sign of life for S seconds "
+       "is taken as lost and its unit goes to another rank (default 60; 0: never). Only when "
+       "the launcher keeps the job after a rank dies: srun, or mpirun --mca "
+       "orte_enable_recovery 1"},
       {"--max-iterations", "K", "per start (least squares: per phase, up to two per start; "
                                 "default 500)"},
       {"--ftol", "F", "relative objective change that ends a start (default 1e-8)"},
@@ -346,7 +351,10 @@ int runEstimate(std::span<const std::string> given) {
   interrupted = 0;
   const auto previous = std::signal(SIGINT, onInterrupt);
   const auto previousTerm = std::signal(SIGTERM, onInterrupt);
-  EstimateExecution execution(o.threads);
+  const double workerTimeout = a.number("--worker-timeout", 60);
+  if (!(workerTimeout >= 0))
+    throw UsageError("estimate: --worker-timeout: seconds must be 0 or more");
+  EstimateExecution execution(o.threads, workerTimeout);
   if (execution.isWorker())
     return execution.runWorker({fs::absolute(yaml)}, o, [] { return interrupted != 0; });
   // The run store in DIR: created (mkdir -p) before the run, not after it.
@@ -361,7 +369,15 @@ int runEstimate(std::span<const std::string> given) {
       resumed = static_cast<int>(store->finishedStarts().size());
       std::fprintf(stderr, "resuming %s: %d of %d starts finished there\n", outDir->c_str(),
                    resumed, o.starts);
+      if (const auto said = store->readFile("notices.txt"))
+        std::fprintf(stderr, "before, rank 0 said:\n%s", said->c_str());
     }
+    // Also in the folder: when mpirun ends the job after a rank died, it stops forwarding rank
+    // 0's stderr, so the folder is where its last words (the units it lost) can be read.
+    execution.setNotice([&store](const std::string& line) {
+      std::fprintf(stderr, "%s\n", line.c_str());
+      store->writeFile("notices.txt", store->readFile("notices.txt").value_or("") + line + "\n");
+    });
   }
   if (!execution.describe().empty())
     std::fprintf(stderr, "starts on %s\n", execution.describe().c_str());

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/cli/estimate_distributed.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <sstream>
 
@@ -16,7 +17,9 @@ namespace {
 namespace fs = std::filesystem;
 
 bool takesValue(const std::string& option) {
-  return option == "--out" || option == "--resume" || option == "--threads";
+  // Where and how the run is executed, not what it computes: not part of the stored command.
+  return option == "--out" || option == "--resume" || option == "--threads" ||
+         option == "--worker-timeout";
 }
 
 bool isPositional(std::span<const std::string> args, std::size_t i) {
@@ -87,12 +90,15 @@ struct EstimateExecution::Mpi {
   std::unique_ptr<estimation::mpi::MpiStartExecutor> executor;
 };
 
-EstimateExecution::EstimateExecution(int threads) {
+EstimateExecution::EstimateExecution(int threads, double workerTimeout) {
   if (!estimation::mpi::launchedByMpi()) return;
   mpi_ = std::make_unique<Mpi>();
-  if (mpi_->session.rank() == 0)
-    mpi_->executor =
-        std::make_unique<estimation::mpi::MpiStartExecutor>(mpi_->session.size(), threads);
+  if (mpi_->session.rank() == 0) {
+    mpi_->executor = std::make_unique<estimation::mpi::MpiStartExecutor>(mpi_->session.size(),
+                                                                         threads, workerTimeout);
+    mpi_->executor->setNotice(
+        [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+  }
 }
 
 bool EstimateExecution::isWorker() const { return mpi_ && mpi_->session.rank() != 0; }
@@ -111,6 +117,10 @@ std::string EstimateExecution::describe() const {
   return mpi_ && mpi_->executor ? mpi_->executor->describe() : std::string();
 }
 
+void EstimateExecution::setNotice(std::function<void(const std::string&)> notice) {
+  if (mpi_ && mpi_->executor) mpi_->executor->setNotice(std::move(notice));
+}
+
 std::string EstimateExecution::traffic() const {
   if (!mpi_ || !mpi_->executor) return {};
   const auto& d = mpi_->executor->dispatcher();
@@ -120,7 +130,7 @@ std::string EstimateExecution::traffic() const {
 }
 #else
 struct EstimateExecution::Mpi {};
-EstimateExecution::EstimateExecution(int) {}
+EstimateExecution::EstimateExecution(int, double) {}
 bool EstimateExecution::isWorker() const { return false; }
 int EstimateExecution::runWorker(const estimation::EstimationProblem&,
                                  const estimation::EstimationOptions&,
@@ -130,6 +140,7 @@ int EstimateExecution::runWorker(const estimation::EstimationProblem&,
 estimation::StartExecutor* EstimateExecution::executor() const { return nullptr; }
 std::string EstimateExecution::describe() const { return {}; }
 std::string EstimateExecution::traffic() const { return {}; }
+void EstimateExecution::setNotice(std::function<void(const std::string&)>) {}
 #endif
 
 EstimateExecution::~EstimateExecution() = default;

@@ -21,13 +21,15 @@ namespace sensode::cli {
 // run.
 std::vector<std::string> resolveResume(std::span<const std::string> args);
 
-// The arguments DIR/command.txt keeps: all but --out, --resume and --threads, one a line.
+// The arguments DIR/command.txt keeps: all but --out, --resume, --threads and --worker-timeout,
+// one a line.
 std::string commandText(std::span<const std::string> args);
 
 // Where the starts run: this process's threads, or, under an MPI launcher, the MPI ranks.
 class EstimateExecution {
  public:
-  explicit EstimateExecution(int threads);
+  // `workerTimeout`: seconds of silence after which a computing worker rank is lost (MPI only).
+  EstimateExecution(int threads, double workerTimeout);
   ~EstimateExecution();
   // True on the ranks other than 0: they only compute starts (runWorker).
   bool isWorker() const;
@@ -38,6 +40,9 @@ class EstimateExecution {
   // After the run: the units the workers computed and the bytes exchanged ("14 units on the
   // workers, 2817 bytes out, 40213 bytes in"); empty for threads.
   std::string traffic() const;
+  // Where rank 0's notices go (a lost worker, the units running when the run stopped); stderr
+  // until this is called. MPI only.
+  void setNotice(std::function<void(const std::string&)> notice);
 
  private:
   struct Mpi;

@@ -5,6 +5,10 @@
 //             another process), the same polished best fit and the same profile points: the
 //             screen, the polish and each profile direction are units on the worker ranks too.
 //             Skipped when the CLI was built without MPI.
+//   lost      a worker rank killed with SIGKILL while it computes (mpirun with
+//             `--mca orte_enable_recovery 1`, which keeps the job): rank 0 names the rank and
+//             the start it lost, gives the start to another rank, and the run ends normally with
+//             every start equal to the serial run's.
 //   resume    SIGTERM after ≥ 3 finished starts leaves a folder that `--resume DIR` continues
 //             (the message says so); a second run killed with SIGKILL (no clean-up at all) is
 //             resumed too; no finished start is computed again (each start id is reported
@@ -21,7 +25,9 @@
 #include <csignal>
 #include <limits>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include "core/estimation/profile_likelihood.h"
@@ -103,6 +109,38 @@ Interrupted interruptAfter(const QStringList& args, const QString& dir, std::siz
   return r;
 }
 
+// The pid of the process whose environment says MPI rank `rank` and whose command line holds
+// `marker` (0 while there is none).
+pid_t mpiRankPid(int rank, const QString& marker) {
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream cmdline(entry.path() / "cmdline"), environ(entry.path() / "environ");
+    std::stringstream c, e;
+    c << cmdline.rdbuf();
+    e << environ.rdbuf();
+    std::string command = c.str(), environment = e.str();
+    std::replace(command.begin(), command.end(), '\0', ' ');
+    std::replace(environment.begin(), environment.end(), '\0', '\n');
+    if (command.find(marker.toStdString()) != std::string::npos &&
+        command.find("mpirun") == std::string::npos &&
+        ("\n" + environment).find("\nOMPI_COMM_WORLD_RANK=" + std::to_string(rank) + "\n") !=
+            std::string::npos)
+      return static_cast<pid_t>(std::stoi(name));
+  }
+  return 0;
+}
+
+QStringList mpiEnvironment() {
+  // LeakSanitizer off for the ranks in the sanitizer build: OpenMPI's own start-up allocations
+  // (calloc in MCA components it unloads, so no symbol to suppress by) are never freed.
+  // Sensode's code in these runs is the same the serial runs and tst_run_store check with leak
+  // detection on.
+  return {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+          "ASAN_OPTIONS=" + qEnvironmentVariable("ASAN_OPTIONS") +
+              (qEnvironmentVariableIsEmpty("ASAN_OPTIONS") ? "" : ":") + "detect_leaks=0"};
+}
+
 }  // namespace
 
 class TestEstimateResume : public QObject {
@@ -126,14 +164,7 @@ class TestEstimateResume : public QObject {
         QStringList{"--oversubscribe", "-n", "3", SENSODE_CLI_PATH, "estimate", kDecay, "--out",
                     ranks} +
             runOptions(starts, 2) + profile,
-        180000,
-        // LeakSanitizer off for the ranks in the sanitizer build: OpenMPI's own start-up
-        // allocations (calloc in MCA components it unloads, so no symbol to suppress by) are
-        // never freed. Sensode's code in these runs is the same the serial runs above and
-        // tst_run_store check with leak detection on.
-        {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-         "ASAN_OPTIONS=" + qEnvironmentVariable("ASAN_OPTIONS") +
-             (qEnvironmentVariableIsEmpty("ASAN_OPTIONS") ? "" : ":") + "detect_leaks=0"});
+        180000, mpiEnvironment());
     QVERIFY2(three.exitCode == 0, qPrintable(three.errLines.join("\n")));
     QVERIFY2(three.errLines.join("\n").contains("3 MPI ranks"), qPrintable(three.errLines.join("\n")));
     // Every unit on the workers: 8 starts, the screen's 16 points (one unit), one polish and two
@@ -180,16 +211,61 @@ class TestEstimateResume : public QObject {
         SENSODE_MPIRUN,
         QStringList{"--oversubscribe", "-n", "3", SENSODE_CLI_PATH, "estimate", kDecay, "--out",
                     ranks} + options,
-        180000,
-        {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-         "ASAN_OPTIONS=" + qEnvironmentVariable("ASAN_OPTIONS") +
-             (qEnvironmentVariableIsEmpty("ASAN_OPTIONS") ? "" : ":") + "detect_leaks=0"});
+        180000, mpiEnvironment());
     QVERIFY2(three.exitCode == 0, qPrintable(three.errLines.join("\n")));
     // More units than the 4 starts: the search's batches went to the workers.
     static const QRegularExpression units(QStringLiteral("MPI: (\\d+) units on the workers"));
     const auto m = units.match(three.errLines.join("\n"));
     QVERIFY2(m.hasMatch() && m.captured(1).toInt() > 4, qPrintable(three.errLines.join("\n")));
     compareRecords(records(ranks), records(serial), 4);
+#endif
+  }
+
+  // A worker that dies while it computes: its start goes to another rank.
+  void lostWorkerRankIsReplaced() {
+#ifndef SENSODE_MPIRUN
+    QSKIP("the CLI was built without MPI");
+#else
+    QTemporaryDir tmp;
+    const QString serial = tmp.path() + "/serial", ranks = tmp.path() + "/ranks";
+    const int starts = 400;
+    // No screen: the starts begin at once, so the kill finds rank 2 inside one.
+    const QStringList options{"--starts", QString::number(starts), "--seed", "1", "--screen",
+                              "0", "--polish", "0", "--threads", "1"};
+    const auto one = sensode::test::runProcess(
+        SENSODE_CLI_PATH, QStringList{"estimate", kDecay, "--out", serial} + options, 120000);
+    QVERIFY2(one.exitCode == 0, qPrintable(one.errLines.join("\n")));
+
+    QProcess run;
+    run.setStandardOutputFile(QProcess::nullDevice());
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    for (const QString& e : mpiEnvironment())
+      environment.insert(e.section('=', 0, 0), e.section('=', 1));
+    run.setProcessEnvironment(environment);
+    run.start(QStringLiteral(SENSODE_MPIRUN),
+              QStringList{"--mca", "orte_enable_recovery", "1", "--oversubscribe", "-n", "3",
+                          SENSODE_CLI_PATH, "estimate", kDecay, "--out", ranks,
+                          "--worker-timeout", "2"} +
+                  options);
+    QVERIFY(run.waitForStarted(10000));
+    bool killed = false;
+    while (run.state() == QProcess::Running && !killed) {
+      if (fs::is_directory(ranks.toStdString() + "/starts") &&
+          est::RunStore(ranks.toStdString()).finishedStarts().size() >= 20) {
+        const pid_t worker = mpiRankPid(2, ranks);
+        if (worker > 0) killed = ::kill(worker, SIGKILL) == 0;
+      }
+      run.waitForFinished(20);
+    }
+    if (!killed) QSKIP("the run finished before a worker could be killed");
+    QVERIFY2(run.waitForFinished(180000), "the run did not end after a worker was lost");
+    const QString err = QString::fromLocal8Bit(run.readAllStandardError());
+    QVERIFY2(run.exitStatus() == QProcess::NormalExit && run.exitCode() == 0, qPrintable(err));
+    static const QRegularExpression lost(
+        QStringLiteral("MPI rank 2 lost \\(no message from it for [0-9.]+ s while it computed; "
+                       "[^)]*\\): its start #\\d+ goes to another rank"));
+    QVERIFY2(lost.match(err).hasMatch(), qPrintable(err));
+    compareRecords(records(ranks), records(serial), starts);
 #endif
   }
 

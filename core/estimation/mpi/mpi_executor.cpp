@@ -14,6 +14,20 @@
 #include "core/estimation/worker_pool.h"
 
 namespace sensode::estimation::mpi {
+namespace {
+std::string phaseUnitName(const detail::PhaseComputer& phase, int unit) {
+  switch (phase.kind()) {
+    case detail::PhaseComputer::Kind::Screen:
+      return "screen chunk " + std::to_string(unit);
+    case detail::PhaseComputer::Kind::Polish:
+      return "polish unit " + std::to_string(unit);
+    case detail::PhaseComputer::Kind::Profile:
+      return "profile direction " + std::to_string(unit);
+  }
+  return "unit " + std::to_string(unit);
+}
+}  // namespace
+
 bool launchedByMpi() {
   for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
     if (std::getenv(name)) return true;
@@ -21,15 +35,20 @@ bool launchedByMpi() {
 }
 
 MpiSession::MpiSession() {
-  MPI_Init(nullptr, nullptr);
+  // A worker's threads poll for Cancel one at a time (serveUnits), not only its main thread.
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+  if (provided < MPI_THREAD_SERIALIZED)
+    throw Error("this MPI library cannot be called from more than one thread "
+                "(MPI_THREAD_SERIALIZED not provided); run with --threads 1 per rank");
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
 }
 
 MpiSession::~MpiSession() { MPI_Finalize(); }
 
-MpiStartExecutor::MpiStartExecutor(int ranks, int threads)
-    : dispatcher_(ranks), threads_(threads) {}
+MpiStartExecutor::MpiStartExecutor(int ranks, int threads, double silenceLimit)
+    : dispatcher_(ranks, silenceLimit), threads_(threads) {}
 
 std::string MpiStartExecutor::describe() const {
   return std::to_string(dispatcher_.ranks()) + " MPI ranks (" +
@@ -51,7 +70,8 @@ void MpiStartExecutor::run(const petab::Problem& problem, const detail::StartCon
                                     return std::make_pair(s.index, false);
                                   sink(s);
                                   return std::make_pair(s.index, true);
-                                });
+                                },
+                                [](int index) { return "start #" + std::to_string(index); });
   // One rank, or no worker left to take the rest (none could load the problem): this process
   // runs them.
   if (!left.empty() && !stopped())
@@ -79,7 +99,8 @@ void MpiStartExecutor::runPhase(const petab::Problem& problem, const detail::Pha
             if (pointDone) pointDone();
           sink(unit, body);
           return std::make_pair(unit, true);
-        });
+        },
+        [&](int unit) { return phaseUnitName(phase, unit); });
   if (!left.empty() && !stopped())
     ThreadStartExecutor(threads_).runPhase(problem, phase, std::vector<int>(left.begin(), left.end()),
                                            monitor, stopped, pointDone, sink);

@@ -10,8 +10,10 @@
 // The protocol (unit_dispatch.h) is the estimation's only through the texts it carries.
 //
 // A worker that returns a start cancelled while rank 0 is not stopping (it got a signal of its
-// own) gets no further units; its start goes to another worker. A rank that dies ends the job
-// (MPI's default error handler): the starts finished so far are in the run store, and `--resume`
+// own) gets no further units; its start goes to another worker. A worker that dies: if the
+// launcher keeps the job (srun; mpirun with `--mca orte_enable_recovery 1`), rank 0 notices its
+// silence (unit_dispatch.h), says which unit was lost and gives it to another worker; otherwise
+// the launcher ends the job, the units finished so far are in the run store, and `--resume`
 // computes only the others.
 #pragma once
 
@@ -42,7 +44,12 @@ class MpiSession {
 // Rank 0's executor. With one rank it runs the starts on `threads` threads itself.
 class MpiStartExecutor : public StartExecutor {
  public:
-  MpiStartExecutor(int ranks, int threads);
+  // `silenceLimit`: seconds of silence after which a computing worker is lost (unit_dispatch.h).
+  MpiStartExecutor(int ranks, int threads, double silenceLimit = 60);
+  // Where the lost workers and the units stopped on them are said (one line each).
+  void setNotice(std::function<void(const std::string&)> notice) {
+    dispatcher_.setNotice(std::move(notice));
+  }
   void run(const petab::Problem& problem, const detail::StartContext& context,
            const StartPlan& plan, const std::vector<int>& indices, const ProgressMonitor& monitor,
            const std::function<bool()>& stopped, const StartSink& sink) override;
