@@ -258,8 +258,11 @@ class TestEstimateResume : public QObject {
       run.waitForFinished(20);
     }
     if (!killed) QSKIP("the run finished before a worker could be killed");
-    QVERIFY2(run.waitForFinished(180000), "the run did not end after a worker was lost");
+    const bool ended = run.waitForFinished(180000);
+    if (!ended) run.kill();
+    run.waitForFinished(10000);
     const QString err = QString::fromLocal8Bit(run.readAllStandardError());
+    QVERIFY2(ended, qPrintable("the run did not end after a worker was lost:\n" + err));
     QVERIFY2(run.exitStatus() == QProcess::NormalExit && run.exitCode() == 0, qPrintable(err));
     static const QRegularExpression lost(
         QStringLiteral("MPI rank 2 lost \\(no message from it for [0-9.]+ s while it computed; "

@@ -45,7 +45,11 @@ MpiSession::MpiSession() {
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
 }
 
-MpiSession::~MpiSession() { MPI_Finalize(); }
+MpiSession::~MpiSession() {
+  // After a rank died, MPI_Finalize's closing fence may wait for it for good (unit_dispatch.h):
+  // everything is written by now, so the process ends without it.
+  if (!jobLostARank()) MPI_Finalize();
+}
 
 MpiStartExecutor::MpiStartExecutor(int ranks, int threads, double silenceLimit)
     : dispatcher_(ranks, silenceLimit), threads_(threads) {}

@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <mutex>
@@ -58,6 +59,10 @@ MPI_Status waitForMessage(int source, std::chrono::microseconds sleep,
   }
 }
 
+std::atomic<bool> lostARank{false};
+// Stop's text when a rank died.
+const std::string kStopAfterADeath = "a rank died";
+
 double secondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
@@ -70,6 +75,8 @@ std::string formatSeconds(double s) {
 
 }  // namespace
 
+bool jobLostARank() { return lostARank.load(); }
+
 UnitDispatcher::UnitDispatcher(int ranks, double silenceLimit)
     : ranks_(ranks), silenceLimit_(silenceLimit) {
   // A message to a dead worker is then an error code (the worker is lost), not the end of the
@@ -78,11 +85,13 @@ UnitDispatcher::UnitDispatcher(int ranks, double silenceLimit)
 }
 
 UnitDispatcher::~UnitDispatcher() {
+  const std::string text = lostARank ? kStopAfterADeath : std::string();
   for (int w = 1; w < ranks_; ++w) {
     // A worker taken as lost for its silence may only have been slow: it gets Stop too, without
     // waiting for it (it may be gone).
     MPI_Request request;
-    if (MPI_Isend(nullptr, 0, MPI_CHAR, w, kStop, MPI_COMM_WORLD, &request) == MPI_SUCCESS)
+    if (MPI_Isend(text.data(), static_cast<int>(text.size()), MPI_CHAR, w, kStop, MPI_COMM_WORLD,
+                  &request) == MPI_SUCCESS)
       MPI_Request_free(&request);
   }
 }
@@ -91,11 +100,12 @@ bool UnitDispatcher::send(const void* data, int count, bool isIndex, int worker,
   if (MPI_Send(data, count, isIndex ? MPI_INT : MPI_CHAR, worker, tag, MPI_COMM_WORLD) ==
       MPI_SUCCESS)
     return true;
-  noteLost(worker, "a message to it failed (its process or node is gone)");
+  noteLost(worker, "a message to it failed (its process or node is gone)", true);
   return false;
 }
 
-void UnitDispatcher::noteLost(int worker, const std::string& why) {
+void UnitDispatcher::noteLost(int worker, const std::string& why, bool died) {
+  if (died) lostARank = true;
   if (lost_.count(worker)) return;
   lost_[worker] = why;
 }
@@ -140,7 +150,7 @@ std::deque<int> UnitDispatcher::dispatch(const std::string& plan, std::deque<int
     const int index = running.at(worker);
     running.erase(worker);
     lastHeard.erase(worker);
-    noteLost(worker, why);
+    noteLost(worker, why, true);
     if (stopped()) {
       notice("MPI rank " + std::to_string(worker) + " lost (" + why + ") while it computed " +
              name(index) + ": not stored; --resume computes it");
@@ -209,7 +219,7 @@ std::deque<int> UnitDispatcher::dispatch(const std::string& plan, std::deque<int
         assign(worker);
         break;
       case kFailed:
-        noteLost(worker, text);
+        noteLost(worker, text, false);
         break;
       case kResult: {
         bytesReceived_ += static_cast<long>(text.size());
@@ -217,7 +227,7 @@ std::deque<int> UnitDispatcher::dispatch(const std::string& plan, std::deque<int
         lastHeard.erase(worker);
         const auto [index, accepted] = onResult(worker, text);
         if (!accepted && !stopped()) {
-          noteLost(worker, "gave up " + name(index) + " by itself");
+          noteLost(worker, "gave up " + name(index) + " by itself", false);
           queue.push_front(index);
           for (int w : std::set<int>(idle)) assign(w);
           break;
@@ -271,7 +281,10 @@ void serveUnits(const std::string& failure, const std::function<void(const std::
       continue;
     }
     const std::string text = receiveText(status);
-    if (status.MPI_TAG == kStop) return;
+    if (status.MPI_TAG == kStop) {
+      if (text == kStopAfterADeath) lostARank = true;
+      return;
+    }
     if (status.MPI_TAG == kPlan) onPlan(text);
     // kCancel here is for a unit that had already finished: nothing to do.
   }

@@ -60,7 +60,8 @@ class UnitDispatcher {
  private:
   // MPI_Send of `count` chars (or one int, `isIndex`); false, and the worker lost, on an error.
   bool send(const void* data, int count, bool isIndex, int worker, int tag);
-  void noteLost(int worker, const std::string& why);
+  // `died`: the worker's process is gone (silence, a failed message), not merely unable to work.
+  void noteLost(int worker, const std::string& why, bool died);
 
   int ranks_;
   double silenceLimit_;
@@ -70,6 +71,12 @@ class UnitDispatcher {
   std::map<int, std::string> lost_;
   long unitsSent_ = 0, bytesSent_ = 0, bytesReceived_ = 0;
 };
+
+// Whether this process knows that a rank of the job died: rank 0 when it took a worker as lost for
+// its silence or a failed message, a worker when rank 0's Stop said so. MPI_Finalize is then
+// skipped (MpiSession): its closing fence counts the dead rank, and OpenMPI 4.1 with
+// orte_enable_recovery left ranks waiting in it for good in about one run of ten (measured).
+bool jobLostARank();
 
 // A worker rank: reports Ready (or Failed with `failure` when it is not empty), then calls
 // onPlan for each plan and compute(index, cancelled) for each unit, sending back its text, until
