@@ -33,11 +33,18 @@ if [ "$cli_only" = 1 ]; then
   exit 0
 fi
 
+# SENSODE_UNIT_TESTS=OFF in the environment: without the unit tests (scripts/test.sh, which runs
+# them in the sanitizer build); ON by default.
+unit="${SENSODE_UNIT_TESTS:-ON}"
 if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@"
+  cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DSENSODE_UNIT_TESTS="$unit" "$@"
 elif grep -qE "^SENSODE_BUILD_(GUI|TESTS):BOOL=OFF" "$build/CMakeCache.txt"; then
   # (-U 'MPI_*': the CLI-only configure ran before install-deps brought OpenMPI; FindMPI keeps
   # its NOTFOUND results in the cache otherwise.)
-  cmake -S "$root" -B "$build" -DSENSODE_BUILD_GUI=ON -DSENSODE_BUILD_TESTS=ON -U 'MPI_*' "$@"
+  cmake -S "$root" -B "$build" -DSENSODE_BUILD_GUI=ON -DSENSODE_BUILD_TESTS=ON \
+    -DSENSODE_UNIT_TESTS="$unit" -U 'MPI_*' "$@"
+elif ! grep -q "^SENSODE_UNIT_TESTS:BOOL=$unit\$" "$build/CMakeCache.txt"; then
+  cmake -S "$root" -B "$build" -DSENSODE_UNIT_TESTS="$unit" "$@"
 fi
 cmake --build "$build" --parallel "$(nproc)"
