@@ -292,6 +292,7 @@ int runGradient(std::span<const std::string> args) {
     integrators::IntegratorStats stats;
     stats.fallbacks = r.fallbacks;
     addIntegratorStats(json, stats);
+    addNativeStats(json, *problem.model);
     json.add("objective", r.objective)
         .add("objective_without_priors", r.objective - r.priorTerm)
         .add("prior_term", r.priorTerm)
