@@ -11,7 +11,8 @@
 #   hits       starts that end at or below the nominal (published) objective + 1e-3;
 #   first      the smallest start id among them (ids are in the screen's order: #0 is the
 #              best-screened point), i.e. the starts a run of this size needed;
-#   p          hits / STARTS, the measured basin rate (0 hits: the 95 % upper bound 3/STARTS);
+#   p          hits / the starts that finished (all STARTS unless BENCH_TIMEOUT stopped the run),
+#              the measured basin rate (0 hits: the 95 % upper bound 3/starts);
 #   starts 95% the starts that contain a hit with probability 0.95 at rate p,
 #              ⌈ln 0.05 / ln(1 − p)⌉ (with 0 hits: at least that at p = 3/STARTS);
 #   wall here  the run's wall time on BENCH_THREADS threads;
@@ -73,20 +74,22 @@ for spec in "$@"; do
       hits = 0; first = -1
       for (i = 0; i <= maxid; i++)
         if ((i in obj) && obj[i] <= nominal + 1e-3) { hits++; if (first < 0) first = i }
-      p = hits / starts
+      # The starts that finished (fewer than asked when BENCH_TIMEOUT stopped the run).
+      p = hits / n
+      runtext = (n < starts) ? sprintf("%d of %d (time limit)", n, starts) : sprintf("%d", n)
       if (hits > 0) {
         need = (p >= 1) ? 1 : log(0.05) / log(1 - p)
         need = (need == int(need)) ? need : int(need) + 1
         ptext = sprintf("%.3g", p); needtext = need
       } else {
-        pu = 3 / starts
+        pu = 3 / n
         need = log(0.05) / log(1 - pu); need = int(need) + 1
         ptext = sprintf("< %.3g", pu); needtext = sprintf("> %d", need)
       }
       serial = wall - screen - makespan(threads)
       if (serial < 0) serial = 0
       t64 = screen * threads / 63 + makespan(63) + serial
-      printf "| %s | %d | %.3g | %d | %s | %s | %s | %.1f | %.1f |\n", problem, starts, bm, hits,
+      printf "| %s | %s | %.3g | %d | %s | %s | %s | %.1f | %.1f |\n", problem, runtext, bm, hits,
              (first >= 0 ? "#" first : "—"), ptext, needtext, wall, t64
     }' "$csv"
 done
