@@ -11,7 +11,7 @@
 //
 // A worker that returns a start cancelled while rank 0 is not stopping (it got a signal of its
 // own) gets no further units; its start goes to another worker. A worker that dies: if the
-// launcher keeps the job (srun; mpirun with `--mca orte_enable_recovery 1`), rank 0 notices its
+// launcher keeps the job (srun --no-kill; mpirun --mca orte_enable_recovery 1), rank 0 notices its
 // silence (unit_dispatch.h), says which unit was lost and gives it to another worker; otherwise
 // the launcher ends the job, the units finished so far are in the run store, and `--resume`
 // computes only the others.

@@ -7,7 +7,8 @@
 // Messages (tags), all between rank 0 and one worker:
 //   worker → 0  Ready (it can take units) | Failed (text: why it cannot) | Result (text) |
 //               Alive (while it computes a unit, at most once a second)
-//   0 → worker  Plan (text) | Unit (int) | Cancel (the running unit) | Stop
+//   0 → worker  Plan (text) | Unit (int) | Cancel (the running unit) | Stop (text: whether a
+//               rank of the job died)
 // Both sides poll with MPI_Iprobe and a short sleep: a blocking probe spins a core, which on an
 // oversubscribed node takes it from the ranks that compute.
 //
@@ -15,7 +16,8 @@
 // unit that has sent nothing for `silenceLimit` seconds is taken as lost, said so through the
 // notice, and its unit goes to another worker. Whether the job survives a dead rank at all is the
 // launcher's choice: OpenMPI's mpirun ends every rank unless started with
-// `--mca orte_enable_recovery 1`; Slurm's srun keeps the others by default. Rank 0 uses
+// `--mca orte_enable_recovery 1`; Slurm's srun when given `--no-kill --kill-on-bad-exit=0`
+// (docs/slurm/estimate.sbatch). Rank 0 uses
 // MPI_ERRORS_RETURN, so a message to a dead worker marks it lost instead of aborting the job.
 #pragma once
 
@@ -75,7 +77,7 @@ class UnitDispatcher {
 // Whether this process knows that a rank of the job died: rank 0 when it took a worker as lost for
 // its silence or a failed message, a worker when rank 0's Stop said so. MPI_Finalize is then
 // skipped (MpiSession): its closing fence counts the dead rank, and OpenMPI 4.1 with
-// orte_enable_recovery left ranks waiting in it for good in about one run of ten (measured).
+// orte_enable_recovery left the survivors waiting in it for good in 1 of 12 runs (measured).
 bool jobLostARank();
 
 // A worker rank: reports Ready (or Failed with `failure` when it is not empty), then calls
