@@ -97,7 +97,7 @@ const std::vector<OptionSpec>& estimateOptions() {
       {"--worker-timeout", "S",
        "under MPI: a worker rank that computes a unit and sends no sign of life for S seconds "
        "is taken as lost and its unit goes to another rank (default 60; 0: never). Only when "
-       "the launcher keeps the job after a rank dies: srun, or mpirun --mca "
+       "the launcher keeps the job after a rank dies: srun --no-kill, or mpirun --mca "
        "orte_enable_recovery 1"},
       {"--max-iterations", "K", "per start (least squares: per phase, up to two per start; "
                                 "default 500)"},
