@@ -23,7 +23,9 @@
 //   profile_<id>.csv per profiled parameter: value (scale, linear), objective, threshold,
 //                    converged, every parameter
 //   summary.json     objectives (best, nominal), success rate, timing, χ², FIM rank and
-//                    eigenvalues, forward integrator, fallbacks
+//                    eigenvalues, forward integrator, fallbacks, and where the model's
+//                    evaluation ran (native, native_tier, native_cache,
+//                    native_from_first_evaluation: stats_json.h)
 //   problem.yaml     the PEtab problem with the best fit as its nominal values (its parameter
 //                    table rewritten, the other files copied: core/petab/problem_writer.h), so
 //                    that `sensode gradient DIR/problem.yaml` evaluates the best fit
@@ -268,6 +270,7 @@ void writeSummary(const fs::path& file, const std::string& yaml,
       .add("fim_eigenvalues", eigenvalues)
       .add("statistics_message", r.statistics.message)
       .add("fallbacks", r.fallbacks);
+  if (r.model) addNativeStats(json, *r.model);
   json.write(file);
 }
 

@@ -319,6 +319,7 @@ EstimationResult runEstimation(const EstimationProblem& problemSpec,
   }
   result.parameters = fit.parameters;
   const petab::Problem& problem = *fit.problem;
+  result.model = problem.model;
   const std::string yaml = problemSpec.yamlFile.string();
 
   // A store that holds a run continues it, when it is a run of this problem and these options.

@@ -38,6 +38,7 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -253,6 +254,9 @@ struct EstimationResult {
   std::string message;
   std::string details;  // technical detail behind a failure
   std::vector<std::string> fallbacks;  // what ran instead of what was asked, one sentence each
+  // The problem's model as this process loaded it: where its evaluation ran (native tier, the
+  // compiled-model cache's hit or miss) for summary.json. Threads and MPI ranks load their own.
+  std::shared_ptr<const symbolic::CompiledModel> model;
 
   Optimizer optimizer = Optimizer::LeastSquares;  // the one that ran (never Auto)
   std::string optimizerReason;                    // why (Auto), one sentence

@@ -55,6 +55,7 @@ StoredRun readStoredRun(const fs::path& dir, const ProgressMonitor& monitor) {
   reportForwardIntegrator(run.options.objective.forwardIntegrator, r);
   r.best = r.starts.front().parameters;
   r.bestObjective = r.starts.front().objective;
+  r.model = fit.problem->model;
   evaluateBestFit(*fit.problem, run.options, monitor, r);
 
   bool profilesComplete = true;

@@ -124,6 +124,32 @@ class TestNativeCache : public QObject {
     QCOMPARE(files("*.entry").size(), 1);
   }
 
+  // estimate's summary.json says where the model's evaluation ran, like --stats: a miss that
+  // stores the entry, then a hit native from the first evaluation (the same keys as gradient).
+  void estimateSummaryReportsTheCache() {
+    const QString problem = QStringLiteral(SENSODE_TEST_DATA_DIR "/petab/estimation_decay/problem.yaml");
+    auto estimate = [&](const QString& out) {
+      QProcess p;
+      p.setProcessEnvironment(environment());
+      p.start(kCli, {"estimate", problem, "--starts", "2", "--threads", "1", "--out", out});
+      if (!p.waitForFinished(120000)) p.kill();
+      QFile f(out + "/summary.json");
+      return std::make_pair(p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+                            f.open(QIODevice::ReadOnly)
+                                ? QJsonDocument::fromJson(f.readAll()).object()
+                                : QJsonObject());
+    };
+    const auto [firstExit, first] = estimate(tmp_.filePath("estimate-1"));
+    QCOMPARE(firstExit, 0);
+    QCOMPARE(first.value("native_cache").toString(), QString("miss"));
+    QVERIFY(first.contains("native_tier"));
+    const auto [secondExit, second] = estimate(tmp_.filePath("estimate-2"));
+    QCOMPARE(secondExit, 0);
+    QCOMPARE(second.value("native_cache").toString(), QString("hit"));
+    QCOMPARE(second.value("native_from_first_evaluation").toBool(), true);
+    QCOMPARE(second.value("native_tier").toString(), QString("tcc"));
+  }
+
   void truncatedObjectIsRebuilt() {
     QCOMPARE(run().exitCode, 0);
     const QString object = onlyObject();
