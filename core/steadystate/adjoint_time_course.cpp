@@ -4,8 +4,6 @@
 
 #include <cvodes/cvodes.h>
 #include <cvodes/cvodes_ls.h>
-#include <sunlinsol/sunlinsol_dense.h>
-#include <sunmatrix/sunmatrix_dense.h>
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +11,7 @@
 #include <exception>
 
 #include "core/common/errors.h"
+#include "core/integrators/sundials_linear_system.h"
 #include "core/integrators/sundials_solver.h"
 
 namespace sensode::steadystate {
@@ -35,6 +34,15 @@ struct AdjointTimeCourse::Impl {
   std::vector<double> stateAtol;  // per-state absolute tolerances of the forward pass (or empty)
   int nx = 0, np = 0;
   std::vector<double> jValues, fpValues;  // scratch (CSC values)
+  // Both passes factorise their Newton matrices as the forward integrators do: dense LU for a
+  // few states, KLU on the model's sparse pattern beyond (sundials_linear_system.h). The dense
+  // 124×124 LU of Lang was 52 % of its adjoint gradient (GETRF and GETRS), which took 198 s.
+  bool sparse = false;
+  integrators::sundials::MergedPattern forwardPattern, backwardPattern;
+  // Jᵀ's pattern, and for each of its entries the index of that entry in J's CSC values.
+  symbolic::SparsePattern transposedPattern;
+  std::vector<int> transposedSource;
+  std::vector<double> jTransposedValues;
   ProgressMonitor monitor;
   // Set by a right-hand side that saw the token (or the callback) ask to stop; CVODES then fails
   // with a right-hand-side error, which the pass turns into Cancelled.
@@ -63,19 +71,18 @@ struct AdjointTimeCourse::Impl {
     return cancelled;
   }
 
-  // Dense J from the CSC values.
-  void denseJacobian(double t, const double* x, SUNMatrix m, bool transposedNegated) {
-    const symbolic::SparsePattern& pat = model->jacobianPattern();
+  // J (forward pass) or −Jᵀ (backward pass) into the solver's matrix, dense or sparse.
+  void writeJacobian(double t, const double* x, SUNMatrix m, bool transposedNegated) {
     model->jacobian(at(t), x, theta.data(), jValues.data());
-    SUNMatZero(m);
-    for (int c = 0; c < pat.cols; ++c)
-      for (int k = pat.colPtr[static_cast<std::size_t>(c)];
-           k < pat.colPtr[static_cast<std::size_t>(c) + 1]; ++k) {
-        const int r = pat.rowIdx[static_cast<std::size_t>(k)];
-        const double v = jValues[static_cast<std::size_t>(k)];
-        if (transposedNegated) SM_ELEMENT_D(m, c, r) = -v;
-        else SM_ELEMENT_D(m, r, c) = v;
-      }
+    if (!transposedNegated) {
+      integrators::sundials::scatterJacobian(m, sparse, forwardPattern, model->jacobianPattern(),
+                                             jValues, 1.0);
+      return;
+    }
+    for (std::size_t k = 0; k < transposedSource.size(); ++k)
+      jTransposedValues[k] = jValues[static_cast<std::size_t>(transposedSource[k])];
+    integrators::sundials::scatterJacobian(m, sparse, backwardPattern, transposedPattern,
+                                           jTransposedValues, -1.0);
   }
 
   static int rhs(double t, N_Vector y, N_Vector ydot, void* user) {
@@ -100,7 +107,7 @@ struct AdjointTimeCourse::Impl {
   static int jac(double t, N_Vector y, N_Vector, SUNMatrix j, void* user, N_Vector, N_Vector,
                  N_Vector) {
     try {
-      self(user).denseJacobian(t, N_VGetArrayPointer(y), j, false);
+      self(user).writeJacobian(t, N_VGetArrayPointer(y), j, false);
       return 0;
     } catch (...) {
       return -1;
@@ -128,7 +135,7 @@ struct AdjointTimeCourse::Impl {
   static int jacB(double t, N_Vector y, N_Vector, N_Vector, SUNMatrix jb, void* user, N_Vector,
                   N_Vector, N_Vector) {
     try {
-      self(user).denseJacobian(t, N_VGetArrayPointer(y), jb, true);
+      self(user).writeJacobian(t, N_VGetArrayPointer(y), jb, true);
       return 0;
     } catch (...) {
       return -1;
@@ -169,6 +176,31 @@ AdjointTimeCourse::AdjointTimeCourse(std::shared_ptr<const symbolic::CompiledMod
   d.nx = d.model->nx();
   d.np = d.model->np();
   d.jValues.resize(static_cast<std::size_t>(d.model->jacobianPattern().nnz()));
+  d.sparse = integrators::sundials::usesSparseSolver(d.options, d.nx);
+  const symbolic::SparsePattern& jp = d.model->jacobianPattern();
+  d.forwardPattern.build(jp, d.nx);
+  // Jᵀ in CSC: column r of Jᵀ holds row r of J (rows sorted within a column, as J's are).
+  symbolic::SparsePattern& tp = d.transposedPattern;
+  const auto nnz = jp.rowIdx.size();
+  tp.rows = jp.cols;
+  tp.cols = jp.rows;
+  tp.colPtr.assign(static_cast<std::size_t>(jp.rows) + 1, 0);
+  for (int r : jp.rowIdx) ++tp.colPtr[static_cast<std::size_t>(r) + 1];
+  for (std::size_t r = 0; r + 1 < tp.colPtr.size(); ++r) tp.colPtr[r + 1] += tp.colPtr[r];
+  tp.rowIdx.assign(nnz, 0);
+  d.transposedSource.assign(nnz, 0);
+  std::vector<int> next(tp.colPtr.begin(), tp.colPtr.end() - 1);
+  for (int c = 0; c < jp.cols; ++c) {
+    const auto cc = static_cast<std::size_t>(c);
+    for (int k = jp.colPtr[cc]; k < jp.colPtr[cc + 1]; ++k) {
+      const auto row = static_cast<std::size_t>(jp.rowIdx[static_cast<std::size_t>(k)]);
+      const auto pos = static_cast<std::size_t>(next[row]++);
+      tp.rowIdx[pos] = c;
+      d.transposedSource[pos] = k;
+    }
+  }
+  d.jTransposedValues.assign(nnz, 0.0);
+  d.backwardPattern.build(tp, d.nx);
   d.fpValues.resize(static_cast<std::size_t>(d.model->paramJacobianPattern().nnz()));
 }
 
@@ -209,8 +241,8 @@ std::vector<std::vector<double>> AdjointTimeCourse::forward(const std::vector<do
   }
   checkCvode(CVodeSetUserData(mem, &d), "CVodeSetUserData");
   checkCvode(CVodeSetMaxNumSteps(mem, d.options.maxSteps), "CVodeSetMaxNumSteps");
-  d.a.reset(checkCreated(SUNDenseMatrix(d.nx, d.nx, d.ctx.get()), "SUNDenseMatrix"));
-  d.ls.reset(checkCreated(SUNLinSol_Dense(d.y.get(), d.a.get(), d.ctx.get()), "SUNLinSol_Dense"));
+  integrators::sundials::createLinearSystem(d.sparse, d.nx, d.forwardPattern, d.y.get(),
+                                            d.ctx.get(), d.a, d.ls);
   checkCvode(CVodeSetLinearSolver(mem, d.ls.get(), d.a.get()), "CVodeSetLinearSolver");
   checkCvode(CVodeSetJacFn(mem, &Impl::jac), "CVodeSetJacFn");
   checkCvode(CVodeAdjInit(mem, 200, CV_HERMITE), "CVodeAdjInit");
@@ -274,8 +306,8 @@ void AdjointTimeCourse::backward(const std::vector<std::vector<double>>& jumps,
   checkCvode(CVodeSStolerancesB(mem, d.which, d.options.rtol, d.options.atol), "CVodeSStolerancesB");
   checkCvode(CVodeSetUserDataB(mem, d.which, &d), "CVodeSetUserDataB");
   checkCvode(CVodeSetMaxNumStepsB(mem, d.which, d.options.maxSteps), "CVodeSetMaxNumStepsB");
-  d.aB.reset(checkCreated(SUNDenseMatrix(d.nx, d.nx, d.ctx.get()), "SUNDenseMatrix"));
-  d.lsB.reset(checkCreated(SUNLinSol_Dense(d.yB.get(), d.aB.get(), d.ctx.get()), "SUNLinSol_Dense"));
+  integrators::sundials::createLinearSystem(d.sparse, d.nx, d.backwardPattern, d.yB.get(),
+                                            d.ctx.get(), d.aB, d.lsB);
   checkCvode(CVodeSetLinearSolverB(mem, d.which, d.lsB.get(), d.aB.get()), "CVodeSetLinearSolverB");
   checkCvode(CVodeSetJacFnB(mem, d.which, &Impl::jacB), "CVodeSetJacFnB");
   const bool quad = d.np > 0;
