@@ -307,9 +307,13 @@ int runGradient(std::span<const std::string> args) {
         .add("problem", yaml);
     json.write(*statsFile);
   }
+  // --method none computes no gradient: say so rather than "gradient by none: ".
+  const std::string how = r.method == petab::GradientMethod::None
+                              ? std::string("no gradient")
+                              : "gradient by " + std::string(petab::toString(r.method)) +
+                                    (r.notes.empty() ? "" : ": " + r.notes);
   std::cout << "objective " << formatNumber(r.objective) << "  (" << r.parameterIds.size()
-            << " estimated parameters, gradient by " << petab::toString(r.method) << ": " << r.notes
-            << ")\n";
+            << " estimated parameters, " << how << ")\n";
   if (r.priorTerm != 0)
     std::cout << "objective without priors " << formatNumber(r.objective - r.priorTerm)
               << "  (prior term " << formatNumber(r.priorTerm) << ")\n";
