@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 
 #include "tests/bench/network_generator.h"
@@ -20,6 +21,20 @@ int usage() {
   std::fprintf(stderr, "usage: write_network_problem OUT_DIR [--species N (default 500)] "
                        "[--seed S (default the generator's)]\n");
   return 2;
+}
+
+// A whole non-negative number, or an error that names the option and the value.
+unsigned long long number(const std::string& option, const std::string& text) {
+  std::size_t used = 0;
+  unsigned long long value = 0;
+  try {
+    value = std::stoull(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || text[0] == '-')
+    throw std::runtime_error(option + ": '" + text + "' is not a whole number of 0 or more");
+  return value;
 }
 
 }  // namespace
@@ -33,9 +48,11 @@ int main(int argc, char** argv) {
       const std::string arg = argv[i];
       const bool hasValue = i + 1 < argc;
       if (arg == "--species" && hasValue) {
-        options.species = std::stoi(argv[++i]);
+        const unsigned long long species = number(arg, argv[++i]);
+        if (species > 1000000) throw std::runtime_error("--species: at most 1000000");
+        options.species = static_cast<int>(species);
       } else if (arg == "--seed" && hasValue) {
-        options.seed = static_cast<std::uint64_t>(std::stoull(argv[++i]));
+        options.seed = static_cast<std::uint64_t>(number(arg, argv[++i]));
       } else if (arg == "--help" || arg == "-h") {
         usage();
         return 0;
