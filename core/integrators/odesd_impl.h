@@ -497,7 +497,10 @@ struct OdeSdIntegrator::Impl {
   // False (cause recorded) when a selected entry is not finite.
   bool evalParamDerivatives(double tt, const double* xx);
 
-  void scatterColumns(const symbolic::SparsePattern& pat, const double* vals, double* out) const;
+  // Scatters the selected columns of f_p or a_p into the dense n × ns block; returns the (row,
+  // parameter) of a non-finite entry, or (-1, -1).
+  std::pair<int, int> scatterColumns(const symbolic::SparsePattern& pat, const double* vals,
+                                     double* out) const;
 
   // out = M·X + B for a model-pattern sparse M (n × n) and dense n × ns X, B.
   void sparseTimes(const symbolic::SparsePattern& pat, const double* mvals, const double* X,

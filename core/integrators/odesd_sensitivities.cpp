@@ -3,6 +3,8 @@
 // converged step, with their error estimate.
 #include "core/integrators/odesd_impl.h"
 
+#include <tuple>
+
 namespace sensode::integrators {
 
 void OdeSdIntegrator::Impl::allocateSensitivities() {
@@ -21,28 +23,40 @@ bool OdeSdIntegrator::Impl::evalParamDerivatives(double tt, const double* xx) {
   model->paramJacobian(tt, xx, p.data(), fpv.data());
   model->secondParamJacobian(tt, xx, p.data(), apv.data());
   ++own.sensitivityRhsEvals;
-  scatterColumns(model->paramJacobianPattern(), fpv.data(), FP.data());
-  scatterColumns(model->secondParamJacobianPattern(), apv.data(), AP.data());
-  for (const std::vector<double>* v : {&FP, &AP}) {
-    if (const int k = firstNonFinite(v->data(), n * ns); k >= 0) {
-      cause = {Cause::Kind::NonFiniteParam, k % n, paramIdx[static_cast<size_t>(k / n)], tt};
+  for (auto [pat, vals, out] : {std::tuple{&model->paramJacobianPattern(), fpv.data(), FP.data()},
+                                std::tuple{&model->secondParamJacobianPattern(), apv.data(), AP.data()}}) {
+    if (const auto bad = scatterColumns(*pat, vals, out); bad.first >= 0) {
+      cause = {Cause::Kind::NonFiniteParam, bad.first, bad.second, tt};
       return false;
     }
   }
   return true;
 }
 
-void OdeSdIntegrator::Impl::scatterColumns(const symbolic::SparsePattern& pat, const double* vals,
-                                           double* out) const {
-  std::fill(out, out + static_cast<size_t>(n) * static_cast<size_t>(ns), 0.0);
+std::pair<int, int> OdeSdIntegrator::Impl::scatterColumns(const symbolic::SparsePattern& pat,
+                                                         const double* vals, double* out) const {
+  // Only the pattern's entries: the rest of `out` is zero since allocateSensitivities() and no
+  // one else writes it (filling the n × ns block each time cost as much as the scatter). The
+  // finiteness check rides along, over the selected columns' entries only.
+  double nonFinite = 0;
   for (int j = 0; j < ns; ++j) {
     const int col = paramIdx[static_cast<size_t>(j)];
     double* o = out + static_cast<size_t>(j) * static_cast<size_t>(n);
     for (int k = pat.colPtr[static_cast<size_t>(col)]; k < pat.colPtr[static_cast<size_t>(col) + 1];
          ++k) {
       o[pat.rowIdx[static_cast<size_t>(k)]] = vals[k];
+      nonFinite += 0.0 * vals[k];
     }
   }
+  if (nonFinite == 0) return {-1, -1};
+  for (int j = 0; j < ns; ++j) {
+    const int col = paramIdx[static_cast<size_t>(j)];
+    for (int k = pat.colPtr[static_cast<size_t>(col)]; k < pat.colPtr[static_cast<size_t>(col) + 1];
+         ++k) {
+      if (!std::isfinite(vals[k])) return {pat.rowIdx[static_cast<size_t>(k)], col};
+    }
+  }
+  return {-1, -1};
 }
 
 void OdeSdIntegrator::Impl::sparseTimes(const symbolic::SparsePattern& pat, const double* mvals,
