@@ -3,7 +3,10 @@
 run, as users run them: the first with an empty compiled-model cache, the second with what the
 first left (docs/native-cache.md). odeSD and CVODES alternate; medians over --repeats.
 
-  scripts/bench-cache.py [--sensode build/core/sensode] [--repeats 3] MODEL.xml...
+  scripts/bench-cache.py [--sensode build/core/sensode] [--repeats 3] [--measurement-times] MODEL.xml...
+
+--measurement-times: output at the times of the PEtab measurement tables beside each model
+(their finite `time` values, once each) instead of linspace(0, --t-end, 101).
 
 Prints a Markdown table per command: integration wall time (--stats wall_seconds) and the
 process's wall time, first and second run, for odeSD and CVODES, with the ratios, plus whether
@@ -22,12 +25,38 @@ p = argparse.ArgumentParser()
 p.add_argument("--sensode", default="build/core/sensode")
 p.add_argument("--repeats", type=int, default=3)
 p.add_argument("--t-end", default="100")
+p.add_argument("--measurement-times", action="store_true")
 p.add_argument("models", nargs="+")
 a = p.parse_args()
 
 
+def measurement_times(model):
+    """The finite times of the PEtab measurement tables in the model's folder, ascending."""
+    folder = os.path.dirname(os.path.abspath(model))
+    tables = [f for f in os.listdir(folder) if f.startswith("measurementData") and f.endswith(".tsv")]
+    if not tables:
+        sys.exit(f"{folder}: no measurementData*.tsv")
+    times = set()
+    for table in tables:
+        with open(os.path.join(folder, table)) as f:
+            column = f.readline().rstrip("\n").split("\t").index("time")
+            for line in f:
+                cells = line.rstrip("\n").split("\t")
+                if len(cells) > column:
+                    t = float(cells[column])
+                    if t == t and abs(t) != float("inf"):
+                        times.add(t)
+    return sorted(times)
+
+
+def output_arguments(model):
+    if not a.measurement_times:
+        return ["--t-end", a.t_end]
+    return ["--times", ",".join(repr(t) for t in measurement_times(model))]
+
+
 def run(command, model, method, cache, stats):
-    args = [a.sensode, command, model, "--method", method, "--t-end", a.t_end, "--stats", stats]
+    args = [a.sensode, command, model, "--method", method, *output_arguments(model), "--stats", stats]
     if command == "sensitivities":
         args += ["--params", "all"]
     env = dict(os.environ, SENSODE_CACHE_DIR=cache)
@@ -41,6 +70,13 @@ def run(command, model, method, cache, stats):
     return {"wall": s["wall_seconds"], "process": process, "cache": s.get("native_cache"),
             "first": s.get("native_from_first_evaluation")}
 
+
+if a.measurement_times:
+    # Data at steady state only (time inf, as Blasi's) leave no time course to run.
+    skipped = [m for m in a.models if not measurement_times(m)]
+    for m in skipped:
+        print(f"{os.path.basename(m)}: no finite measurement times, left out", file=sys.stderr)
+    a.models = [m for m in a.models if m not in skipped]
 
 results = {}  # (command, model, method, run) -> list of samples
 with tempfile.TemporaryDirectory() as tmp:

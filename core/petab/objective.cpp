@@ -279,14 +279,9 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
   };
   steadystate::SteadyStateOptions ssOptions = o_.steadyState;
   ssOptions.sensitivities = forward();
-  // The model parameters whose dx*/dθ columns the estimated ones need (rows of dθ/dq that are
-  // not zero): forward integration of steady-state sensitivities computes only these.
-  const auto neededColumns = [](const Eigen::MatrixXd& d) {
-    std::vector<int> k;
-    for (Eigen::Index r = 0; r < d.rows(); ++r)
-      if (!d.row(r).isZero(0.0)) k.push_back(static_cast<int>(r));
-    return k;
-  };
+  // Forward integration of steady-state sensitivities computes only the dx*/dθ columns the
+  // estimated parameters need.
+  const auto neededColumns = movedParameters;
   // Steady states do not run events (a trigger crossed on the way to x* would be missed).
   const bool needsSteadyState =
       pre >= 0 || std::any_of(ms.begin(), ms.end(),
@@ -428,7 +423,7 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
       }
       if (!linear) {
         Eigen::RowVectorXd l0, qd;
-        equilibrationAdjoint(x0, thetaS, sol, g, what, l0, qd);
+        equilibrationAdjoint(x0, thetaS, sol, g, dS, what, l0, qd);
         grad_ += qd * dS + explicitPart;
         if (pre >= 0) weightOnX0(l0);
         else grad_ += l0 * cm_.initialSensitivity(thetaS) * dS;
@@ -455,7 +450,7 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
       std::vector<double> xPre(static_cast<std::size_t>(nx));
       model_.initialState(0.0, thetaP.data(), xPre.data());
       Eigen::RowVectorXd l0, qd;
-      equilibrationAdjoint(xPre, thetaP, preSolution, gPre, what, l0, qd);
+      equilibrationAdjoint(xPre, thetaP, preSolution, gPre, dP, what, l0, qd);
       grad_ += qd * dP + l0 * cm_.initialSensitivity(thetaP) * dP;
       note("pre-equilibration: backward integration through the equilibration");
     }

@@ -75,8 +75,9 @@ Eigen::RowVectorXd Evaluator::steadyStateAdjoint(const Eigen::RowVectorXd& g,
 void Evaluator::equilibrationAdjoint(const std::vector<double>& xStart,
                                      const std::vector<double>& theta,
                                      const steadystate::SteadyStateSolution& target,
-                                     const Eigen::RowVectorXd& g, const std::string& what,
-                                     Eigen::RowVectorXd& lambda0, Eigen::RowVectorXd& quad) {
+                                     const Eigen::RowVectorXd& g, const Eigen::MatrixXd& dTheta,
+                                     const std::string& what, Eigen::RowVectorXd& lambda0,
+                                     Eigen::RowVectorXd& quad) {
   // The backward pass computes the gradient of J(x(T)) for the finite horizon T, i.e. it uses
   // dx(T)/dθ where the data want dx*/dθ. They differ by the part of λ that has not decayed over
   // [0, T]: λ(0) = e^{JᵀT}·g, whose slowest non-conserved component shrinks like
@@ -128,6 +129,7 @@ void Evaluator::equilibrationAdjoint(const std::vector<double>& xStart,
                 " to decay, beyond the horizon limit " + num(cap));
 
   steadystate::AdjointTimeCourse adj(pr_.model, o_.integrator, 0.0, xStart, theta, monitor_);
+  adj.setQuadratureParameters(movedParameters(dTheta));
   // The quadrature ∫λᵀf_θ dt weighs each state by λ, and λ = ∂J/∂x is large for small states
   // under log-scale observables (∂/∂x log x = 1/x): there the absolute error the forward pass
   // allows in x matters relative to x. With one atol (1e-12) for all, a species near 1e-15 at

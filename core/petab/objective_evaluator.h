@@ -25,6 +25,15 @@ namespace sensode::petab::detail {
 
 using symbolic::Expr;
 
+// The model parameters some estimated parameter moves: the rows of dθ/dq that are not zero.
+// Only their sensitivity columns (forward) or quadratures (adjoint) enter the gradient.
+inline std::vector<int> movedParameters(const Eigen::MatrixXd& dTheta) {
+  std::vector<int> k;
+  for (Eigen::Index r = 0; r < dTheta.rows(); ++r)
+    if (!dTheta.row(r).isZero(0.0)) k.push_back(static_cast<int>(r));
+  return k;
+}
+
 // J_r singular at a steady state: ssASA's linear system has no solution.
 class SingularJacobian : public Error {
  public:
@@ -108,12 +117,14 @@ class Evaluator {
   }
   bool anyGradient() const { return forward() || backwardMethod(); }
   // Backward integration through an equilibration from xStart under θ, with the jump g at the
-  // horizon: λ(0) (nx) and ∫λᵀf_θ dt (np).
+  // horizon: λ(0) (nx) and ∫λᵀf_θ dt (np; integrated only for the parameters dTheta moves, the
+  // other entries 0).
   // `target` is the steady state the data were evaluated at (its eigenvalues set the horizon).
   void equilibrationAdjoint(const std::vector<double>& xStart, const std::vector<double>& theta,
                             const steadystate::SteadyStateSolution& target,
-                            const Eigen::RowVectorXd& g, const std::string& what,
-                            Eigen::RowVectorXd& lambda0, Eigen::RowVectorXd& quad);
+                            const Eigen::RowVectorXd& g, const Eigen::MatrixXd& dTheta,
+                            const std::string& what, Eigen::RowVectorXd& lambda0,
+                            Eigen::RowVectorXd& quad);
 
   // θ of a condition and dθ/dq (np × nq); c < 0: no condition.
   void conditionParameters(int c, std::vector<double>& theta, Eigen::MatrixXd& d) const;

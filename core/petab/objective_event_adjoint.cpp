@@ -135,6 +135,7 @@ Eigen::RowVectorXd Evaluator::timeCourseAdjointWithEvents(const std::vector<std:
   std::vector<std::vector<std::vector<double>>> jumps(nseg);
   std::vector<std::unique_ptr<steadystate::AdjointTimeCourse>> passes(nseg);
   Eigen::RowVectorXd explicitPart = Eigen::RowVectorXd::Zero(nq_);
+  const std::vector<int> moved = movedParameters(dS);
   std::size_t next = 0;  // into timed
   for (std::size_t sg = 0; sg < nseg; ++sg) {
     // Each segment starts from the driver's state after the events at its start.
@@ -150,6 +151,7 @@ Eigen::RowVectorXd Evaluator::timeCourseAdjointWithEvents(const std::vector<std:
     if (sg + 1 < nseg && (ts.empty() || ts.back() < end)) ts.push_back(end);
     passes[sg] = std::make_unique<steadystate::AdjointTimeCourse>(pr_.model, o_.integrator,
                                                                   bounds[sg], start, thetaS, monitor_);
+    passes[sg]->setQuadratureParameters(moved);
     const std::vector<std::vector<double>> states = passes[sg]->forward(ts);
     jumps[sg].assign(ts.size(), std::vector<double>(unx, 0.0));
     for (std::size_t i : mine) {

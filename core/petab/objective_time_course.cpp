@@ -57,6 +57,7 @@ Eigen::RowVectorXd Evaluator::timeCourseAdjoint(const std::vector<std::size_t>& 
   std::vector<std::unique_ptr<steadystate::AdjointTimeCourse>> passes(nseg);
   std::vector<std::vector<double>> xStart(nseg);
   Eigen::RowVectorXd explicitPart = Eigen::RowVectorXd::Zero(nq_);
+  const std::vector<int> moved = movedParameters(dS);
   std::size_t next = 0;  // into timed
   std::vector<double> x = x0;
   for (std::size_t sg = 0; sg < nseg; ++sg) {
@@ -70,6 +71,7 @@ Eigen::RowVectorXd Evaluator::timeCourseAdjoint(const std::vector<std::size_t>& 
     xStart[sg] = x;
     passes[sg] = std::make_unique<steadystate::AdjointTimeCourse>(pr_.model, o_.integrator,
                                                                   bounds[sg], x, thetaS, monitor_);
+    passes[sg]->setQuadratureParameters(moved);
     if (sg + 1 < nseg) passes[sg]->setLeftLimitAt(end);
     const std::vector<std::vector<double>> states = passes[sg]->forward(ts);
     ++result_.simulations;
@@ -114,9 +116,7 @@ void Evaluator::sensitivityColumns(const Eigen::MatrixXd& s0Model, const Eigen::
                                    std::vector<int>& k, Eigen::MatrixXd& dK,
                                    std::vector<double>& s) const {
   const int nx = model_.nx();
-  k.clear();
-  for (int r = 0; r < model_.np(); ++r)
-    if (!dFlow.row(r).isZero(0.0)) k.push_back(r);
+  k = movedParameters(dFlow);
   dK.resize(static_cast<Eigen::Index>(k.size()), nq_);
   s.resize(static_cast<std::size_t>(nx) * k.size());
   for (std::size_t c = 0; c < k.size(); ++c) {

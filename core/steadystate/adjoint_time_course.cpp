@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <exception>
 
 #include "core/common/errors.h"
@@ -50,6 +51,10 @@ struct AdjointTimeCourse::Impl {
   std::vector<double> times;
   std::vector<double> stateAtol;  // per-state absolute tolerances of the forward pass (or empty)
   int nx = 0, np = 0;
+  // The model parameters whose quadratures are integrated (setQuadratureParameters; all np by
+  // default), and the transposed f_θ pattern restricted to them: column k of qB is parameter
+  // quadParams[k].
+  std::vector<int> quadParams;
   std::vector<double> jValues, fpValues;  // scratch (CSC values)
   // Both passes factorise their Newton matrices as the forward integrators do: dense LU for a
   // few states, KLU on the model's sparse pattern beyond (sundials_linear_system.h). The dense
@@ -158,7 +163,8 @@ struct AdjointTimeCourse::Impl {
       return -1;
     }
   }
-  // q̇B = −f_θᵀ λ, so that qB(t0) = ∫_{t0}^{tN} λᵀ f_θ dt when integrated backward from 0.
+  // q̇B = −f_θᵀ λ, so that qB(t0) = ∫_{t0}^{tN} λᵀ f_θ dt when integrated backward from 0
+  // (only the columns of quadParams).
   static int quadB(double t, N_Vector y, N_Vector yB, N_Vector qBdot, void* user) {
     try {
       Impl& d = self(user);
@@ -166,11 +172,13 @@ struct AdjointTimeCourse::Impl {
       d.model->paramJacobian(d.at(t), N_VGetArrayPointer(y), d.theta.data(), d.fpValues.data());
       const double* l = N_VGetArrayPointer(yB);
       double* out = N_VGetArrayPointer(qBdot);
-      for (int k = 0; k < d.np; ++k) out[k] = 0;
-      for (int c = 0; c < pat.cols; ++c)
-        for (int k = pat.colPtr[static_cast<std::size_t>(c)];
-             k < pat.colPtr[static_cast<std::size_t>(c) + 1]; ++k)
-          out[c] -= d.fpValues[static_cast<std::size_t>(k)] * l[pat.rowIdx[static_cast<std::size_t>(k)]];
+      for (std::size_t k = 0; k < d.quadParams.size(); ++k) {
+        const auto c = static_cast<std::size_t>(d.quadParams[k]);
+        double sum = 0;
+        for (int e = pat.colPtr[c]; e < pat.colPtr[c + 1]; ++e)
+          sum += d.fpValues[static_cast<std::size_t>(e)] * l[pat.rowIdx[static_cast<std::size_t>(e)]];
+        out[k] = -sum;
+      }
       return 0;
     } catch (...) {
       return -1;
@@ -192,6 +200,8 @@ AdjointTimeCourse::AdjointTimeCourse(std::shared_ptr<const symbolic::CompiledMod
   d.theta = std::move(theta);
   d.nx = d.model->nx();
   d.np = d.model->np();
+  d.quadParams.resize(static_cast<std::size_t>(d.np));
+  std::iota(d.quadParams.begin(), d.quadParams.end(), 0);
   d.jValues.resize(static_cast<std::size_t>(d.model->jacobianPattern().nnz()));
   d.sparse = integrators::sundials::usesSparseSolver(d.options, d.nx);
   const symbolic::SparsePattern& jp = d.model->jacobianPattern();
@@ -232,6 +242,16 @@ void AdjointTimeCourse::setStateAbsoluteTolerances(std::vector<double> atol) {
       throw InvalidOptions("adjoint pass: absolute tolerance " + std::to_string(a) +
                            " is not a positive number");
   impl_->stateAtol = std::move(atol);
+}
+
+void AdjointTimeCourse::setQuadratureParameters(std::vector<int> parameters) {
+  for (int k : parameters)
+    if (k < 0 || k >= impl_->np)
+      throw InvalidOptions("adjoint pass: quadrature parameter index " + std::to_string(k) +
+                           " is outside [0, " + std::to_string(impl_->np) + ")");
+  std::sort(parameters.begin(), parameters.end());
+  parameters.erase(std::unique(parameters.begin(), parameters.end()), parameters.end());
+  impl_->quadParams = std::move(parameters);
 }
 
 std::vector<std::vector<double>> AdjointTimeCourse::forward(const std::vector<double>& times) {
@@ -312,11 +332,12 @@ void AdjointTimeCourse::backward(const std::vector<std::vector<double>>& jumps,
   }
   void* mem = d.mem.get();
   d.yB = integrators::sundials::newVector(d.nx, d.ctx.get());
-  d.qB = integrators::sundials::newVector(std::max(d.np, 1), d.ctx.get());
+  const int nq = static_cast<int>(d.quadParams.size());
+  d.qB = integrators::sundials::newVector(std::max(nq, 1), d.ctx.get());
   double* l = N_VGetArrayPointer(d.yB.get());
   double* q = N_VGetArrayPointer(d.qB.get());
   for (int i = 0; i < d.nx; ++i) l[i] = jumps[n - 1][static_cast<std::size_t>(i)];
-  std::copy(quadrature.begin(), quadrature.end(), q);
+  for (int k = 0; k < nq; ++k) q[k] = quadrature[static_cast<std::size_t>(d.quadParams[static_cast<std::size_t>(k)])];
   double t = d.times[n - 1];
   checkCvode(CVodeCreateB(mem, CV_BDF, &d.which), "CVodeCreateB");
   checkCvode(CVodeInitB(mem, d.which, &Impl::rhsB, t, d.yB.get()), "CVodeInitB");
@@ -327,7 +348,7 @@ void AdjointTimeCourse::backward(const std::vector<std::vector<double>>& jumps,
                                             d.ctx.get(), d.aB, d.lsB);
   checkCvode(CVodeSetLinearSolverB(mem, d.which, d.lsB.get(), d.aB.get()), "CVodeSetLinearSolverB");
   checkCvode(CVodeSetJacFnB(mem, d.which, &Impl::jacB), "CVodeSetJacFnB");
-  const bool quad = d.np > 0;
+  const bool quad = nq > 0;
   if (quad) {
     checkCvode(CVodeQuadInitB(mem, d.which, &Impl::quadB, d.qB.get()), "CVodeQuadInitB");
     checkCvode(CVodeQuadSStolerancesB(mem, d.which, d.options.rtol, d.options.atol),
@@ -358,7 +379,8 @@ void AdjointTimeCourse::backward(const std::vector<std::vector<double>>& jumps,
     }
   }
   lambda0.assign(l, l + d.nx);
-  if (quad) quadrature.assign(q, q + d.np);
+  if (quad)
+    for (int k = 0; k < nq; ++k) quadrature[static_cast<std::size_t>(d.quadParams[static_cast<std::size_t>(k)])] = q[k];
   long steps = 0;
   if (CVodeGetAdjCVodeBmem(mem, d.which)) CVodeGetNumSteps(CVodeGetAdjCVodeBmem(mem, d.which), &steps);
   backwardSteps_ = steps;
