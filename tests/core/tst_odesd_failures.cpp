@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // odeSD's failures and misuse: blow-up with time and step size, too much work, non-finite
-// right-hand sides named by state, invalid options and calls (split out of
-// tst_odesd_integrator.cpp).
+// right-hand sides named by state, non-finite ∂f/∂p named by parameter, invalid options and calls
+// (split out of tst_odesd_integrator.cpp).
 #include "support/odesd_fixtures.h"
 
 class TestOdeSdFailures : public QObject {
@@ -103,6 +103,44 @@ class TestOdeSdFailures : public QObject {
                m.c_str());
       const std::string d = f.details();
       QVERIFY2(d.find("non-finite value in f for state 'z' at t = 0") == 0, d.c_str());
+    }
+  }
+
+  // x' = sqrt(p) + q − x with p = 0: ∂f/∂p = 1/(2√p) is not finite, ∂f/∂q = 1 is. The check
+  // looks at the chosen parameters' columns only (odesd_sensitivities.cpp): sensitivities to q
+  // alone run (dx/dq = 1 − e^{−t}); with p among them the failure names 'p', the state and t.
+  void nonFiniteParameterDerivativeNamesTheParameter() {
+    SystemBuilder b;
+    auto& e = b.e();
+    const Expr p = b.param("p", 0.0), q = b.param("q", 1.0);
+    const Expr x = b.state("x", 0.0);
+    b.rhs(x, e.sub(e.add(e.sqrt(p), q), x));
+    const auto model = b.compile();
+    {
+      OdeSdIntegrator integrator;
+      std::vector<double> s{0.0};
+      integrator.initialize(model, IntegratorOptions{}, 0.0, s, {0.0, 1.0});
+      integrator.enableSensitivities({1}, {0.0}, true);
+      integrator.advanceTo(2.0, s, {});
+      std::vector<double> dxdq;
+      integrator.sensitivities(dxdq);
+      QCOMPARE(dxdq.size(), std::size_t{1});
+      SENSODE_EXPECT_CLOSE(dxdq[0], 1 - std::exp(-2.0), 1e-5, 1e-8, "dx/dq", 0);
+    }
+    OdeSdIntegrator integrator;
+    std::vector<double> s{0.0};
+    integrator.initialize(model, IntegratorOptions{}, 0.0, s, {0.0, 1.0});
+    integrator.enableSensitivities({1, 0}, {0.0, 0.0}, true);
+    try {
+      integrator.advanceTo(1.0, s, {});
+      QFAIL("expected IntegrationFailure");
+    } catch (const IntegrationFailure& f) {
+      const std::string m = f.what();
+      qInfo("%s", m.c_str());
+      QVERIFY2(m.find("the rate of change of 'x' has no finite derivative with respect to the "
+                      "parameter 'p' at t = 0") != std::string::npos,
+               m.c_str());
+      QVERIFY2(f.details().find("d f['x'] / d 'p'") != std::string::npos, f.details().c_str());
     }
   }
 
