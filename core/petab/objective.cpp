@@ -279,9 +279,6 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
   };
   steadystate::SteadyStateOptions ssOptions = o_.steadyState;
   ssOptions.sensitivities = forward();
-  // Forward integration of steady-state sensitivities computes only the dx*/dθ columns the
-  // estimated parameters need.
-  const auto neededColumns = movedParameters;
   // Steady states do not run events (a trigger crossed on the way to x* would be missed).
   const bool needsSteadyState =
       pre >= 0 || std::any_of(ms.begin(), ms.end(),
@@ -293,7 +290,7 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
   if (pre >= 0) {
     const std::string preId = pr_.conditions[static_cast<std::size_t>(pre)].id;
     conditionParameters(pre, thetaP, dP);
-    ssOptions.sensitivityParameters = neededColumns(dP);
+    ssOptions.sensitivityParameters = movedParameters(dP);  // only the columns the data need
     preSolution = steadystate::solveSteadyState(cm_, thetaP, ssOptions, monitor_);
     const steadystate::SteadyStateSolution& sol = preSolution;
     ++result_.steadyStates;
@@ -379,7 +376,7 @@ void Evaluator::experiment(int pre, int sim, const std::vector<std::size_t>& ms)
 
   if (!steady.empty()) {
     ssOptions.sensitivities = forward();
-    ssOptions.sensitivityParameters = neededColumns(dFlow);
+    ssOptions.sensitivityParameters = movedParameters(dFlow);
     // After pre-equilibration the totals come from x_e*, so dT/dθ = Γ·dx_e*/dθ.
     const auto sol = steadystate::solveSteadyState(cm_, thetaS, ssOptions, monitor_,
                                                    pre >= 0 ? &x0 : nullptr,

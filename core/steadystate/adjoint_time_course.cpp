@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <numeric>
-#include <exception>
 
 #include "core/common/errors.h"
 #include "core/integrators/sundials_linear_system.h"
@@ -52,8 +52,7 @@ struct AdjointTimeCourse::Impl {
   std::vector<double> stateAtol;  // per-state absolute tolerances of the forward pass (or empty)
   int nx = 0, np = 0;
   // The model parameters whose quadratures are integrated (setQuadratureParameters; all np by
-  // default), and the transposed f_θ pattern restricted to them: column k of qB is parameter
-  // quadParams[k].
+  // default): component k of qB is parameter quadParams[k].
   std::vector<int> quadParams;
   std::vector<double> jValues, fpValues;  // scratch (CSC values)
   // Both passes factorise their Newton matrices as the forward integrators do: dense LU for a
