@@ -6,8 +6,8 @@
 // advanceTo() takes single internal steps (CV_ONE_STEP) until the step passes tout, then
 // interpolates x(tout) from CVODES's Nordsieck history (CVodeGetDky). Between steps it checks the
 // ProgressMonitor, counts steps against IntegratorOptions::maxSteps ("too much work"), and stops
-// when 100 consecutive steps leave t unchanged (t + h = t: typically a blow-up, which CVODES
-// itself only warns about).
+// when sundials::kMaxStalledSteps (10) consecutive steps leave t unchanged (t + h = t: typically
+// a blow-up, which CVODES itself only warns about).
 //
 // The right-hand side and Jacobian callbacks never throw into C: a non-finite value makes them
 // return a positive (recoverable) code so CVODES cuts the step, and the first bad entry (state
