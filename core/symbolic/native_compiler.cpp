@@ -35,14 +35,6 @@ std::string compilerName() {
   return cc && *cc ? cc : "cc";
 }
 
-double startDelaySeconds() {
-  const char* v = std::getenv("SENSODE_NATIVE_DELAY");
-  if (!v || !*v) return 0.5;
-  char* end = nullptr;
-  const double d = std::strtod(v, &end);
-  return end != v && d >= 0 ? d : 0.5;
-}
-
 std::string firstLines(const fs::path& file, std::size_t maxChars) {
   std::ifstream in(file);
   std::string text((std::istreambuf_iterator<char>(in)), {});
@@ -91,6 +83,27 @@ const char* toString(EvaluationTier tier) {
     case EvaluationTier::Optimised: return "cc -O2";
   }
   return "?";
+}
+
+// How long a run must have lasted before cc -O2 starts on `sourceBytes` of C. Short runs never
+// spawn a compiler (0.5 s). A model whose compile takes long starts it only once the run has
+// lasted half of that: cc -O2 gets through ~25–55 kB of this C per second (docs/benchmarks/
+// performance.md §1), so Lang's 5.7 MB take minutes, and with 0.5 s every run of it started a
+// compile that its exit then killed, burning the second core for nothing: Lang's adjoint took
+// 22–23 s with that compile beside it, 12–15 s without (2026-11-28). Runs that last (an
+// estimate, a profile) still get the optimised code and store it for the next ones.
+double ccStartDelaySeconds(std::size_t sourceBytes) {
+  constexpr double kShortRunSeconds = 0.5;
+  constexpr double kCcBytesPerSecond = 40e3;  // cc -O2, conservative for this machine
+  constexpr double kLongCompileSeconds = 10;
+  const char* v = std::getenv("SENSODE_NATIVE_DELAY");
+  if (v && *v) {
+    char* end = nullptr;
+    const double d = std::strtod(v, &end);
+    if (end != v && d >= 0) return d;
+  }
+  const double expected = static_cast<double>(sourceBytes) / kCcBytesPerSecond;
+  return expected > kLongCompileSeconds ? expected / 2 : kShortRunSeconds;
 }
 
 const char* toString(NativeState state) {
@@ -462,7 +475,7 @@ void NativeCompiler::run() {
     // Wait out the start delay (cancellable; waitUntilDone() ends it early).
     {
       std::unique_lock lock(mutex_);
-      changed_.wait_for(lock, std::chrono::duration<double>(startDelaySeconds()),
+      changed_.wait_for(lock, std::chrono::duration<double>(ccStartDelaySeconds(source_.size())),
                         [this] { return cancel_ || startNow_; });
       if (cancel_) {
         status_.state = NativeState::Cancelled;

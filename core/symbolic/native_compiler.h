@@ -13,7 +13,8 @@
 //  2. optimised: `cc -O2 -shared -fPIC -ffp-contract=off` (cc from $SENSODE_CC when set) in a
 //     background thread into a shared object, loaded with dlopen and switched into each tape
 //     atomically once ready — for runs that last: it starts after a delay
-//     ($SENSODE_NATIVE_DELAY seconds, default 0.5), so short runs never spawn a compiler.
+//     ($SENSODE_NATIVE_DELAY seconds; default 0.5, or half the compile's expected time when
+//     that exceeds 10 s), so short runs never spawn a compiler that their exit would kill.
 //
 // Both tiers' shared objects are cached on disk (native_cache.h: keyed by a SHA-256 of the C,
 // Sensode's version and the compilers; checked before loading): a model's first run writes tcc's
@@ -94,6 +95,10 @@ struct NativeStatus {
 // tape, named by nativeSymbol(i)): what both tiers compile and the cache key hashes.
 std::string emitNativeSource(const std::vector<const Tape*>& tapes);
 std::string nativeSymbol(std::size_t i);
+
+// Seconds after loading at which cc -O2 starts on `sourceBytes` of C: $SENSODE_NATIVE_DELAY when
+// set, else 0.5, or half the compile's expected time (at 40 kB/s) when that exceeds 10 s.
+double ccStartDelaySeconds(std::size_t sourceBytes);
 
 class NativeCompiler {
  public:

@@ -136,6 +136,7 @@ class TestNativeEvaluators : public QObject {
   void missingOrFailingCompilerFallsBackToTape();
   void failingCompilerKeepsQuickTier();
   void secondLoadHitsCache();
+  void ccStartsLaterForLongCompiles();
   void destroyWhileCompilingIsSafe();
 
  private:
@@ -358,6 +359,23 @@ void TestNativeEvaluators::secondLoadHitsCache() {
   // A clone shares the native code.
   const auto clone = second->clone();
   for (const auto& named : clone->tapes()) QVERIFY(named.tape->isNative());
+}
+
+// Short runs never spawn cc -O2 (0.5 s); a model whose compile takes long starts it only once
+// the run has lasted half of that, so that runs its exit would cut short do not burn a core on
+// it (Lang: 5.7 MB of C, ~71 s; its adjoint took 22–23 s with the doomed compile beside it,
+// 12–15 s without). SENSODE_NATIVE_DELAY still decides when set.
+void TestNativeEvaluators::ccStartsLaterForLongCompiles() {
+  ScopedEnv unset("SENSODE_NATIVE_DELAY", "");
+  QCOMPARE(ccStartDelaySeconds(48'000), 0.5);    // Boehm
+  QCOMPARE(ccStartDelaySeconds(279'000), 0.5);   // Bachmann: ~7 s of cc
+  QCOMPARE(ccStartDelaySeconds(400'000), 0.5);   // 10 s: still short
+  QVERIFY(std::abs(ccStartDelaySeconds(5'683'000) - 71.0) < 0.1);  // Lang
+  QVERIFY(ccStartDelaySeconds(19'000'000) > 200);                   // 500-species network
+  ScopedEnv set("SENSODE_NATIVE_DELAY", "2.5");
+  QCOMPARE(ccStartDelaySeconds(5'683'000), 2.5);
+  ScopedEnv zero("SENSODE_NATIVE_DELAY", "0");
+  QCOMPARE(ccStartDelaySeconds(5'683'000), 0.0);
 }
 
 void TestNativeEvaluators::destroyWhileCompilingIsSafe() {
