@@ -43,7 +43,10 @@ def measurement_times(model):
             for line in f:
                 cells = line.rstrip("\n").split("\t")
                 if len(cells) > column:
-                    t = float(cells[column])
+                    try:
+                        t = float(cells[column])
+                    except ValueError:
+                        sys.exit(f"{os.path.join(folder, table)}: time {cells[column]!r} is not a number")
                     if t == t and abs(t) != float("inf"):
                         times.add(t)
     return sorted(times)
