@@ -522,6 +522,29 @@ ObjectiveResult Evaluator::run() {
 using detail::Evaluator;
 using detail::num;
 
+void detail::stopAtSharedSingularity(const IntegrationFailure& odesd,
+                                     const std::function<void()>& statesRun) {
+  // Two failures this close in time (relative) are one place where the solution ends.
+  constexpr double kSameFailureTime = 1e-3;
+  try {
+    statesRun();
+  } catch (const IntegrationFailure& cvodes) {
+    const double t = cvodes.t();
+    if (std::abs(t - odesd.t()) > kSameFailureTime * std::max(std::abs(t), std::abs(odesd.t())))
+      return;
+    throw IntegrationFailure(
+        "the solution does not continue past t = " + num(t) +
+            ": odeSD and CVODES (the states alone) both fail there (odeSD: " + odesd.what() +
+            "; CVODES: " + cvodes.what() + ")",
+        t, cvodes.stepSize(), cvodes.details());
+  } catch (const Cancelled&) {
+    throw;
+  } catch (const Error&) {
+    // Whatever else stopped the states' run (a steady state of a pre-equilibration, say):
+    // the full run decides and reports it.
+  }
+}
+
 namespace {
 
 // The objective priors of the estimated parameters: value into objective and priorTerm, analytic
@@ -633,6 +656,14 @@ ObjectiveResult evaluateWithIntegrator(const Problem& problem, const std::vector
   return r;
 }
 
+// Whether CVODES's fallback after a failed odeSD evaluation first integrates the states alone.
+// Forward sensitivities outside the error test (the default) do not choose CVODES's steps, so
+// the states' run tells at a fraction of the cost where a run with them would fail. The other
+// gradient methods' own states-only passes cost what such a probe would.
+bool probesStatesFirst(GradientMethod method, const ObjectiveOptions& options) {
+  return method == GradientMethod::Forward && !options.sensitivityErrorControl;
+}
+
 }  // namespace
 
 ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<double>& scaled,
@@ -661,6 +692,11 @@ ObjectiveResult evaluateObjective(const Problem& problem, const std::vector<doub
     if (monitor.token.cancelled()) throw Cancelled(0);
     ObjectiveOptions cvodes = options;
     cvodes.forwardIntegrator = integrators::Method::Cvodes;
+    if (const auto* failure = dynamic_cast<const IntegrationFailure*>(&e);
+        failure && probesStatesFirst(method, cvodes))
+      detail::stopAtSharedSingularity(*failure, [&] {
+        evaluateWithIntegrator(problem, scaled, GradientMethod::None, cvodes, monitor);
+      });
     ObjectiveResult r = evaluateWithIntegrator(problem, scaled, method, cvodes, monitor);
     r.integrator = integrators::Method::Cvodes;
     r.fallbacks.insert(r.fallbacks.begin(), std::string(kOdeSdFallback) + " (" + e.what() +

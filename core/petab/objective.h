@@ -71,11 +71,14 @@ struct ObjectiveOptions {
   steadystate::SteadyStateOptions steadyState;  // pre- and post-equilibration
   double fdStep = 1e-5;  // central-difference step on the parameter scale
   int fdOrder = 2;       // 2: (J(q+h) − J(q−h))/2h; 4: the five-point formula (O(h⁴))
-  // GradientMethod::Forward over time courses: CVODES forward sensitivities (staggered, with
-  // error control) or odeSD's direct sensitivities (NUMERICS §3).
+  // GradientMethod::Forward over time courses: CVODES forward sensitivities (staggered; in the
+  // error test per sensitivityErrorControl) or odeSD's direct sensitivities (NUMERICS §3).
   // With OdeSd, an evaluation odeSD cannot complete (an IntegrationFailure, too many steps,
   // anything but a cancel or invalid options) is computed again by CVODES, and
-  // ObjectiveResult::fallbacks says so in a sentence that starts with kOdeSdFallback.
+  // ObjectiveResult::fallbacks says so in a sentence that starts with kOdeSdFallback. With
+  // forward sensitivities outside the error test CVODES integrates the states alone first; when
+  // they fail at the time odeSD failed (a trial point of a fit that blows up), the evaluation
+  // fails there without the run with sensitivities.
   integrators::Method forwardIntegrator = integrators::Method::Cvodes;
   // odeSD's step budget per output interval when it is the forward integrator (0: the
   // integrator's maxSteps): past it odeSD gives up and CVODES computes the evaluation.

@@ -3,7 +3,8 @@
 // ObjectiveOptions::forwardIntegrator): the gradient by odeSD, by CVODES and by finite
 // differences against the closed form of an exponential decay and against a tight reference on
 // a shared PEtab problem, the fallback to CVODES when odeSD fails, and `estimate` reaching the
-// same optimum with either integrator.
+// same optimum with either integrator, and the fallback's states-only probe: a solution that
+// ends where both integrators fail is reported there without a run with sensitivities.
 //
 // The decay (tests/data/petab/estimation_decay): x' = −k·x, x(0) = x0 (condition from_x0) or 5
 // (from_5), y = x with σ = 0.05, k and x0 estimated on log10 scale, so x(t) = x(0)·e^{−kt},
@@ -17,6 +18,7 @@
 #include "core/common/errors.h"
 #include "core/estimation/estimation.h"
 #include "core/petab/objective.h"
+#include "core/petab/objective_evaluator.h"
 #include "core/petab/petab_problem.h"
 #include "support/cli_process.h"
 #include "support/numeric_compare.h"
@@ -28,6 +30,8 @@ using sensode::integrators::Method;
 namespace {
 
 const QString kDecay = QStringLiteral(SENSODE_TEST_DATA_DIR "/petab/estimation_decay/problem.yaml");
+// x' = k·x², x(0) = 1: x(t) = 1/(1 − k·t), which ends at t = 1/k; data up to t = 2.
+const QString kBlowUp = QStringLiteral(SENSODE_TEST_DATA_DIR "/petab/blowup/problem.yaml");
 const std::filesystem::path kBoehm =
     SENSODE_SHARED_DIR "/petab/Boehm_JProteomeRes2014/Boehm_JProteomeRes2014.yaml";
 
@@ -156,6 +160,63 @@ class TestForwardIntegrator : public QObject {
         pt::evaluateObjective(p, q, pt::GradientMethod::Forward, estimateOptions(Method::Cvodes));
     QCOMPARE(r.objective, cv.objective);
     QVERIFY(r.gradient == cv.gradient);
+  }
+
+  // A solution that ends before the last measurement (k = 1: at t = 1 < 2): odeSD and CVODES's
+  // states-only probe both fail at t = 1, and the evaluation fails there, naming both. That it
+  // is no lost evaluation: CVODES with sensitivities, the fallback's full run, fails at t = 1
+  // too. Below k = 1/2 the same problem evaluates on odeSD, its gradient the closed form's,
+  // x(t) = 1/(1 − k·t), ∂x/∂k = t·x².
+  void sharedBlowUpEndsTheEvaluation() {
+    const pt::Problem p = pt::loadProblem(kBlowUp.toStdString());
+    const double k = 0.1;
+    const pt::ObjectiveResult fine = pt::evaluateObjective(
+        p, {std::log10(k)}, pt::GradientMethod::Forward, estimateOptions(Method::OdeSd));
+    QCOMPARE(fine.integrator, Method::OdeSd);
+    double exact = 0;
+    for (const pt::Measurement& m : p.measurements) {
+      const double x = 1 / (1 - k * m.time);
+      exact += -(m.value - x) / (0.1 * 0.1) * m.time * x * x * k * std::numbers::ln10;
+    }
+    // rtol 1e-8 on x; the residuals over σ² = 0.01 magnify its error a hundredfold.
+    SENSODE_EXPECT_CLOSE(fine.gradient[0], exact, 0, 2e-5, "d objective / d log10 k", 0);
+
+    const std::vector<double> q = {0.0};  // k = 1
+    try {
+      pt::evaluateObjective(p, q, pt::GradientMethod::Forward, estimateOptions(Method::OdeSd));
+      QFAIL("the evaluation past the blow-up succeeded");
+    } catch (const sensode::IntegrationFailure& e) {
+      const std::string what = e.what();
+      QVERIFY2(what.find("the solution does not continue past t = 1: odeSD and CVODES (the "
+                         "states alone) both fail there") == 0,
+               what.c_str());
+      SENSODE_EXPECT_CLOSE(e.t(), 1.0, 1e-6, 0, "failure time", 0);
+    }
+    try {
+      pt::evaluateObjective(p, q, pt::GradientMethod::Forward, estimateOptions(Method::Cvodes));
+      QFAIL("CVODES with sensitivities got past the blow-up");
+    } catch (const sensode::IntegrationFailure& e) {
+      SENSODE_EXPECT_CLOSE(e.t(), 1.0, 1e-6, 0, "CVODES's failure time", 0);
+    }
+  }
+
+  // The decision itself: failures at the same time (relative 1e-3) end the evaluation; at
+  // different times, a states' run that succeeds, or that stops for another reason leave it to
+  // the full run; a cancel passes through.
+  void probeDecidesOnlyOnASharedFailureTime() {
+    using sensode::IntegrationFailure;
+    const IntegrationFailure odesd("odeSD failed at t = 28", 27.99997, 1e-15);
+    const auto failAt = [](double t) {
+      return [t] { throw IntegrationFailure("CVODES failed", t, 1e-15); };
+    };
+    QVERIFY_THROWS_EXCEPTION(IntegrationFailure,
+                             pt::detail::stopAtSharedSingularity(odesd, failAt(27.99999)));
+    pt::detail::stopAtSharedSingularity(odesd, failAt(27.9));    // 3.6e-3 apart
+    pt::detail::stopAtSharedSingularity(odesd, failAt(0.0229));  // the knife edge of Crauste
+    pt::detail::stopAtSharedSingularity(odesd, [] {});
+    pt::detail::stopAtSharedSingularity(odesd, [] { throw sensode::Error("no steady state"); });
+    QVERIFY_THROWS_EXCEPTION(sensode::Cancelled, pt::detail::stopAtSharedSingularity(
+                                                     odesd, [] { throw sensode::Cancelled(3); }));
   }
 
   // A cancel is not a failure: it is not retried by CVODES.
