@@ -56,12 +56,13 @@ std::string num(double v);
 // (Crauste, 20 starts: of 523 evaluations odeSD failed, CVODES failed 473; on about 460 both at
 // the same time, P ~ 1/(t* − t) just before its last measurement time, t = 28), where CVODES
 // fails as well after paying for the sensitivities all the way there. When odeSD and CVODES's
-// states-only run (statesRun) fail at the same time, the solution itself ends there: that
-// failure is final. Anything else leaves the decision to the full CVODES run, as before. Where
-// the two fail at different times one of them left a knife-edge transient that another step
-// sequence may pass (Crauste at t ≈ 0.02, 16 of the 523: CVODES's states fail at rtol 1e-10,
-// its run with sensitivities passes, both pass at 1e-12), so "odeSD never fails an evaluation
-// CVODES can do" keeps holding.
+// states-only run (statesRun) both stall (steps below 1e-12·t) at the same time (1e-6), the
+// solution itself ends there: that failure is final. Anything else leaves the decision to the
+// full CVODES run, as before: failures at different times (Crauste at t ≈ 0.02, 16 of the 523:
+// CVODES's states fail at rtol 1e-10, its run with sensitivities passes, both pass at 1e-12) or
+// at ordinary step sizes (Fujita at t ≈ 283, error-test failures at h ≈ 1e-4, where the run
+// with sensitivities passes 18 times in 22), so "odeSD never fails an evaluation CVODES can do"
+// keeps holding.
 // Returns when the full run has to decide; throws the shared failure (or a cancel).
 void stopAtSharedSingularity(const IntegrationFailure& odesd,
                              const std::function<void()>& statesRun);

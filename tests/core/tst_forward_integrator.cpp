@@ -200,23 +200,30 @@ class TestForwardIntegrator : public QObject {
     }
   }
 
-  // The decision itself: failures at the same time (relative 1e-3) end the evaluation; at
-  // different times, a states' run that succeeds, or that stops for another reason leave it to
-  // the full run; a cancel passes through.
-  void probeDecidesOnlyOnASharedFailureTime() {
+  // The decision itself: two stalled failures (steps below 1e-12·t) at the same time (relative
+  // 1e-6) end the evaluation; failures at different times or at ordinary step sizes, a states'
+  // run that succeeds, or one that stops for another reason leave it to the full run; a cancel
+  // passes through.
+  void probeDecidesOnlyOnASharedStall() {
     using sensode::IntegrationFailure;
-    const IntegrationFailure odesd("odeSD failed at t = 28", 27.99997, 1e-15);
-    const auto failAt = [](double t) {
-      return [t] { throw IntegrationFailure("CVODES failed", t, 1e-15); };
+    const auto failAt = [](double t, double h) {
+      return [t, h] { throw IntegrationFailure("CVODES failed", t, h); };
     };
+    const IntegrationFailure blowUp("odeSD failed at t = 28", 27.99997, 1e-15);
     QVERIFY_THROWS_EXCEPTION(IntegrationFailure,
-                             pt::detail::stopAtSharedSingularity(odesd, failAt(27.99999)));
-    pt::detail::stopAtSharedSingularity(odesd, failAt(27.9));    // 3.6e-3 apart
-    pt::detail::stopAtSharedSingularity(odesd, failAt(0.0229));  // the knife edge of Crauste
-    pt::detail::stopAtSharedSingularity(odesd, [] {});
-    pt::detail::stopAtSharedSingularity(odesd, [] { throw sensode::Error("no steady state"); });
+                             pt::detail::stopAtSharedSingularity(blowUp, failAt(27.99998, 2e-15)));
+    pt::detail::stopAtSharedSingularity(blowUp, failAt(27.9999, 2e-15));  // 2.5e-6 apart
+    pt::detail::stopAtSharedSingularity(blowUp, failAt(27.99998, 1e-9));  // not stalled
+    pt::detail::stopAtSharedSingularity(blowUp, [] {});
+    pt::detail::stopAtSharedSingularity(blowUp, [] { throw sensode::Error("no steady state"); });
     QVERIFY_THROWS_EXCEPTION(sensode::Cancelled, pt::detail::stopAtSharedSingularity(
-                                                     odesd, [] { throw sensode::Cancelled(3); }));
+                                                     blowUp, [] { throw sensode::Cancelled(3); }));
+    // Crauste's knife edge: both stall, 14 % apart.
+    const IntegrationFailure knifeEdge("CVODES failed at t = 0.0200489", 0.0200489, 7.36e-19);
+    pt::detail::stopAtSharedSingularity(knifeEdge, failAt(0.0229853, 2.19e-18));
+    // Fujita: repeated error-test failures at ordinary steps, 0.2 apart.
+    const IntegrationFailure errorTest("CVODES failed at t = 283.3", 283.3, 2.2e-4);
+    pt::detail::stopAtSharedSingularity(errorTest, failAt(283.5, 2.1e-4));
   }
 
   // A cancel is not a failure: it is not retried by CVODES.
