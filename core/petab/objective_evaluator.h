@@ -56,7 +56,7 @@ std::string num(double v);
 // (Crauste, 20 starts: of 523 evaluations odeSD failed, CVODES failed 473; on about 460 both at
 // the same time, P ~ 1/(t* − t) just before its last measurement time, t = 28), where CVODES
 // fails as well after paying for the sensitivities all the way there. When odeSD and CVODES's
-// states-only run (statesRun) both stall (steps below 1e-12·t) at the same time (1e-6), the
+// states-only run (statesRun) both stall (steps below 1e-12·t) at the same time (1e-4), the
 // solution itself ends there: that failure is final. Anything else leaves the decision to the
 // full CVODES run, as before: failures at different times (Crauste at t ≈ 0.02, 16 of the 523:
 // CVODES's states fail at rtol 1e-10, its run with sensitivities passes, both pass at 1e-12) or
