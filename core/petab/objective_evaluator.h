@@ -53,7 +53,7 @@ class EventAdjointUnsupported : public Error {
 std::string num(double v);
 
 // Most evaluations odeSD fails in a fit are trial points whose solution blows up in finite time
-// (Crauste, 20 starts: of 523 evaluations odeSD failed, CVODES failed 473; on about 460 both at
+// (Crauste, 20 starts: of 523 evaluations odeSD failed, CVODES failed 473; on 446 both stall at
 // the same time, P ~ 1/(t* − t) just before its last measurement time, t = 28), where CVODES
 // fails as well after paying for the sensitivities all the way there. When odeSD and CVODES's
 // states-only run (statesRun) both stall (steps below 1e-12·t) at the same time (1e-4), the
