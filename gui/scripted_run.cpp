@@ -46,7 +46,12 @@ void ScriptedRun::start() {
       panel->setupWidget()->setSettings(merged);
     }
     connect(panel, &TaskPanel::runFinished, this,
-            [this](api::TaskStatus status, const QString&) {
+            [this](api::TaskStatus status, const QString& message) {
+              // A failure's message is on stderr already (MainWindow::reportError); a cancel
+              // nobody asked for would otherwise end the run with exit 1 and no word.
+              if (status == api::TaskStatus::Cancelled)
+                std::fprintf(stderr, "sensode-gui: the run was cancelled: %s\n",
+                             qPrintable(message));
               afterRun(status == api::TaskStatus::Succeeded);
             },
             Qt::SingleShotConnection);
