@@ -77,8 +77,8 @@ struct ObjectiveOptions {
   // anything but a cancel or invalid options) is computed again by CVODES, and
   // ObjectiveResult::fallbacks says so in a sentence that starts with kOdeSdFallback. With
   // forward sensitivities outside the error test CVODES integrates the states alone first; when
-  // they fail at the time odeSD failed (a trial point of a fit that blows up), the evaluation
-  // fails there without the run with sensitivities.
+  // they and odeSD both stall at the same time (a trial point of a fit that blows up), the
+  // evaluation fails there without the run with sensitivities (detail::stopAtSharedSingularity).
   integrators::Method forwardIntegrator = integrators::Method::Cvodes;
   // odeSD's step budget per output interval when it is the forward integrator (0: the
   // integrator's maxSteps): past it odeSD gives up and CVODES computes the evaluation.

@@ -60,8 +60,8 @@ std::string num(double v);
 // solution itself ends there: that failure is final. Anything else leaves the decision to the
 // full CVODES run, as before: failures at different times (Crauste at t ≈ 0.02, 16 of the 523:
 // CVODES's states fail at rtol 1e-10, its run with sensitivities passes, both pass at 1e-12) or
-// at ordinary step sizes (Fujita at t ≈ 283, error-test failures at h ≈ 1e-4, where the run
-// with sensitivities passes 18 times in 22), so "odeSD never fails an evaluation CVODES can do"
+// at ordinary step sizes (Fujita at t ≈ 283, repeated error-test failures at h ≈ 1e-4, which
+// the run with sensitivities often passes), so "odeSD never fails an evaluation CVODES can do"
 // keeps holding.
 // Returns when the full run has to decide; throws the shared failure (or a cancel).
 void stopAtSharedSingularity(const IntegrationFailure& odesd,
