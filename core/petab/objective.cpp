@@ -526,7 +526,9 @@ void detail::stopAtSharedSingularity(const IntegrationFailure& odesd,
                                      const std::function<void()>& statesRun) {
   // A step this far below t's own size (t + h = t, or nearly) is an integrator chasing a
   // singularity; a repeated error-test failure at an ordinary step size is not (Fujita: both
-  // fail at t ≈ 283.5 with steps of 1e-4, and the run with sensitivities passes there).
+  // fail at t ≈ 283.5 with steps of 1e-4, and the run with sensitivities passes there). At
+  // t = 0 only a failure before the first step qualifies (h = 0: Elowitz's trial points where
+  // the rate of GFP is not finite at t = 0, which no run with sensitivities gets past either).
   constexpr double kStalledStep = 1e-12;
   // Two such failures this close (relative) are one place. A blow-up x ~ 1/(t* − t) stalls an
   // integrator just before t*, and t* moves with the trajectory's own errors: odeSD (with its
