@@ -571,6 +571,7 @@ struct CvodesIntegrator::Impl {
     blockPattern.rowIdx.assign(pattern.rowIdx.begin(), pattern.rowIdx.end());
     blockLu.analyze(blockPattern,
                     sparse ? detail::SparseLu::Backend::Klu : detail::SparseLu::Backend::Dense);
+    blockLu.reserveRightHandSides(1 + static_cast<int>(ns));
     A.reset(sundials::checkCreated(newBlockMatrix(ctx.get(), pattern.rowIdx.size(), &pattern.diagonal),
                                    "SUNMatNewEmpty"));
     SUNLinearSolver s = sundials::checkCreated(SUNLinSolNewEmpty(ctx.get()), "SUNLinSolNewEmpty");

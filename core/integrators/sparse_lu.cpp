@@ -29,6 +29,66 @@ struct SparseLu::Impl {
   // tests; row-oriented dot products measured worse, 35 %: their vector loads stall on the
   // scalar stores just made).
   std::vector<double> invDiag;
+  // Many right-hand sides: A⁻¹ as a column-major n × n matrix, formed at the first such solve
+  // after a factorisation, and the product's destination. normA = ‖A‖₁ of the
+  // factorised values, for the condition number that decides whether the inverse may be used.
+  enum class Inverse { Stale, Usable, Unusable };
+  Inverse inverseState = Inverse::Stale;
+  // Solves with many right-hand sides since the last factorisation, and how many the last
+  // factorisation that had any got (odeSD: 2 with S in the error test, 1 without; its Newton
+  // matrices none): the inverse is formed once and serves them all.
+  int manySolves = 0;
+  int manySolvesPerFactorization = 1;
+  std::vector<double> inverse;
+  std::vector<double> product;
+  double normA = 0;
+
+  // Dense: the row interchanges and both triangular solves on x (n × any), in place.
+  void permuteAndSubstitute(Eigen::Map<Eigen::MatrixXd>& x) const {
+    for (Eigen::Index k = 0; k < x.rows(); ++k) {
+      const auto p = static_cast<Eigen::Index>(pivots[static_cast<std::size_t>(k)]);
+      if (p != k) x.row(k).swap(x.row(p));
+    }
+    const Eigen::Map<const Eigen::MatrixXd> lu(dense.data(), x.rows(), x.rows());
+    lu.triangularView<Eigen::UnitLower>().solveInPlace(x);
+    lu.triangularView<Eigen::Upper>().solveInPlace(x);
+  }
+
+  // Dense: A⁻¹ of the current factorisation for a solve with nrhs right-hand sides, formed on
+  // first use. False when it does not pay: A⁻¹ costs n³ multiply-adds, and each later solve by
+  // product about half the substitutions' n²·nrhs (the product vectorises without their chains),
+  // so it pays from nrhs·(solves per factorisation) ≥ 2n; or when κ₁(A) is too large.
+  bool usableInverse(int n, int nrhs) {
+    ++manySolves;
+    if (inverseState == Inverse::Stale &&
+        static_cast<double>(nrhs) * manySolvesPerFactorization < 2.0 * n) {
+      inverseState = Inverse::Unusable;
+    }
+    if (inverseState == Inverse::Stale) {
+      // max|u_kk| / min|u_kk| bounds κ(U) from below and, with partial pivoting's |l_ik| ≤ 1,
+      // says in practice when κ(A) is too large: then A⁻¹ is not formed in vain (on stiff tails
+      // most Newton matrices are: Brannmark formed 517 inverses and could use 25; with this
+      // test it forms 38).
+      const auto size = static_cast<std::size_t>(n);
+      double largestPivot = 0, largestInversePivot = 0;
+      for (std::size_t k = 0; k < size; ++k) {
+        largestPivot = std::max(largestPivot, std::abs(dense[k * size + k]));
+        largestInversePivot = std::max(largestInversePivot, std::abs(invDiag[k]));
+      }
+      if (!(largestPivot * largestInversePivot <= SparseLu::kInverseConditionLimit)) {
+        inverseState = Inverse::Unusable;
+        return false;
+      }
+      inverse.assign(size * size, 0.0);
+      for (std::size_t i = 0; i < size; ++i) inverse[i * size + i] = 1.0;
+      Eigen::Map<Eigen::MatrixXd> inv(inverse.data(), n, n);
+      permuteAndSubstitute(inv);
+      const double normInverse = inv.cwiseAbs().colwise().sum().maxCoeff();
+      inverseState = normInverse * normA <= SparseLu::kInverseConditionLimit ? Inverse::Usable
+                                                                             : Inverse::Unusable;
+    }
+    return inverseState == Inverse::Usable;
+  }
 
   // Klu
   klu_common common{};
@@ -103,6 +163,14 @@ void SparseLu::analyze(const symbolic::SparsePattern& pattern, Backend backend) 
   }
 }
 
+void SparseLu::reserveRightHandSides(int nrhs) {
+  Impl& d = *impl_;
+  if (backend_ != Backend::Dense || nrhs <= 1) return;
+  const auto n = static_cast<std::size_t>(n_);
+  d.inverse.reserve(n * n);
+  d.product.reserve(n * static_cast<std::size_t>(nrhs));
+}
+
 double* SparseLu::values() {
   Impl& d = *impl_;
   return backend_ == Backend::EigenSparse ? d.sparse.valuePtr() : d.values.data();
@@ -114,14 +182,21 @@ bool SparseLu::factorize() {
   switch (backend_) {
     case Backend::Dense: {
       ++fullFactorizations_;
+      d.inverseState = Impl::Inverse::Stale;
+      if (d.manySolves > 0) d.manySolvesPerFactorization = d.manySolves;
+      d.manySolves = 0;
       const std::size_t n = static_cast<std::size_t>(n_);
       double* a = d.dense.data();
       std::fill(d.dense.begin(), d.dense.end(), 0.0);
+      d.normA = 0;
       for (std::size_t j = 0; j < n; ++j) {
+        double column = 0;
         for (int k = pat.colPtr[j]; k < pat.colPtr[j + 1]; ++k) {
-          a[j * n + static_cast<std::size_t>(pat.rowIdx[static_cast<std::size_t>(k)])] =
-              d.values[static_cast<std::size_t>(k)];
+          const double v = d.values[static_cast<std::size_t>(k)];
+          a[j * n + static_cast<std::size_t>(pat.rowIdx[static_cast<std::size_t>(k)])] = v;
+          column += std::abs(v);
         }
+        d.normA = std::max(d.normA, column);
       }
       // Unblocked right-looking LU with partial pivoting (LAPACK dgetf2): for the tiny systems
       // this backend serves, it beats Eigen's blocked PartialPivLU by several times and never
@@ -207,19 +282,24 @@ void SparseLu::solve(double* b, int nrhs) {
       const std::size_t n = static_cast<std::size_t>(n_);
       const double* a = d.dense.data();
       if (nrhs > 1) {
-        // Many right-hand sides (odeSD's sensitivities: one per parameter): the row
-        // interchanges, then Eigen's blocked triangular solves on the whole n × nrhs block,
-        // which vectorise across columns; the column-by-column loops below cost 2-3× more there
-        // (callgrind, Zheng: 37 % of the sensitivity run in this function).
         Eigen::Map<Eigen::MatrixXd> x(b, n_, nrhs);
-        for (std::size_t k = 0; k < n; ++k) {
-          const auto p = static_cast<Eigen::Index>(d.pivots[k]);
-          const auto kk = static_cast<Eigen::Index>(k);
-          if (p != kk) x.row(kk).swap(x.row(p));
+        // Many right-hand sides (odeSD's sensitivities: one per parameter, twice per W_s with S
+        // in the error test): X = A⁻¹·B, a plain matrix product, once A⁻¹ pays for itself
+        // (Impl::usableInverse). Micro-benchmark, 15 × 62 (Zheng): 7.2 µs by substitution,
+        // 3.7 µs by product; as odeSD runs, docs/benchmarks/performance.md §11. Only where
+        // κ₁(A) is modest: the product's error grows with ‖A⁻¹‖·‖B‖ where the substitutions'
+        // grows with κ·‖X‖.
+        if (d.usableInverse(n_, nrhs)) {
+          d.product.resize(n * static_cast<std::size_t>(nrhs));
+          Eigen::Map<Eigen::MatrixXd> product(d.product.data(), n_, nrhs);
+          product.noalias() = Eigen::Map<const Eigen::MatrixXd>(d.inverse.data(), n_, n_) * x;
+          x = product;
+          return;
         }
-        const Eigen::Map<const Eigen::MatrixXd> lu(a, n_, n_);
-        lu.triangularView<Eigen::UnitLower>().solveInPlace(x);
-        lu.triangularView<Eigen::Upper>().solveInPlace(x);
+        // Otherwise the row interchanges, then Eigen's blocked triangular solves on the whole
+        // n × nrhs block, which vectorise across columns; the column-by-column loops below cost
+        // 2-3× more there (callgrind, Zheng: 37 % of the sensitivity run in this function).
+        d.permuteAndSubstitute(x);
         return;
       }
       // One right-hand side (odeSD's Newton iterations and error estimates): no zero tests

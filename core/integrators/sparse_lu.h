@@ -10,7 +10,8 @@
 //                pivot growth estimate klu_rcond drops below ε^(2/3) (SUNDIALS' KLU rule)
 //   EigenSparse  Eigen SparseLU (COLAMD ordering) with analyzePattern once (for comparison)
 //
-// factorize() and solve() do not allocate for Dense and Klu. KLU stays out of this header.
+// factorize() and solve() do not allocate for Dense and Klu (with many right-hand sides: up to
+// the number reserveRightHandSides() was given). KLU and Eigen stay out of this header.
 #pragma once
 
 #include <memory>
@@ -37,7 +38,15 @@ class SparseLu {
   // singular or not finite. Does not modify values().
   bool factorize();
   // Solves A X = B in place; B is column-major n × nrhs. Requires a successful factorize().
+  // Dense with many right-hand sides: X = A⁻¹B with A⁻¹ formed once per factorisation, where
+  // that pays (nrhs times the multi-column solves per factorisation ≥ 2n) and the 1-norm
+  // condition number κ₁(A) = ‖A‖₁‖A⁻¹‖₁ is at most kInverseConditionLimit (the product's
+  // rounding then stays below ~1e-10 of B's scale); otherwise by substitution, as always.
   void solve(double* b, int nrhs = 1);
+  static constexpr double kInverseConditionLimit = 1e6;
+  // Allocates what solve() needs for up to nrhs right-hand sides (Dense: A⁻¹ and the product's
+  // destination), so that solves after it do not allocate.
+  void reserveRightHandSides(int nrhs);
 
   Backend backend() const { return backend_; }
   int size() const { return n_; }

@@ -2,7 +2,52 @@
 // odeSD's linear solvers for the Newton matrix W: dense LU, KLU and Eigen SparseLU give the same
 // answers, also for patterns without a full diagonal and for large systems (split out of
 // tst_odesd_integrator.cpp).
+#include <random>
+
+#include "core/integrators/sparse_lu.h"
 #include "support/odesd_fixtures.h"
+
+namespace {
+
+using sensode::integrators::detail::SparseLu;
+
+// A dense n × n matrix (column-major) as SparseLu's full pattern.
+void loadDense(SparseLu& lu, const std::vector<double>& a, int n) {
+  sensode::symbolic::SparsePattern full;
+  full.rows = full.cols = n;
+  for (int j = 0; j <= n; ++j) full.colPtr.push_back(j * n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) full.rowIdx.push_back(i);
+  lu.analyze(full, SparseLu::Backend::Dense);
+  std::copy(a.begin(), a.end(), lu.values());
+  QVERIFY(lu.factorize());
+}
+
+// max over columns of ‖A x − b‖∞ / (‖A‖∞ ‖x‖∞): the backward error of each solution.
+double backwardError(const std::vector<double>& a, const std::vector<double>& x,
+                     const std::vector<double>& b, int n, int nrhs) {
+  double normA = 0;
+  for (int i = 0; i < n; ++i) {
+    double row = 0;
+    for (int j = 0; j < n; ++j) row += std::abs(a[static_cast<std::size_t>(j * n + i)]);
+    normA = std::max(normA, row);
+  }
+  double worst = 0;
+  for (int c = 0; c < nrhs; ++c) {
+    double residual = 0, normX = 0;
+    for (int i = 0; i < n; ++i) {
+      double r = -b[static_cast<std::size_t>(c * n + i)];
+      for (int j = 0; j < n; ++j)
+        r += a[static_cast<std::size_t>(j * n + i)] * x[static_cast<std::size_t>(c * n + j)];
+      residual = std::max(residual, std::abs(r));
+      normX = std::max(normX, std::abs(x[static_cast<std::size_t>(c * n + i)]));
+    }
+    worst = std::max(worst, residual / (normA * normX));
+  }
+  return worst;
+}
+
+}  // namespace
 
 class TestOdeSdLinearSolvers : public QObject {
   Q_OBJECT
@@ -32,6 +77,56 @@ class TestOdeSdLinearSolvers : public QObject {
       }
       QVERIFY(std::abs(klu.stats.steps - dense.stats.steps) <= dense.stats.steps / 10);
       QVERIFY(std::abs(slu.stats.steps - dense.stats.steps) <= dense.stats.steps / 10);
+    }
+  }
+
+  // Dense LU with at least 2n right-hand sides multiplies by A⁻¹ (SparseLu::solve) when κ₁(A) ≤
+  // kInverseConditionLimit: the same solutions as one column at a time. Above the limit it
+  // must substitute: with B = A·X for X of order 1, A⁻¹·B has a backward error near κ·ε (1e-8
+  // and more here), substitution one near ε. Two ill-conditioned matrices: one with a tiny
+  // pivot (two nearly equal rows, κ ≈ 1e10), which the pivot ratio rejects before A⁻¹ is
+  // formed (a shortcut: the κ₁ test would too), and one with unit pivots (upper bidiagonal,
+  // superdiagonal −100: κ ≈ 1e12), which only the κ₁ test rejects (without it: 3.5e-8).
+  void manyRightHandSidesWithAndWithoutTheInverse() {
+    constexpr int n = 6, nrhs = 13;  // nrhs ≥ 2n: the inverse pays from the first solve
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<double> wellConditioned(static_cast<std::size_t>(n * n));
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i)
+        wellConditioned[static_cast<std::size_t>(j * n + i)] = u(rng) + (i == j ? 4.0 : 0.0);
+    std::vector<double> tinyPivot = wellConditioned;
+    for (int j = 0; j < n; ++j)
+      tinyPivot[static_cast<std::size_t>(j * n + 1)] =
+          tinyPivot[static_cast<std::size_t>(j * n)] * (1 + (j == 2 ? 1e-10 : 0.0));
+    std::vector<double> unitPivots(static_cast<std::size_t>(n * n), 0.0);
+    for (int j = 0; j < n; ++j) {
+      unitPivots[static_cast<std::size_t>(j * n + j)] = 1;
+      if (j > 0) unitPivots[static_cast<std::size_t>(j * n + j - 1)] = -100;
+    }
+    std::vector<double> x(static_cast<std::size_t>(n * nrhs));
+    for (double& v : x) v = u(rng);
+    for (const auto* a : {&wellConditioned, &tinyPivot, &unitPivots}) {
+      std::vector<double> b(x.size(), 0.0);
+      for (int c = 0; c < nrhs; ++c)
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < n; ++i)
+            b[static_cast<std::size_t>(c * n + i)] +=
+                (*a)[static_cast<std::size_t>(j * n + i)] * x[static_cast<std::size_t>(c * n + j)];
+      SparseLu lu;
+      loadDense(lu, *a, n);
+      std::vector<double> many = b;
+      lu.solve(many.data(), nrhs);
+      std::vector<double> oneByOne = b;
+      for (int c = 0; c < nrhs; ++c) lu.solve(oneByOne.data() + c * n, 1);
+      const double manyError = backwardError(*a, many, b, n, nrhs);
+      QVERIFY2(manyError < 1e-14, qPrintable(QString::number(manyError)));
+      QVERIFY(backwardError(*a, oneByOne, b, n, nrhs) < 1e-14);
+      if (a == &wellConditioned) {
+        for (std::size_t k = 0; k < many.size(); ++k)
+          SENSODE_EXPECT_CLOSE(many[k], oneByOne[k], 1e-14, 1e-12, "A⁻¹B vs substitution",
+                               static_cast<long>(k));
+      }
     }
   }
 
