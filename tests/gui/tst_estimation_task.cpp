@@ -302,14 +302,14 @@ class TestEstimationTask : public QObject {
     for (const plugin::SimulatedCurve& curve : *result->fitCurves()) {
       QVERIFY(curve.times.size() >= 301);
       for (std::size_t i = 0; i < p.measurements.size(); ++i) {
-        const plugin::MeasurementPoint& m = (*result->fit())[i];
-        if (m.observableId != curve.observableId || m.simulationCondition != curve.simulationCondition)
+        const plugin::MeasurementPoint& point = (*result->fit())[i];
+        if (point.observableId != curve.observableId || point.simulationCondition != curve.simulationCondition)
           continue;
-        const auto at = std::find(curve.times.begin(), curve.times.end(), m.time);
+        const auto at = std::find(curve.times.begin(), curve.times.end(), point.time);
         QVERIFY(at != curve.times.end());
         const double y = curve.values[std::size_t(at - curve.times.begin())];
-        QVERIFY2(std::abs(y - m.simulated) <= 1e-4 * std::abs(m.simulated) + 1e-9,
-                 qPrintable(QStringLiteral("%1 at t = %2: %3 vs %4").arg(m.observableId).arg(m.time).arg(y).arg(m.simulated)));
+        QVERIFY2(std::abs(y - point.simulated) <= 1e-4 * std::abs(point.simulated) + 1e-9,
+                 qPrintable(QStringLiteral("%1 at t = %2: %3 vs %4").arg(point.observableId).arg(point.time).arg(y).arg(point.simulated)));
       }
     }
 
