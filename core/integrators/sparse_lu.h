@@ -41,7 +41,7 @@ class SparseLu {
   // Dense with many right-hand sides: X = A⁻¹B with A⁻¹ formed once per factorisation, where
   // that pays (nrhs times the multi-column solves per factorisation ≥ 2n) and the 1-norm
   // condition number κ₁(A) = ‖A‖₁‖A⁻¹‖₁ is at most kInverseConditionLimit (the product's
-  // rounding then stays below ~1e-10 of B's scale); otherwise by substitution, as always.
+  // relative error, about κ·ε at worst, then stays near 1e-10); otherwise by substitution.
   void solve(double* b, int nrhs = 1);
   static constexpr double kInverseConditionLimit = 1e6;
   // Allocates what solve() needs for up to nrhs right-hand sides (Dense: A⁻¹ and the product's
