@@ -531,8 +531,8 @@ void detail::stopAtSharedSingularity(const IntegrationFailure& odesd,
   // the rate of GFP is not finite at t = 0, which no run with sensitivities gets past either).
   constexpr double kStalledStep = 1e-12;
   // Two such failures this close (relative) are one place. A blow-up x ~ 1/(t* − t) stalls an
-  // integrator just before t*, and t* moves with the trajectory's own errors: odeSD (with its
-  // sensitivities in the error test) and CVODES (states alone) stalled 1e-10 to 1e-5 apart on
+  // integrator just before t*, and t* moves with the trajectory's own errors: odeSD and CVODES
+  // (both stepping on the states alone here) stalled 1e-10 to 1e-5 apart on
   // Crauste's blow-ups, while the stalls where CVODES with sensitivities passed lay ≥ 1e-1
   // apart (its knife edge: t = 0.0200 and 0.0229).
   constexpr double kSameFailureTime = 1e-4;
