@@ -28,9 +28,10 @@ function(sensode_add_test name)
     set(T_TIMEOUT 600)
   endif()
   # Native evaluators compiled by long-running tests are cached in the build tree, not in the
-  # user's ~/.cache.
+  # user's ~/.cache; cc -O2 compiles end with the test process instead of going on after it
+  # (docs/native-cache.md) and taking a core from the next tests (tst_native_cache tests that).
   set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT}
-    ENVIRONMENT "QT_QPA_PLATFORM=offscreen;SENSODE_CACHE_DIR=${CMAKE_BINARY_DIR}/native-cache")
+    ENVIRONMENT "QT_QPA_PLATFORM=offscreen;SENSODE_CACHE_DIR=${CMAKE_BINARY_DIR}/native-cache;SENSODE_NATIVE_DETACH=0")
   if(T_LABELS)
     set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}")
   endif()

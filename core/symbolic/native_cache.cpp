@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -321,6 +322,71 @@ std::string NativeCache::store(const std::string& key, const fs::path& temporary
     fs::remove(dir_ / previousObject, ec);
   evict(key);
   return {};
+}
+
+fs::path NativeCache::lockPath(const std::string& key) const {
+  return dir_ / ("sensode-" + key + ".compiling");
+}
+
+fs::path NativeCache::pendingPath(const std::string& key) const {
+  return dir_ / ("sensode-" + key + ".pending.so");
+}
+
+namespace {
+// A lock of a job that cannot still be running (its machine restarted, or it was killed).
+bool staleLock(const fs::path& lock) {
+  std::error_code ec;
+  const auto time = fs::last_write_time(lock, ec);
+  return !ec && fs::file_time_type::clock::now() - time >
+                    std::chrono::duration<double>(NativeCache::kStaleLockSeconds);
+}
+}  // namespace
+
+bool NativeCache::tryLock(const std::string& key) const {
+  const fs::path lock = lockPath(key);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const int fd = ::open(lock.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      writeAll(fd, std::to_string(getpid()) + "\n");
+      ::close(fd);
+      return true;
+    }
+    if (errno != EEXIST || !staleLock(lock)) return false;
+    std::error_code ec;
+    fs::remove(lock, ec);
+  }
+  return false;
+}
+
+bool NativeCache::locked(const std::string& key) const {
+  std::error_code ec;
+  const fs::path lock = lockPath(key);
+  return fs::exists(lock, ec) && !staleLock(lock);
+}
+
+std::size_t NativeCache::compilesUnderWay() const {
+  std::size_t n = 0;
+  std::error_code ec;
+  for (const auto& item : fs::directory_iterator(dir_, ec))
+    if (item.path().extension() == ".compiling" && !staleLock(item.path())) ++n;
+  return n;
+}
+
+std::string NativeCache::adoptPending(const std::string& key) const {
+  const fs::path pending = pendingPath(key);
+  struct stat st {};
+  const int fd = openPlain(pending, st);
+  if (fd < 0) return "no pending object";
+  ::close(fd);
+  // Our own folder (0700, checked when opened): still, an object someone else could have
+  // written is never stored, as find() never loads one.
+  if (std::string why = distrust(pending, st); !why.empty()) return "refused: " + why;
+  // Renamed to a temporary first: of two runs adopting at once, one stores it, the other misses.
+  const fs::path temporary = temporaryPath(key, ".so");
+  std::error_code ec;
+  fs::rename(pending, temporary, ec);
+  if (ec) return "no pending object";
+  return store(key, temporary, "cc");
 }
 
 void NativeCache::evict(const std::string& keep) const {

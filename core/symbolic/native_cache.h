@@ -74,6 +74,21 @@ class NativeCache {
   // `keep`'s entry (so one entry larger than the bound still caches).
   void evict(const std::string& keep) const;
 
+  // cc -O2 compiles that outlive the run which started them (detached_compile.h): the job holds
+  // `sensode-<key>.compiling` while it runs and leaves its object as `sensode-<key>.pending.so`,
+  // which the next run of the model adopts as the key's cc entry.
+  std::filesystem::path lockPath(const std::string& key) const;
+  std::filesystem::path pendingPath(const std::string& key) const;
+  // Takes key's lock (O_EXCL); false when a compile of it is under way. A lock older than
+  // kStaleLockSeconds is a job that died with its machine: it is removed and taken anew.
+  bool tryLock(const std::string& key) const;
+  bool locked(const std::string& key) const;  // a compile of key is under way
+  std::size_t compilesUnderWay() const;       // fresh locks of any key in the folder
+  // Stores key's finished pending object as its cc entry (store()); empty on success, else why
+  // not ("no pending object" when there is none).
+  std::string adoptPending(const std::string& key) const;
+  static constexpr double kStaleLockSeconds = 3600;
+
  private:
   std::filesystem::path dir_;
   std::string refusal_;

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/symbolic/native_cache.h"
 #include "core/symbolic/tcc_jit.h"
 
 extern char** environ;
@@ -165,6 +166,8 @@ NativeCompiler::NativeCompiler(std::vector<Unit> units, bool useCache) {
                         command_.substr(compilerName().size()) + "; tcc -nostdlib -shared");
       status_.emitSeconds = secondsSince(t0);
       status_.sourceBytes = source_.size();
+      // An earlier run's detached cc -O2 job may have left its object: this run loads it.
+      cache_.adoptPending(key_);
       std::string problem;
       const auto entry = cache_.find(key_, problem);
       if (problem.rfind("refused: ", 0) == 0) {
@@ -422,6 +425,94 @@ NativeCompiler::~NativeCompiler() {
   }
   changed_.notify_all();
   if (thread_.joinable()) thread_.join();  // run() polls cancel_ and kills a running compiler, so this returns quickly
+  compileAfterTheRun();
+}
+
+std::vector<std::string> NativeCompiler::compilerCommand() const {
+  std::vector<std::string> command = {compilerName()};
+  for (const char* f : kFlags) command.emplace_back(f);
+  return command;
+}
+
+std::string NativeCompiler::loadOptimisedEntry() {
+  std::string problem;
+  const auto entry = cache_.find(key_, problem);
+  if (!entry || entry->tier != "cc" || !loadEntry(*entry).empty()) return {};
+  std::lock_guard lock(mutex_);
+  status_.cacheHit = true;
+  return entry->object.filename().string();
+}
+
+std::pair<NativeState, std::string> NativeCompiler::compileIntoCache() {
+  // Another process (or an earlier run's job) may have compiled the model since it was loaded.
+  cache_.adoptPending(key_);
+  if (const std::string name = loadOptimisedEntry(); !name.empty())
+    return {NativeState::Ready, "ready (cache hit) " + name};
+  if (compilerIdentity(compilerName()).find("(not found)") != std::string::npos)
+    return {NativeState::NoCompiler, "cannot run '" + compilerName() + "': not found"};
+  // One job per model: a concurrent run's job is waited for and its object adopted.
+  const bool ours = cache_.tryLock(key_);
+  if (ours) {
+    std::string error;
+    if (!startDetachedCompile(cache_, key_, source_, compilerCommand(), job_, error))
+      return {NativeState::Failed, error};
+    std::lock_guard lock(mutex_);
+    jobRunning_ = true;
+  }
+  const std::string kb = std::to_string(source_.size() / 1024);
+  source_.clear();
+  source_.shrink_to_fit();
+  setState(NativeState::Compiling,
+           ours ? "compiling " + kb + " kB of C with cc -O2 (" + inUse() + " in use)"
+                : "waiting for another run's cc -O2 compile of this model (" + inUse() + " in use)");
+  while (cache_.locked(key_)) {
+    std::unique_lock lock(mutex_);
+    if (changed_.wait_for(lock, std::chrono::milliseconds(20), [this] { return cancel_; })) {
+      if (!ours) return {NativeState::Cancelled, "native: cancelled (" + inUse() + " in use)"};
+      if (detachedCompilesEnabled())
+        return {NativeState::Cancelled, "native: cancelled; cc -O2 goes on after the run, and "
+                                        "the model's next run loads its code (" + inUse() + " in use)"};
+      lock.unlock();
+      killDetachedCompile(cache_, key_, job_);
+      std::lock_guard relock(mutex_);
+      jobRunning_ = false;
+      return {NativeState::Cancelled, "native: cancelled (" + inUse() + " in use)"};
+    }
+  }
+  {
+    std::lock_guard lock(mutex_);
+    jobRunning_ = false;
+  }
+  const std::string adoption = cache_.adoptPending(key_);
+  if (const std::string name = loadOptimisedEntry(); !name.empty())
+    return {NativeState::Ready, "ready (compiled) " + name};
+  std::error_code ec;
+  if (ours && fs::exists(job_.log, ec)) {
+    const std::string log = firstLines(job_.log, 300);
+    fs::remove(job_.log, ec);
+    return {NativeState::Failed, "'" + command_ + "' failed: " + log};
+  }
+  return {NativeState::Failed, "cc -O2 left no loadable object (" + adoption + ")"};
+}
+
+void NativeCompiler::compileAfterTheRun() {
+  if (!cacheUsable_ || source_.empty() || !detachedCompilesEnabled()) return;
+  {
+    std::lock_guard lock(mutex_);
+    // Only a run whose optimised tier never started: a failed compile is not retried at exit,
+    // and a job already running goes on by itself.
+    if (status_.state != NativeState::Cancelled || status_.tier == EvaluationTier::Optimised ||
+        jobRunning_)
+      return;
+  }
+  std::error_code ec;
+  if (fs::exists(cache_.pendingPath(key_), ec)) return;
+  // A loop of short runs over many models starts one compile at a time, not one per model; the
+  // models left get theirs at the end of a later run.
+  if (cache_.compilesUnderWay() > 0 || !cache_.tryLock(key_)) return;
+  DetachedCompile job;
+  std::string error;
+  startDetachedCompile(cache_, key_, source_, compilerCommand(), job, error);  // nothing to tell at exit
 }
 
 NativeStatus NativeCompiler::status() const {
@@ -486,18 +577,9 @@ void NativeCompiler::run() {
     start = Clock::now();
     std::error_code ec;
     if (cacheUsable_) {
-      // Another process may have compiled the same model with cc -O2 since this one was loaded.
-      std::string problem;
-      if (auto entry = cache_.find(key_, problem); entry && entry->tier == "cc") {
-        if (loadEntry(*entry).empty()) {
-          {
-            std::lock_guard lock(mutex_);
-            status_.cacheHit = true;
-          }
-          return finish(NativeState::Ready,
-                        "ready (cache hit) " + entry->object.filename().string());
-        }
-      }
+      auto [state, message] = compileIntoCache();
+      if (state == NativeState::Cancelled) return setState(state, message);
+      return finish(state, message);
     }
     setState(NativeState::Compiling, "compiling " + std::to_string(source_.size() / 1024) +
                                          " kB of C with cc -O2 (" + inUse() + " in use)");

@@ -40,8 +40,10 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "core/symbolic/detached_compile.h"
 #include "core/symbolic/native_cache.h"
 #include "core/symbolic/tape.h"
 
@@ -161,9 +163,20 @@ class NativeCompiler {
   // entry (what the next run loads). True when it is in use.
   bool quickThroughCache(std::string& error);
   // cc -O2 into `soFile` (its C, log next to it); empty on success, else the final state's text
-  // (state in `failure`). Polls cancellation.
+  // (state in `failure`). Polls cancellation. Without a usable cache: the compile ends with the
+  // run.
   std::string compileOptimised(const std::filesystem::path& cFile,
                                const std::filesystem::path& soFile, NativeState& failure);
+  // With the cache: cc -O2 as a detached job (detached_compile.h), or another process's job of
+  // the same model, whose object is then adopted and loaded. The final state and its message.
+  std::pair<NativeState, std::string> compileIntoCache();
+  // Loads key's cc entry when another process or an earlier run's job has made one; the entry's
+  // file name on success, empty otherwise.
+  std::string loadOptimisedEntry();
+  // At the end of a run that ended before cc -O2 began: the compile as a detached job, so that
+  // the model's next run loads cc's code (one such job per cache folder at a time).
+  void compileAfterTheRun();
+  std::vector<std::string> compilerCommand() const;
   std::string withCacheNote(const std::string& message) const;
   std::string inUse() const;  // "tcc code" or "tape interpreter", for messages
 
@@ -180,6 +193,8 @@ class NativeCompiler {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   NativeStatus status_;
+  DetachedCompile job_;                // this run's detached cc -O2 job, if it started one
+  bool jobRunning_ = false;            // job_ held the lock when last seen
   bool cancel_ = false;
   bool startNow_ = false;
   std::thread thread_;

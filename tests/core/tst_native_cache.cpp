@@ -15,6 +15,7 @@
 #include <QtCore/QFile>
 #include <QtCore/QJsonDocument>
 #include <QtCore/QJsonObject>
+#include <QtCore/QMap>
 #include <QtCore/QProcess>
 #include <QtCore/QTemporaryDir>
 #include <QtTest/QtTest>
@@ -44,14 +45,30 @@ class TestNativeCache : public QObject {
   QString cacheDir_;
   int runs_ = 0;
 
+  QMap<QString, QString> extraEnvironment_;  // per test, on top of environment()'s
+
   QProcessEnvironment environment(double maxMb = 0) const {
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert("SENSODE_CACHE_DIR", cacheDir_);
-    // cc -O2 never starts in these short runs: the entries under test are tcc's, from the
-    // first run, as a user's first run leaves them.
+    // cc -O2 never starts in these short runs, nor after them: the entries under test are
+    // tcc's, from the first run, as a user's first run leaves them.
     env.insert("SENSODE_NATIVE_DELAY", "1000");
+    env.insert("SENSODE_NATIVE_DETACH", "0");
     if (maxMb > 0) env.insert("SENSODE_CACHE_MAX_MB", QString::number(maxMb, 'g', 17));
+    for (auto it = extraEnvironment_.begin(); it != extraEnvironment_.end(); ++it)
+      env.insert(it.key(), it.value());
     return env;
+  }
+
+  // A C compiler for the detached cc -O2 job: `cc` after `seconds`, or one that fails.
+  QString compilerScript(const QString& name, const QByteArray& body) const {
+    const QString path = tmp_.filePath(name);
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly)) return {};
+    f.write("#!/bin/sh\n" + body + "\n");
+    f.close();
+    f.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    return path;
   }
 
   QProcess* start(const QStringList& extra, const QString& statsFile, double maxMb = 0,
@@ -96,6 +113,80 @@ class TestNativeCache : public QObject {
   void init() {
     QVERIFY(tmp_.isValid());
     cacheDir_ = tmp_.filePath(QString("cache-%1").arg(runs_++));
+    extraEnvironment_.clear();
+  }
+
+  // A run that ends before cc -O2 could finish leaves the compile to a job of its own: the run's
+  // output ends with the run (the job keeps none of its descriptors: a pipe, as $(sensode …)
+  // reads it, closes), the job leaves its object in the folder, and the model's next run loads
+  // cc's code from its first evaluation, replacing tcc's entry.
+  void shortRunLeavesTheOptimisedCompileToTheNextRun() {
+    const QString slowCc = compilerScript("slow-cc", "sleep 5\nexec cc \"$@\"");
+    extraEnvironment_ = {{"SENSODE_NATIVE_DETACH", "1"}, {"SENSODE_CC", slowCc}};
+    const QString stats = tmp_.filePath("detached-first.json");
+    QProcess p;
+    p.setProcessEnvironment(environment());
+    p.start("/bin/sh", {"-c", "\"$0\" simulate \"$1\" --stats \"$2\" | cat >/dev/null", kCli,
+                        kModel, stats});
+    QVERIFY(p.waitForFinished(120000));
+    QCOMPARE(p.exitCode(), 0);
+    // The pipeline is over while the compile still runs (its lock is there).
+    QCOMPARE(files("*.compiling").size(), 1);
+    QCOMPARE(files("*.entry").size(), 1);  // tcc's, from the run itself
+    QTRY_VERIFY_WITH_TIMEOUT(files("*.compiling").isEmpty(), 120000);
+    QCOMPARE(files("*.pending.so").size(), 1);
+    QVERIFY(files("tmp-*").isEmpty());
+
+    const Run second = run();
+    QCOMPARE(second.exitCode, 0);
+    QCOMPARE(second.stats.value("native_cache").toString(), QString("hit"));
+    QCOMPARE(second.stats.value("native_tier").toString(), QString("cc -O2"));
+    QCOMPARE(second.stats.value("native_from_first_evaluation").toBool(), true);
+    QVERIFY(files("*.pending.so").isEmpty());
+    QCOMPARE(files("sensode-*.so").size(), 1);  // tcc's object went with its entry
+    QVERIFY(files("*.compiling").isEmpty());    // nothing left to compile
+  }
+
+  // A loop of short runs over several models starts one compile at a time in a folder, not one
+  // per model; a later run of a model left out starts its own.
+  void oneDetachedCompileAtATime() {
+    const QString slowCc = compilerScript("slow-cc", "sleep 5\nexec cc \"$@\"");
+    extraEnvironment_ = {{"SENSODE_NATIVE_DETACH", "1"}, {"SENSODE_CC", slowCc}};
+    const QString other = QStringLiteral(SENSODE_TEST_DATA_DIR "/models/hill_at_zero.xml");
+    QCOMPARE(run().exitCode, 0);
+    QCOMPARE(run({}, 0, other).exitCode, 0);
+    QCOMPARE(files("*.compiling").size(), 1);
+    QTRY_VERIFY_WITH_TIMEOUT(files("*.compiling").isEmpty(), 120000);
+    QCOMPARE(files("*.pending.so").size(), 1);
+    QCOMPARE(run({}, 0, other).stats.value("native_tier").toString(), QString("tcc"));
+    QTRY_VERIFY_WITH_TIMEOUT(files("*.compiling").isEmpty(), 120000);
+    QCOMPARE(files("*.pending.so").size(), 2);
+    QCOMPARE(run({}, 0, other).stats.value("native_tier").toString(), QString("cc -O2"));
+    QCOMPARE(run().stats.value("native_tier").toString(), QString("cc -O2"));
+  }
+
+  // A compile that fails leaves no object and no lock: the next run still loads tcc's entry.
+  // With SENSODE_NATIVE_DETACH=0 a compile under way when the run ends is killed with it.
+  void failedOrUndetachedCompileLeavesTccsEntry() {
+    extraEnvironment_ = {{"SENSODE_NATIVE_DETACH", "1"},
+                         {"SENSODE_CC", compilerScript("failing-cc", "echo no such luck >&2\nexit 1")}};
+    QCOMPARE(run().exitCode, 0);
+    QTRY_VERIFY_WITH_TIMEOUT(files("*.compiling").isEmpty(), 120000);
+    QVERIFY(files("*.pending.so").isEmpty());
+    const Run afterFailure = run();
+    QCOMPARE(afterFailure.exitCode, 0);
+    QCOMPARE(afterFailure.stats.value("native_cache").toString(), QString("hit"));
+    QCOMPARE(afterFailure.stats.value("native_tier").toString(), QString("tcc"));
+
+    // In the run: no start delay, a compiler slower than the run, no detaching.
+    extraEnvironment_ = {{"SENSODE_NATIVE_DETACH", "0"},
+                         {"SENSODE_NATIVE_DELAY", "0"},
+                         {"SENSODE_CC", compilerScript("slow-cc", "sleep 30\nexec cc \"$@\"")}};
+    cacheDir_ = tmp_.filePath("cache-undetached");
+    QCOMPARE(run().exitCode, 0);
+    QVERIFY(files("*.compiling").isEmpty());
+    QVERIFY(files("tmp-*").isEmpty());
+    QCOMPARE(files("*.entry").size(), 1);
   }
 
   // The first run stores tcc's object; the second, a fresh process, loads it and runs every
