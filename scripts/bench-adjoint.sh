@@ -54,7 +54,9 @@ run() {
   if [ "$warm" = 1 ]; then cache="$work/cache"; else cache="$(mktemp -d "$work/cache.XXXXXX")"; fi
   local cmd=("$sensode" gradient "${problems[$i]}" $(method_args "$m") --stats "$base.json" --out "$base.csv")
   [ "$timeout_s" != 0 ] && cmd=(timeout "$timeout_s" "${cmd[@]}")
-  SENSODE_CACHE_DIR="$cache" "${cmd[@]}" >"$base.log" 2>&1 || status=$?
+  # SENSODE_NATIVE_DETACH=0: a run's unfinished cc -O2 compile ends with it instead of going on
+  # beside the next measured run (docs/native-cache.md).
+  SENSODE_CACHE_DIR="$cache" SENSODE_NATIVE_DETACH=0 "${cmd[@]}" >"$base.log" 2>&1 || status=$?
   echo "$status" >"$base.status"
   [ "$warm" = 1 ] || rm -rf "$cache"
   echo "  ${problems[$i]##*/} $m #$tag: exit $status$( [ -f "$base.json" ] &&

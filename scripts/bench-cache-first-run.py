@@ -22,7 +22,7 @@ for rep in range(a.repeats):
                 st = os.path.join(d, "s.json")
                 args = [b, cmd, m, "--t-end", "100", "--stats", st] + (["--params", "all"] if cmd == "sensitivities" else [])
                 t0 = time.perf_counter()
-                subprocess.run(args, env=dict(os.environ, SENSODE_CACHE_DIR=os.path.join(d, "c")), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                subprocess.run(args, env=dict(os.environ, SENSODE_CACHE_DIR=os.path.join(d, "c"), SENSODE_NATIVE_DETACH="0"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 t = time.perf_counter() - t0
                 s = json.load(open(st))
                 res.setdefault((m, cmd, name), []).append((t, s["wall_seconds"], s.get("native_emit_seconds", 0), s["load_seconds"]))

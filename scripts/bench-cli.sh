@@ -50,7 +50,8 @@ common = ["--t-end", "100", "--points", "101"]
 def run(cmd, out):
     """Runs one sensode process; returns (CPU seconds of the process: user + system, stats)."""
     cache = tempfile.mkdtemp(dir=work)
-    env = dict(os.environ, SENSODE_CACHE_DIR=cache)
+    # A first run's unfinished cc -O2 compile ends with it, not beside the next measured run.
+    env = dict(os.environ, SENSODE_CACHE_DIR=cache, SENSODE_NATIVE_DETACH="0")
     with open(os.path.join(work, "stderr"), "w+") as err:
         proc = subprocess.Popen(cmd + ["--out", out, "--stats", out + ".json"], env=env,
                                 stdout=subprocess.DEVNULL, stderr=err)
