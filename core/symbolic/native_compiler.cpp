@@ -434,19 +434,19 @@ std::vector<std::string> NativeCompiler::compilerCommand() const {
   return command;
 }
 
-std::string NativeCompiler::loadOptimisedEntry() {
+std::string NativeCompiler::loadOptimisedEntry(bool hit) {
   std::string problem;
   const auto entry = cache_.find(key_, problem);
   if (!entry || entry->tier != "cc" || !loadEntry(*entry).empty()) return {};
   std::lock_guard lock(mutex_);
-  status_.cacheHit = true;
+  status_.cacheHit = status_.cacheHit || hit;
   return entry->object.filename().string();
 }
 
 std::pair<NativeState, std::string> NativeCompiler::compileIntoCache() {
   // Another process (or an earlier run's job) may have compiled the model since it was loaded.
   cache_.adoptPending(key_);
-  if (const std::string name = loadOptimisedEntry(); !name.empty())
+  if (const std::string name = loadOptimisedEntry(true); !name.empty())
     return {NativeState::Ready, "ready (cache hit) " + name};
   if (compilerIdentity(compilerName()).find("(not found)") != std::string::npos)
     return {NativeState::NoCompiler, "cannot run '" + compilerName() + "': not found"};
@@ -484,8 +484,9 @@ std::pair<NativeState, std::string> NativeCompiler::compileIntoCache() {
     jobRunning_ = false;
   }
   const std::string adoption = cache_.adoptPending(key_);
-  if (const std::string name = loadOptimisedEntry(); !name.empty())
-    return {NativeState::Ready, "ready (compiled) " + name};
+  // This run's own compile is not a hit; another run's, waited for, is.
+  if (const std::string name = loadOptimisedEntry(!ours); !name.empty())
+    return {NativeState::Ready, (ours ? "ready (compiled) " : "ready (cache hit) ") + name};
   std::error_code ec;
   if (ours && fs::exists(job_.log, ec)) {
     const std::string log = firstLines(job_.log, 300);

@@ -170,9 +170,9 @@ class NativeCompiler {
   // With the cache: cc -O2 as a detached job (detached_compile.h), or another process's job of
   // the same model, whose object is then adopted and loaded. The final state and its message.
   std::pair<NativeState, std::string> compileIntoCache();
-  // Loads key's cc entry when another process or an earlier run's job has made one; the entry's
-  // file name on success, empty otherwise.
-  std::string loadOptimisedEntry();
+  // Loads key's cc entry, if there is one (`hit`: it counts as a cache hit, i.e. another
+  // process or an earlier run compiled it); the entry's file name on success, else empty.
+  std::string loadOptimisedEntry(bool hit);
   // At the end of a run that ended before cc -O2 began: the compile as a detached job, so that
   // the model's next run loads cc's code (one such job per cache folder at a time).
   void compileAfterTheRun();
