@@ -3,7 +3,8 @@
 run, as users run them: the first with an empty compiled-model cache, the second with what the
 first left (docs/native-cache.md). odeSD and CVODES alternate; medians over --repeats.
 
-  scripts/bench-cache.py [--sensode build/core/sensode] [--repeats 3] [--measurement-times] MODEL.xml...
+  scripts/bench-cache.py [--sensode build/core/sensode] [--repeats 3] [--measurement-times]
+                         [--no-settle | --tiers] MODEL.xml...
 
 --measurement-times: output at the times of the PEtab measurement tables beside each model
 (their finite `time` values, once each) instead of linspace(0, --t-end, 101).
@@ -12,6 +13,11 @@ A first run that ends before cc -O2 has compiled the model leaves the compile to
 outlives it (docs/native-cache.md); the second run starts once that job is done (as a user's next
 run, seconds later, finds it), or at once with --no-settle. The last column says which code the
 second runs ran.
+
+--tiers: instead, the same short runs on a cache holding tcc's object against one holding cc -O2's
+(filled by a first run, then upgraded by its detached compile), alternating; the measured runs
+start no compile (SENSODE_NATIVE_DELAY=1000, SENSODE_NATIVE_DETACH=0), so each cache keeps its
+tier. What odeSD and CVODES gain from cc's code over tcc's.
 
 Prints a Markdown table per command: integration wall time (--stats wall_seconds) and the
 process's wall time, first and second run, for odeSD and CVODES, with the ratios, plus whether
@@ -32,6 +38,7 @@ p.add_argument("--repeats", type=int, default=3)
 p.add_argument("--t-end", default="100")
 p.add_argument("--measurement-times", action="store_true")
 p.add_argument("--no-settle", action="store_true")
+p.add_argument("--tiers", action="store_true")
 p.add_argument("models", nargs="+")
 a = p.parse_args()
 
@@ -64,11 +71,13 @@ def output_arguments(model):
     return ["--times", ",".join(repr(t) for t in measurement_times(model))]
 
 
-def run(command, model, method, cache, stats):
+def run(command, model, method, cache, stats, compile=True):
     args = [a.sensode, command, model, "--method", method, *output_arguments(model), "--stats", stats]
     if command == "sensitivities":
         args += ["--params", "all"]
     env = dict(os.environ, SENSODE_CACHE_DIR=cache)
+    if not compile:
+        env.update(SENSODE_NATIVE_DELAY="1000", SENSODE_NATIVE_DETACH="0")
     t0 = time.perf_counter()
     r = subprocess.run(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     process = time.perf_counter() - t0
@@ -96,6 +105,61 @@ if a.measurement_times:
         print(f"{os.path.basename(m)}: no finite measurement times, left out", file=sys.stderr)
     a.models = [m for m in a.models if m not in skipped]
 
+def med(samples, key):
+    values = [s[key] for s in samples if s]
+    return statistics.median(values) if values else float("nan")
+
+
+def tiers():
+    """Short runs on tcc's object against cc -O2's, per command, model and method."""
+    results = {}  # (command, model, method, tier) -> samples
+    with tempfile.TemporaryDirectory() as tmp:
+        stats = os.path.join(tmp, "stats.json")
+        caches = {}
+        for model in a.models:
+            for method in ("odesd", "cvodes"):
+                for tier in ("tcc", "cc"):
+                    cache = os.path.join(tmp, f"{os.path.basename(model)}-{method}-{tier}")
+                    run("simulate", model, method, cache, stats, compile=(tier == "cc"))
+                    if os.path.isdir(cache):
+                        settle(cache)
+                    caches[(model, method, tier)] = cache
+        for rep in range(a.repeats):
+            for model in a.models:
+                for command in ("simulate", "sensitivities"):
+                    for method in ("odesd", "cvodes"):
+                        for tier in ("tcc", "cc"):
+                            s = run(command, model, method, caches[(model, method, tier)], stats, compile=False)
+                            results.setdefault((command, model, method, tier), []).append(s)
+    for command in ("simulate", "sensitivities"):
+        print(f"\n### sensode {command}" + (" --params all" if command == "sensitivities" else ""))
+        print("\n| model | odeSD tcc (ms) | CVODES tcc (ms) | odeSD/CVODES tcc | odeSD cc (ms) | CVODES cc (ms) "
+              "| odeSD/CVODES cc | code of the runs |")
+        print("|---|---|---|---|---|---|---|---|")
+        ratios = {"tcc": [], "cc": []}
+        gains = {"odesd": [], "cvodes": []}
+        for model in a.models:
+            t = {(m, tier): med(results[(command, model, m, tier)], "wall") * 1e3
+                 for m in ("odesd", "cvodes") for tier in ("tcc", "cc")}
+            codes = "/".join(sorted({s["tier"] or "?" for m in ("odesd", "cvodes") for tier in ("tcc", "cc")
+                                     for s in results[(command, model, m, tier)] if s}))
+            for tier in ("tcc", "cc"):
+                ratios[tier].append(t[("odesd", tier)] / t[("cvodes", tier)])
+            for m in ("odesd", "cvodes"):
+                gains[m].append(t[(m, "cc")] / t[(m, "tcc")])
+            print(f"| {os.path.basename(model)} | {t[('odesd', 'tcc')]:.2f} | {t[('cvodes', 'tcc')]:.2f} | "
+                  f"{ratios['tcc'][-1]:.2f} | {t[('odesd', 'cc')]:.2f} | {t[('cvodes', 'cc')]:.2f} | "
+                  f"{ratios['cc'][-1]:.2f} | {codes} |")
+        print(f"| **median** | | | **{statistics.median(ratios['tcc']):.2f}** | | | "
+              f"**{statistics.median(ratios['cc']):.2f}** | |")
+        print(f"\ncc / tcc, median over the models: odeSD {statistics.median(gains['odesd']):.2f}, "
+              f"CVODES {statistics.median(gains['cvodes']):.2f}")
+
+
+if a.tiers:
+    tiers()
+    sys.exit(0)
+
 results = {}  # (command, model, method, run) -> list of samples
 with tempfile.TemporaryDirectory() as tmp:
     stats = os.path.join(tmp, "stats.json")
@@ -109,10 +173,6 @@ with tempfile.TemporaryDirectory() as tmp:
                         results.setdefault((command, model, method, which), []).append(s)
                         if which == "first" and not a.no_settle and os.path.isdir(cache):
                             settle(cache)
-
-def med(samples, key):
-    values = [s[key] for s in samples if s]
-    return statistics.median(values) if values else float("nan")
 
 for command in ("simulate", "sensitivities"):
     print(f"\n### sensode {command}" + (" --params all" if command == "sensitivities" else ""))
