@@ -176,7 +176,8 @@ class NativeCompiler {
   // At the end of a run that ended before cc -O2 began: the compile as a detached job, so that
   // the model's next run loads cc's code (one such job per cache folder at a time).
   void compileAfterTheRun();
-  std::vector<std::string> compilerCommand() const;
+  // `cc -O2 …` ($SENSODE_CC for cc), as the job runs it and the cache key names it.
+  static std::vector<std::string> compilerCommand();
   std::string withCacheNote(const std::string& message) const;
   std::string inUse() const;  // "tcc code" or "tape interpreter", for messages
 
