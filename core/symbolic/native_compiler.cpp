@@ -61,12 +61,12 @@ const char* toString(EvaluationTier tier) {
 }
 
 // How long a run must have lasted before cc -O2 starts on `sourceBytes` of C. Short runs never
-// spawn a compiler (0.5 s). A model whose compile takes long starts it only once the run has
-// lasted half of that: cc -O2 gets through ~25–55 kB of this C per second (docs/benchmarks/
-// performance.md §1), so Lang's 5.7 MB take minutes, and with 0.5 s every run of it started a
-// compile that its exit then killed, burning the second core for nothing: Lang's adjoint took
-// 22–23 s with that compile beside it, 12–15 s without (2026-11-28). Runs that last (an
-// estimate, a profile) still get the optimised code and store it for the next ones.
+// compile beside themselves (0.5 s): they leave the compile to a job at their end
+// (detached_compile.h). A model whose compile takes long starts it only once the run has lasted
+// half of that: cc -O2 gets through ~25–55 kB of this C per second (docs/benchmarks/
+// performance.md §1), so Lang's 5.7 MB take minutes, and a compile beside the run takes the core
+// it needs: Lang's adjoint took 22–23 s with that compile beside it, 12–15 s without
+// (2026-11-28). Runs that last (an estimate, a profile) compile while they run.
 double ccStartDelaySeconds(std::size_t sourceBytes) {
   constexpr double kShortRunSeconds = 0.5;
   constexpr double kCcBytesPerSecond = 40e3;  // cc -O2, conservative for this machine

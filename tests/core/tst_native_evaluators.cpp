@@ -361,10 +361,10 @@ void TestNativeEvaluators::secondLoadHitsCache() {
   for (const auto& named : clone->tapes()) QVERIFY(named.tape->isNative());
 }
 
-// Short runs never spawn cc -O2 (0.5 s); a model whose compile takes long starts it only once
-// the run has lasted half of that, so that runs its exit would cut short do not burn a core on
-// it (Lang: 5.7 MB of C, ~71 s; its adjoint took 22–23 s with the doomed compile beside it,
-// 12–15 s without). SENSODE_NATIVE_DELAY still decides when set.
+// Short runs never compile beside themselves (0.5 s); a model whose compile takes long starts it
+// only once the run has lasted half of that, so that shorter runs keep both cores (Lang: 5.7 MB
+// of C, ~71 s; its adjoint took 22–23 s with the compile beside it, 12–15 s without) and leave
+// the compile to a job at their end. SENSODE_NATIVE_DELAY still decides when set.
 void TestNativeEvaluators::ccStartsLaterForLongCompiles() {
   ScopedEnv unset("SENSODE_NATIVE_DELAY", "");
   QCOMPARE(ccStartDelaySeconds(48'000), 0.5);    // Boehm
