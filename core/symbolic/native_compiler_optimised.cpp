@@ -80,15 +80,15 @@ std::pair<NativeState, std::string> NativeCompiler::compileIntoCache() {
   while (cache_.locked(key_)) {
     std::unique_lock lock(mutex_);
     if (changed_.wait_for(lock, std::chrono::milliseconds(20), [this] { return cancel_; })) {
-      if (!ours) return {NativeState::Cancelled, "native: cancelled (" + inUse() + " in use)"};
+      if (!ours) return {NativeState::Cancelled, "cancelled (" + inUse() + " in use)"};
       if (detachedCompilesEnabled())
-        return {NativeState::Cancelled, "native: cancelled; cc -O2 goes on after the run, and "
+        return {NativeState::Cancelled, "cancelled; cc -O2 goes on after the run, and "
                                         "the model's next run loads its code (" + inUse() + " in use)"};
       lock.unlock();
       killDetachedCompile(cache_, key_, job_);
       std::lock_guard relock(mutex_);
       jobRunning_ = false;
-      return {NativeState::Cancelled, "native: cancelled (" + inUse() + " in use)"};
+      return {NativeState::Cancelled, "cancelled (" + inUse() + " in use)"};
     }
   }
   {
@@ -127,7 +127,6 @@ void NativeCompiler::compileAfterTheRun() {
   std::string error;
   startDetachedCompile(cache_, key_, source_, compilerCommand(), job, error);  // nothing to tell at exit
 }
-
 
 std::string NativeCompiler::compileOptimised(const fs::path& cFile, const fs::path& soFile,
                                              NativeState& failure) {
