@@ -4,15 +4,18 @@
 # per run as users run `sensode gradient`.
 #
 #   scripts/bench-adjoint.sh [--repeats 3] [--warm-cache] [--sensode PATH] [--timeout SECONDS]
-#                            PROBLEM.yaml...
+#                            [--methods none,adjoint,forward,odesd] PROBLEM.yaml...
 #
 # For each problem and repeat, runs `sensode gradient PROBLEM.yaml --stats FILE.json --out G.csv`
 # with --method none, --method adjoint, --method forward and --method forward
 # --forward-integrator odesd (in that order, so a drift of the machine's load spreads over all
 # four). Times are the JSON's evaluation_seconds (objective and gradient, loading excluded);
 # medians over the repeats. Each process gets a fresh, empty SENSODE_CACHE_DIR, so every run pays
-# the native compilation as a first run does; with --warm-cache all share one temporary cache and
-# a first, discarded run per problem and method fills it. The gradient error column is
+# the native compilation as a first run does; with --warm-cache all share one temporary cache: a
+# first, discarded run per problem and method fills it, its cc -O2 compile finishes (the job that
+# outlives a short run, docs/native-cache.md) and a second discarded run adopts the object, so the
+# measured runs execute cc -O2's code, as a user's later runs of the model do. --methods runs a
+# subset (e.g. none,adjoint for Lang, whose forward runs take minutes). The gradient error column is
 # max|g_adjoint − g_forward| / max|g_forward| (CVODES forward, first repeat). A run that fails or
 # exceeds --timeout shows as "fail"/"timeout". A second table gives the processes' wall_seconds
 # (load included) and the native tier the runs used.
@@ -22,6 +25,7 @@ sensode="$root/build/core/sensode"
 repeats=3
 warm=0
 timeout_s=0
+methods=(none adjoint forward odesd)
 problems=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -29,17 +33,20 @@ while [ $# -gt 0 ]; do
     --warm-cache) warm=1; shift ;;
     --sensode) sensode="$2"; shift 2 ;;
     --timeout) timeout_s="$2"; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --methods) IFS=, read -r -a methods <<< "$2"; shift 2 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "bench-adjoint.sh: unknown option $1" >&2; exit 2 ;;
     *) problems+=("$(realpath "$1")"); shift ;;
   esac
 done
 [ ${#problems[@]} -gt 0 ] || { echo "usage: bench-adjoint.sh [--repeats N] PROBLEM.yaml..." >&2; exit 2; }
 [ -x "$sensode" ] || { echo "bench-adjoint.sh: no sensode at $sensode" >&2; exit 2; }
+for m in "${methods[@]}"; do
+  case "$m" in none|adjoint|forward|odesd) ;; *) echo "bench-adjoint.sh: unknown method $m" >&2; exit 2 ;; esac
+done
 
 work="$(mktemp -d /tmp/bench-adjoint.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
-methods=(none adjoint forward odesd)
 method_args() {
   case "$1" in
     none|adjoint|forward) echo "--method $1" ;;
@@ -56,11 +63,19 @@ run() {
   [ "$timeout_s" != 0 ] && cmd=(timeout "$timeout_s" "${cmd[@]}")
   # SENSODE_NATIVE_DETACH=0: a run's unfinished cc -O2 compile ends with it instead of going on
   # beside the next measured run (docs/native-cache.md).
-  SENSODE_CACHE_DIR="$cache" SENSODE_NATIVE_DETACH=0 "${cmd[@]}" >"$base.log" 2>&1 || status=$?
+  SENSODE_CACHE_DIR="$cache" SENSODE_NATIVE_DETACH="${detach:-0}" "${cmd[@]}" >"$base.log" 2>&1 || status=$?
   echo "$status" >"$base.status"
   [ "$warm" = 1 ] || rm -rf "$cache"
   echo "  ${problems[$i]##*/} $m #$tag: exit $status$( [ -f "$base.json" ] &&
     python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(", %.2f s (wall %.2f s)" % (s.get("evaluation_seconds", float("nan")), s.get("wall_seconds", float("nan"))))' "$base.json")" >&2
+}
+
+# settle: wait (at most 30 min) until no compile job holds a lock in the shared cache.
+settle() {
+  local waited=0
+  while compgen -G "$work/cache/*.compiling" >/dev/null && [ "$waited" -lt 1800 ]; do
+    sleep 1; waited=$((waited + 1))
+  done
 }
 
 echo "bench-adjoint: $sensode, $repeats repeats, $([ "$warm" = 1 ] && echo "warm shared cache" || echo "fresh cache per process"); $(uptime)" >&2
@@ -68,7 +83,8 @@ for i in "${!problems[@]}"; do
   mkdir -p "$work/$i"
   if [ "$warm" = 1 ]; then
     mkdir -p "$work/cache"
-    for m in "${methods[@]}"; do run "$i" "$m" warmup; done
+    for m in "${methods[@]}"; do detach=1 run "$i" "$m" warmup; settle; done
+    for m in "${methods[@]}"; do run "$i" "$m" adopt; done
   fi
   for r in $(seq 1 "$repeats"); do
     for m in "${methods[@]}"; do run "$i" "$m" "$r"; done
@@ -76,11 +92,12 @@ for i in "${!problems[@]}"; do
 done
 echo "load after the runs: $(uptime)" >&2
 
-python3 - "$work" "$repeats" "${problems[@]}" <<'EOF'
+python3 - "$work" "$repeats" "$(IFS=,; echo "${methods[*]}")" "${problems[@]}" <<'EOF'
 import csv, json, math, os, statistics, sys
 
-work, repeats, problems = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-methods = ["none", "adjoint", "forward", "odesd"]
+work, repeats, problems = sys.argv[1], int(sys.argv[2]), sys.argv[4:]
+ALL_METHODS = ["none", "adjoint", "forward", "odesd"]
+methods = sys.argv[3].split(",")
 
 
 def load(i, m, r):
@@ -119,17 +136,19 @@ def ratio(a, b):
 
 rows, walls = [], []
 for i, problem in enumerate(problems):
-    runs = {m: [load(i, m, r) for r in range(1, repeats + 1)] for m in methods}
+    # Methods not run (--methods) show as "–".
+    runs = {m: [load(i, m, r) for r in range(1, repeats + 1)] if m in methods else []
+            for m in ALL_METHODS}
     first = next((s for m in methods for s in runs[m] if isinstance(s, dict)), {})
-    ev = {m: median(runs[m], "evaluation_seconds") for m in methods}
-    wall = {m: median(runs[m], "wall_seconds") for m in methods}
+    ev = {m: median(runs[m], "evaluation_seconds") if m in methods else "–" for m in ALL_METHODS}
+    wall = {m: median(runs[m], "wall_seconds") if m in methods else "–" for m in ALL_METHODS}
     ga, gf = gradient(i, "adjoint"), gradient(i, "forward")
     err = "–"
     if ga and gf and ga.keys() == gf.keys():
         scale = max(abs(v) for v in gf.values())
         err = "%.1e" % (max(abs(ga[k] - gf[k]) for k in gf) / scale) if scale > 0 else "–"
     # The method the runs really used (sensode may fall back), when not the one asked for.
-    used = {m: {s.get("method") for s in runs[m] if isinstance(s, dict)} for m in methods}
+    used = {m: {s.get("method") for s in runs[m] if isinstance(s, dict)} for m in ALL_METHODS}
     notes = [f"{m}→{'/'.join(sorted(map(str, u)))}" for m, u in used.items()
              if u and u != {"forward" if m == "odesd" else m}]
     name = os.path.relpath(problem, "/tmp") if problem.startswith("/tmp/") else problem
@@ -138,7 +157,7 @@ for i, problem in enumerate(problems):
                  fmt(ev["forward"]), ratio(ev["forward"], ev["none"]), fmt(ev["odesd"]), err])
     tiers = sorted({f"{s.get('native_tier')}/{s.get('native_cache')}" for m in methods
                     for s in runs[m] if isinstance(s, dict)})
-    walls.append([name] + [fmt(wall[m]) for m in methods] + [", ".join(tiers)] +
+    walls.append([name] + [fmt(wall[m]) for m in ALL_METHODS] + [", ".join(tiers)] +
                  ["; ".join(notes) or "–"])
 
 
