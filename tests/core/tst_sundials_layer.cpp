@@ -123,6 +123,37 @@ class TestSundialsLayer : public QObject {
     QCOMPARE(columns.size(), std::size_t{1});
   }
 
+  // newVector turns SUNDIALS's fused operations on (one loop per linear combination instead of
+  // one N_VLinearSum call per vector), clones inherit them, and the fused combination computes
+  // what the chain of N_VLinearSum calls it replaces computes, bit for bit: c0·x0 + c1·x1, then
+  // + c2·x2, element by element in that order.
+  void vectorsUseFusedOperations() {
+    sun::ContextPtr ctx = sun::newContext();
+    sun::VectorPtr x0 = sun::newVector(std::vector<double>{0.1, 1e-17, -3.0, 7.25}, ctx.get());
+    QVERIFY(x0->ops->nvlinearcombination != nullptr);
+    QVERIFY(x0->ops->nvscaleaddmulti != nullptr);
+    QVERIFY(x0->ops->nvlinearsumvectorarray != nullptr);
+    N_Vector x1 = N_VClone(x0.get());
+    N_Vector x2 = N_VClone(x0.get());
+    QVERIFY(x1->ops->nvlinearcombination != nullptr);
+    const double v1[] = {1.0 / 3, 2.5e-9, 1e17, -0.7};
+    const double v2[] = {-1e-3, 4.0, -1e17, 1.0 / 7};
+    std::copy(v1, v1 + 4, N_VGetArrayPointer(x1));
+    std::copy(v2, v2 + 4, N_VGetArrayPointer(x2));
+    double c[] = {0.3, -1.7, 2.0 / 3};
+    N_Vector xs[] = {x0.get(), x1, x2};
+    sun::VectorPtr fused = sun::newVector(4, ctx.get());
+    QCOMPARE(N_VLinearCombination(3, c, xs, fused.get()), 0);
+    sun::VectorPtr chained = sun::newVector(4, ctx.get());
+    N_VLinearSum(c[0], x0.get(), c[1], x1, chained.get());
+    N_VLinearSum(1.0, chained.get(), c[2], x2, chained.get());
+    for (int i = 0; i < 4; ++i)  // exact equality (QCOMPARE on doubles is fuzzy)
+      QVERIFY2(N_VGetArrayPointer(fused.get())[i] == N_VGetArrayPointer(chained.get())[i],
+               qPrintable(QString("element %1").arg(i)));
+    N_VDestroy(x1);
+    N_VDestroy(x2);
+  }
+
   // The shared option setting on a real CVODE memory: maxSteps stops the run, the maximum step
   // size bounds every step, and the error handler keeps SUNDIALS's message instead of printing.
   void stepLimitsAndMessageOnCvode() {

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Two sensode binaries side by side, as users run them: alternating runs of the same commands
+on the same PEtab problems, one process per run, and whether their outputs are byte for byte
+the same.
+
+  scripts/bench-binaries.py OLD NEW PROBLEM_ID... [--repeats 5] [--shared ../shared]
+
+For each problem folder ../shared/petab/PROBLEM_ID (its model_*.xml at the finite times of its
+measurement tables, and PROBLEM_ID.yaml where there is one):
+  sim cvodes      sensode simulate --method cvodes
+  sens cvodes     sensode sensitivities --method cvodes --params all
+  sens odesd      sensode sensitivities --method odesd --params all
+  objective       sensode gradient --method none          (evaluation_seconds)
+  adjoint         sensode gradient --method adjoint       (evaluation_seconds)
+  forward         sensode gradient --method forward       (CVODES, the command's default)
+Times are the --stats JSON's wall_seconds (simulate, sensitivities: the integration) or
+evaluation_seconds (gradient: objective and gradient, loading excluded); medians over the
+repeats, OLD and NEW alternating run by run so that a drift of the machine's load spreads over
+both. Before measuring, each command runs once with OLD on a shared cache and the cc -O2 compile
+it leaves behind (docs/native-cache.md) finishes, so that every measured run executes cc -O2's
+code; the measured runs start no compile (SENSODE_NATIVE_DETACH=0). The cache is a temporary
+folder, removed at the end.
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+p.add_argument("old")
+p.add_argument("new")
+p.add_argument("problems", nargs="+")
+p.add_argument("--repeats", type=int, default=5)
+p.add_argument("--shared", default=os.path.join(os.path.dirname(__file__), "..", "..", "shared"))
+a = p.parse_args()
+petab = os.path.join(a.shared, "petab")
+
+
+def measurement_times(folder):
+    """The finite times of the folder's measurement tables, ascending, comma-separated."""
+    times = set()
+    for table in glob.glob(os.path.join(folder, "measurementData*.tsv")):
+        with open(table) as f:
+            column = f.readline().rstrip("\n").split("\t").index("time")
+            for line in f:
+                cells = line.rstrip("\n").split("\t")
+                try:
+                    t = float(cells[column])
+                except (ValueError, IndexError):
+                    continue
+                if t == t and abs(t) != float("inf"):
+                    times.add(t)
+    if not times:
+        sys.exit(f"{folder}: no finite measurement times")
+    return ",".join(repr(t) for t in sorted(times))
+
+
+cases = []
+for problem in a.problems:
+    folder = os.path.join(petab, problem)
+    models = sorted(glob.glob(os.path.join(folder, "model_*.xml")))
+    if not models:
+        sys.exit(f"{folder}: no model_*.xml")
+    model, times = models[0], measurement_times(folder)
+    cases += [
+        (problem, "sim cvodes", ["simulate", model, "--method", "cvodes", "--times", times], "wall_seconds"),
+        (problem, "sens cvodes", ["sensitivities", model, "--method", "cvodes", "--params", "all",
+                                  "--times", times], "wall_seconds"),
+        (problem, "sens odesd", ["sensitivities", model, "--method", "odesd", "--params", "all",
+                                 "--times", times], "wall_seconds"),
+    ]
+    yaml = os.path.join(folder, problem + ".yaml")
+    if os.path.exists(yaml):
+        cases += [(problem, label, ["gradient", yaml, "--method", method], "evaluation_seconds")
+                  for label, method in (("objective", "none"), ("adjoint", "adjoint"),
+                                        ("forward", "forward"))]
+
+cache = tempfile.mkdtemp(prefix="bench-binaries.")
+
+
+def run(binary, args, key, detach="0"):
+    """One process; returns (seconds, the output CSV's bytes)."""
+    with tempfile.TemporaryDirectory() as work:
+        stats, out = os.path.join(work, "stats.json"), os.path.join(work, "out.csv")
+        subprocess.run([binary, *args, "--stats", stats, "--out", out], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       env=dict(os.environ, SENSODE_CACHE_DIR=cache, SENSODE_NATIVE_DETACH=detach))
+        with open(stats) as f, open(out, "rb") as g:
+            return json.load(f)[key], g.read()
+
+
+try:
+    for _, _, args, key in cases:  # fill the cache with cc -O2's objects
+        run(a.old, args, key, detach="1")
+        while glob.glob(os.path.join(cache, "*.compiling")):
+            time.sleep(0.5)
+    print(f"| problem | command | {os.path.basename(a.old)} ms | {os.path.basename(a.new)} ms | new / old | outputs |")
+    print("|---|---|--:|--:|--:|---|")
+    for problem, label, args, key in cases:
+        run(a.old, args, key)  # adopts the pending object, if any
+        old, new, same = [], [], True
+        for _ in range(a.repeats):
+            t, body_old = run(a.old, args, key)
+            old.append(t)
+            t, body_new = run(a.new, args, key)
+            new.append(t)
+            same = same and body_old == body_new
+        mo, mn = statistics.median(old), statistics.median(new)
+        print(f"| {problem} | {label} | {mo * 1e3:.2f} | {mn * 1e3:.2f} | {mn / mo:.3f} | "
+              f"{'identical' if same else 'differ'} |", flush=True)
+finally:
+    shutil.rmtree(cache, ignore_errors=True)
