@@ -110,6 +110,8 @@ def load(i, m, r):
 
 
 def gradient(i, m):
+    if m not in methods:
+        return None
     for r in range(1, repeats + 1):
         path = os.path.join(work, str(i), f"{m}.{r}.csv")
         if isinstance(load(i, m, r), dict) and os.path.exists(path):
