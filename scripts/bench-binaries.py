@@ -32,6 +32,8 @@ import sys
 import tempfile
 import time
 
+import petab_measurement_times  # beside this script
+
 p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
 p.add_argument("old")
 p.add_argument("new")
@@ -44,21 +46,10 @@ petab = os.path.join(a.shared, "petab")
 
 def measurement_times(folder):
     """The finite times of the folder's measurement tables, ascending, comma-separated."""
-    times = set()
-    for table in glob.glob(os.path.join(folder, "measurementData*.tsv")):
-        with open(table) as f:
-            column = f.readline().rstrip("\n").split("\t").index("time")
-            for line in f:
-                cells = line.rstrip("\n").split("\t")
-                try:
-                    t = float(cells[column])
-                except (ValueError, IndexError):
-                    continue
-                if t == t and abs(t) != float("inf"):
-                    times.add(t)
+    times = petab_measurement_times.measurement_times(folder)
     if not times:
         sys.exit(f"{folder}: no finite measurement times")
-    return ",".join(repr(t) for t in sorted(times))
+    return ",".join(repr(t) for t in times)
 
 
 cases = []

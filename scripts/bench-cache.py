@@ -32,6 +32,8 @@ import sys
 import tempfile
 import time
 
+import petab_measurement_times  # beside this script
+
 p = argparse.ArgumentParser()
 p.add_argument("--sensode", default="build/core/sensode")
 p.add_argument("--repeats", type=int, default=3)
@@ -45,24 +47,7 @@ a = p.parse_args()
 
 def measurement_times(model):
     """The finite times of the PEtab measurement tables in the model's folder, ascending."""
-    folder = os.path.dirname(os.path.abspath(model))
-    tables = [f for f in os.listdir(folder) if f.startswith("measurementData") and f.endswith(".tsv")]
-    if not tables:
-        sys.exit(f"{folder}: no measurementData*.tsv")
-    times = set()
-    for table in tables:
-        with open(os.path.join(folder, table)) as f:
-            column = f.readline().rstrip("\n").split("\t").index("time")
-            for line in f:
-                cells = line.rstrip("\n").split("\t")
-                if len(cells) > column:
-                    try:
-                        t = float(cells[column])
-                    except ValueError:
-                        sys.exit(f"{os.path.join(folder, table)}: time {cells[column]!r} is not a number")
-                    if t == t and abs(t) != float("inf"):
-                        times.add(t)
-    return sorted(times)
+    return petab_measurement_times.measurement_times(os.path.dirname(os.path.abspath(model)))
 
 
 def output_arguments(model):
