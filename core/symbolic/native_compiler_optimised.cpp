@@ -120,6 +120,9 @@ void NativeCompiler::compileAfterTheRun() {
   }
   std::error_code ec;
   if (fs::exists(cache_.pendingPath(key_), ec)) return;
+  // No job for a compiler that is not there: its shell would fail at once and leave its log
+  // behind (the in-run path makes the same test, compileIntoCache).
+  if (compilerIdentity(compilerName()).find("(not found)") != std::string::npos) return;
   // A loop of short runs over many models starts one compile at a time, not one per model; the
   // models left get theirs at the end of a later run.
   if (cache_.compilesUnderWay() > 0 || !cache_.tryLock(key_)) return;

@@ -189,6 +189,23 @@ class TestNativeCache : public QObject {
     QCOMPARE(files("*.entry").size(), 1);
   }
 
+  // A compiler that is not there starts no job at the end of a short run: none would compile,
+  // and its shell's failure would leave a log in the folder.
+  void missingCompilerStartsNoJobAfterTheRun() {
+    extraEnvironment_ = {{"SENSODE_NATIVE_DETACH", "1"},
+                         {"SENSODE_CC", tmp_.filePath("no-such-cc")}};
+    QCOMPARE(run().exitCode, 0);
+    QCOMPARE(files("*.entry").size(), 1);  // tcc's
+    QVERIFY(files("*.compiling").isEmpty());
+    // A job, had one started, would have failed within this wait and left tmp-*.log.
+    QTest::qWait(1000);
+    QVERIFY2(files("tmp-*").isEmpty(), qPrintable(files("tmp-*").join(", ")));
+    const Run second = run();
+    QCOMPARE(second.exitCode, 0);
+    QCOMPARE(second.stats.value("native_tier").toString(), QString("tcc"));
+    QVERIFY(files("tmp-*").isEmpty());
+  }
+
   // The first run stores tcc's object; the second, a fresh process, loads it and runs every
   // evaluator it uses as compiled code from its first call (simulate and sensitivities, odeSD).
   void secondRunIsNativeFromTheFirstEvaluation() {
