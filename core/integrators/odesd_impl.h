@@ -157,6 +157,9 @@ struct OdeSdIntegrator::Impl {
   std::vector<double> Sm1, Sdm1, Sddm1;     // at tPrev
   std::vector<double> S1, Sd1, Sdd1;        // the step's new values
   std::vector<double> FP, AP;               // f_p, a_p (selected columns, dense n × ns)
+  // sensitivityDerivatives' row-major (ns contiguous per state) copies of X and of its two
+  // results.
+  std::vector<double> rowMajorX, rowMajorJ, rowMajorJJ;
   std::vector<double> fpv, apv;             // model CSC values (all parameters)
   std::vector<double> DS;                   // error estimate
   std::vector<double> jv1, jjv1;            // J, J_J at x_{n+1} (reusable by the next step)
@@ -502,9 +505,10 @@ struct OdeSdIntegrator::Impl {
   std::pair<int, int> scatterColumns(const symbolic::SparsePattern& pat, const double* vals,
                                      double* out) const;
 
-  // out = M·X + B for a model-pattern sparse M (n × n) and dense n × ns X, B.
-  void sparseTimes(const symbolic::SparsePattern& pat, const double* mvals, const double* X,
-                   const double* B, double* out) const;
+  // outJ = J·X + FP and outJJ = J_J·X + AP for the dense n × ns X (column-major, as S), with
+  // the Jacobians' values jvals, jjvals.
+  void sensitivityDerivatives(const double* jvals, const double* jjvals, const double* X,
+                              double* outJ, double* outJJ);
 
   void startSensitivities();
 
