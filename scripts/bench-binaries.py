@@ -4,6 +4,7 @@ on the same PEtab problems, one process per run, and whether their outputs are b
 the same.
 
   scripts/bench-binaries.py OLD NEW PROBLEM_ID... [--repeats 5] [--shared ../shared]
+                            [--commands "sens odesd,sim cvodes"]   (default: all six)
 
 For each problem folder ../shared/petab/PROBLEM_ID (its model_*.xml at the finite times of its
 measurement tables, and PROBLEM_ID.yaml where there is one):
@@ -40,6 +41,8 @@ p.add_argument("new")
 p.add_argument("problems", nargs="+")
 p.add_argument("--repeats", type=int, default=5)
 p.add_argument("--shared", default=os.path.join(os.path.dirname(__file__), "..", "..", "shared"))
+p.add_argument("--commands", default="",
+               help="comma-separated labels of the commands to run (default: all)")
 a = p.parse_args()
 petab = os.path.join(a.shared, "petab")
 
@@ -71,6 +74,12 @@ for problem in a.problems:
         cases += [(problem, label, ["gradient", yaml, "--method", method], "evaluation_seconds")
                   for label, method in (("objective", "none"), ("adjoint", "adjoint"),
                                         ("forward", "forward"))]
+
+if a.commands:
+    chosen = {c.strip() for c in a.commands.split(",")}
+    cases = [c for c in cases if c[1] in chosen]
+    if not cases:
+        sys.exit(f"--commands {a.commands!r} selects none of the commands")
 
 cache = tempfile.mkdtemp(prefix="bench-binaries.")
 
