@@ -55,8 +55,16 @@ void ScriptedRun::start() {
               afterRun(status == api::TaskStatus::Succeeded);
             },
             Qt::SingleShotConnection);
+    // Whether the run started, from the panel's own signal: isRunning() reads the future's
+    // state, which the worker thread sets, so a run that finished before this line (a small
+    // model on a loaded machine) looked like one that had refused to start and exited 1.
+    // (run() emits runStarted before it returns.)
+    bool started = false;
+    const QMetaObject::Connection watch =
+        connect(panel, &TaskPanel::runStarted, this, [&started] { started = true; });
     panel->run();
-    if (!panel->isRunning()) afterRun(false);  // refused to start (the error was reported)
+    disconnect(watch);
+    if (!started) afterRun(false);  // refused to start (the error was reported)
   });
 }
 

@@ -51,13 +51,20 @@ class Setup : public api::TaskSetupWidget {
     layout->addWidget(new QLabel(QStringLiteral("Progress steps"), this));
     layout->addWidget(steps_);
   }
-  QJsonObject settings() const override { return {{QStringLiteral("steps"), steps_->value()}}; }
+  // finishInStart (no widget, --settings only): the runner's start() returns a future that has
+  // finished already, as a runner whose work is quick may (tst_gui_flags).
+  QJsonObject settings() const override {
+    return {{QStringLiteral("steps"), steps_->value()},
+            {QStringLiteral("finishInStart"), finishInStart_}};
+  }
   void setSettings(const QJsonObject& s) override {
     if (s.contains(QStringLiteral("steps"))) steps_->setValue(s.value(QStringLiteral("steps")).toInt());
+    finishInStart_ = s.value(QStringLiteral("finishInStart")).toBool(finishInStart_);
   }
 
  private:
   QSpinBox* steps_ = nullptr;
+  bool finishInStart_ = false;
 };
 
 class Runner : public api::TaskRunner {
@@ -89,6 +96,7 @@ class Runner : public api::TaskRunner {
       std::lock_guard lock(state->mutex);
       state->result = r;
     });
+    if (settings.value(QStringLiteral("finishInStart")).toBool()) future_.waitForFinished();
     return future_;
   }
   void cancel() override {
