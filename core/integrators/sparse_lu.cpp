@@ -15,6 +15,34 @@
 
 namespace sensode::integrators::detail {
 
+namespace {
+
+// Dense systems up to kSmallRows rows (all that IntegratorOptions::kDenseLimit sends here) are
+// solved in blocks of at most kSmallColumns right-hand sides through matrix types with these
+// compile-time bounds. Eigen then sizes its product and triangular-solve blocking at compile
+// time; with run-time sizes it computes the blocking from the CPU's cache sizes, which it asks
+// CPUID for on first use: 30-110 µs once per process on a virtual machine (each CPUID traps to
+// the hypervisor), 17 % of a 0.65 ms odeSD sensitivity run (Bruno, perf). Same kernels, same
+// speed once running (micro-benchmark, 14 × 14 times 14 × 34: 0.99 against 1.02 µs).
+constexpr int kSmallRows = 16;
+constexpr int kSmallColumns = 64;
+using SmallSquare =
+    Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor, kSmallRows, kSmallRows>;
+using SmallBlock = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor,
+                                 kSmallRows, kSmallColumns>;
+
+// f on each block of at most kSmallColumns consecutive columns of the column-major n × nrhs b.
+template <typename F>
+void forEachSmallBlock(double* b, int n, int nrhs, F&& f) {
+  for (int j = 0; j < nrhs; j += kSmallColumns) {
+    const int width = std::min(kSmallColumns, nrhs - j);
+    f(Eigen::Map<SmallBlock>(b + static_cast<std::size_t>(j) * static_cast<std::size_t>(n), n,
+                             width));
+  }
+}
+
+}  // namespace
+
 struct SparseLu::Impl {
   symbolic::SparsePattern pattern;
   std::vector<double> values;  // Dense and Klu: the caller's values
@@ -43,15 +71,41 @@ struct SparseLu::Impl {
   std::vector<double> product;
   double normA = 0;
 
-  // Dense: the row interchanges and both triangular solves on x (n × any), in place.
-  void permuteAndSubstitute(Eigen::Map<Eigen::MatrixXd>& x) const {
+  // Dense: the row interchanges and both triangular solves on b (column-major n × nrhs), in
+  // place. Small systems in blocks of columns with compile-time bounds (SmallBlock).
+  void permuteAndSubstitute(double* b, int n, int nrhs) const {
+    if (n <= kSmallRows) {
+      const Eigen::Map<const SmallSquare> lu(dense.data(), n, n);
+      forEachSmallBlock(b, n, nrhs, [&](Eigen::Map<SmallBlock> x) { substitute(lu, x); });
+      return;
+    }
+    const Eigen::Map<const Eigen::MatrixXd> lu(dense.data(), n, n);
+    substitute(lu, Eigen::Map<Eigen::MatrixXd>(b, n, nrhs));
+  }
+  template <typename Lu, typename X>
+  void substitute(const Lu& lu, X x) const {
     for (Eigen::Index k = 0; k < x.rows(); ++k) {
       const auto p = static_cast<Eigen::Index>(pivots[static_cast<std::size_t>(k)]);
       if (p != k) x.row(k).swap(x.row(p));
     }
-    const Eigen::Map<const Eigen::MatrixXd> lu(dense.data(), x.rows(), x.rows());
-    lu.triangularView<Eigen::UnitLower>().solveInPlace(x);
-    lu.triangularView<Eigen::Upper>().solveInPlace(x);
+    lu.template triangularView<Eigen::UnitLower>().solveInPlace(x);
+    lu.template triangularView<Eigen::Upper>().solveInPlace(x);
+  }
+  // product = A⁻¹·b for column-major b (n × nrhs); then b = product.
+  void multiplyByInverse(double* b, int n, int nrhs) {
+    product.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(nrhs));
+    if (n <= kSmallRows) {
+      const Eigen::Map<const SmallSquare> inv(inverse.data(), n, n);
+      forEachSmallBlock(b, n, nrhs, [&](Eigen::Map<SmallBlock> x) {
+        Eigen::Map<SmallBlock> out(product.data() + (x.data() - b), n, x.cols());
+        out.noalias() = inv * x;
+      });
+    } else {
+      Eigen::Map<Eigen::MatrixXd> out(product.data(), n, nrhs);
+      out.noalias() = Eigen::Map<const Eigen::MatrixXd>(inverse.data(), n, n) *
+                      Eigen::Map<const Eigen::MatrixXd>(b, n, nrhs);
+    }
+    std::copy(product.begin(), product.end(), b);
   }
 
   // Dense: A⁻¹ of the current factorisation for a solve with nrhs right-hand sides, formed on
@@ -81,9 +135,9 @@ struct SparseLu::Impl {
       }
       inverse.assign(size * size, 0.0);
       for (std::size_t i = 0; i < size; ++i) inverse[i * size + i] = 1.0;
-      Eigen::Map<Eigen::MatrixXd> inv(inverse.data(), n, n);
-      permuteAndSubstitute(inv);
-      const double normInverse = inv.cwiseAbs().colwise().sum().maxCoeff();
+      permuteAndSubstitute(inverse.data(), n, n);
+      const double normInverse =
+          Eigen::Map<const Eigen::MatrixXd>(inverse.data(), n, n).cwiseAbs().colwise().sum().maxCoeff();
       inverseState = normInverse * normA <= SparseLu::kInverseConditionLimit ? Inverse::Usable
                                                                              : Inverse::Unusable;
     }
@@ -282,7 +336,6 @@ void SparseLu::solve(double* b, int nrhs) {
       const std::size_t n = static_cast<std::size_t>(n_);
       const double* a = d.dense.data();
       if (nrhs > 1) {
-        Eigen::Map<Eigen::MatrixXd> x(b, n_, nrhs);
         // Many right-hand sides (odeSD's sensitivities: one per parameter, twice per W_s with S
         // in the error test): X = A⁻¹·B, a plain matrix product, once A⁻¹ pays for itself
         // (Impl::usableInverse). Micro-benchmark, 15 × 62 (Zheng): 7.2 µs by substitution,
@@ -290,16 +343,13 @@ void SparseLu::solve(double* b, int nrhs) {
         // κ₁(A) is modest: the product's error grows with ‖A⁻¹‖·‖B‖ where the substitutions'
         // grows with κ·‖X‖.
         if (d.usableInverse(n_, nrhs)) {
-          d.product.resize(n * static_cast<std::size_t>(nrhs));
-          Eigen::Map<Eigen::MatrixXd> product(d.product.data(), n_, nrhs);
-          product.noalias() = Eigen::Map<const Eigen::MatrixXd>(d.inverse.data(), n_, n_) * x;
-          x = product;
+          d.multiplyByInverse(b, n_, nrhs);
           return;
         }
         // Otherwise the row interchanges, then Eigen's blocked triangular solves on the whole
         // n × nrhs block, which vectorise across columns; the column-by-column loops below cost
         // 2-3× more there (callgrind, Zheng: 37 % of the sensitivity run in this function).
-        d.permuteAndSubstitute(x);
+        d.permuteAndSubstitute(b, n_, nrhs);
         return;
       }
       // One right-hand side (odeSD's Newton iterations and error estimates): no zero tests
