@@ -17,12 +17,11 @@ namespace sensode::integrators::detail {
 
 namespace {
 
-// Dense systems up to kSmallRows rows (all that IntegratorOptions::kDenseLimit sends here) are
-// solved in blocks of at most kSmallColumns right-hand sides through matrix types with these
-// compile-time bounds. Eigen then sizes its product and triangular-solve blocking at compile
-// time; with run-time sizes it computes the blocking from the CPU's cache sizes, which it asks
-// CPUID for on first use: 30-110 µs once per process on a virtual machine (each CPUID traps to
-// the hypervisor), 17 % of a 0.65 ms odeSD sensitivity run (Bruno, perf). Same kernels, same
+// Products by A⁻¹ for dense systems up to kSmallRows rows (all that
+// IntegratorOptions::kDenseLimit sends here) run in blocks of at most kSmallColumns right-hand
+// sides through matrix types with these compile-time bounds. Eigen then sizes its product's
+// blocking at compile time; with run-time sizes it computes the blocking from the CPU's cache
+// sizes, which it asks CPUID for on first use (see Impl::substituteRows). Same kernel, same
 // speed once running (micro-benchmark, 14 × 14 times 14 × 34: 0.99 against 1.02 µs).
 constexpr int kSmallRows = 16;
 constexpr int kSmallColumns = 64;
@@ -69,27 +68,53 @@ struct SparseLu::Impl {
   int manySolvesPerFactorization = 1;
   std::vector<double> inverse;
   std::vector<double> product;
+  std::vector<double> rows;  // the right-hand sides' rows, contiguous, during a substitution
   double normA = 0;
 
-  // Dense: the row interchanges and both triangular solves on b (column-major n × nrhs), in
-  // place. Small systems in blocks of columns with compile-time bounds (SmallBlock).
-  void permuteAndSubstitute(double* b, int n, int nrhs) const {
-    if (n <= kSmallRows) {
-      const Eigen::Map<const SmallSquare> lu(dense.data(), n, n);
-      forEachSmallBlock(b, n, nrhs, [&](Eigen::Map<SmallBlock> x) { substitute(lu, x); });
-      return;
-    }
-    const Eigen::Map<const Eigen::MatrixXd> lu(dense.data(), n, n);
-    substitute(lu, Eigen::Map<Eigen::MatrixXd>(b, n, nrhs));
+  // Dense: X = A⁻¹B in place for column-major b (n × nrhs): the row interchanges and both
+  // triangular solves on Bᵀ, i.e. on B's rows, each stored contiguously in `rows`.
+  void permuteAndSubstitute(double* b, int n, int nrhs) {
+    const auto size = static_cast<std::size_t>(n), width = static_cast<std::size_t>(nrhs);
+    rows.resize(size * width);
+    for (std::size_t j = 0; j < width; ++j)
+      for (std::size_t i = 0; i < size; ++i) rows[i * width + j] = b[j * size + i];
+    substituteRows(rows.data(), size, width);
+    for (std::size_t j = 0; j < width; ++j)
+      for (std::size_t i = 0; i < size; ++i) b[j * size + i] = rows[i * width + j];
   }
-  template <typename Lu, typename X>
-  void substitute(const Lu& lu, X x) const {
-    for (Eigen::Index k = 0; k < x.rows(); ++k) {
-      const auto p = static_cast<Eigen::Index>(pivots[static_cast<std::size_t>(k)]);
-      if (p != k) x.row(k).swap(x.row(p));
+  // The substitutions on a row-major n × width block t: each step subtracts a multiple of one
+  // whole row from another, a loop over `width` contiguous values that the compiler vectorises,
+  // with no chain of dependent updates through one column. Against Eigen's blocked triangular
+  // solves on the column-major block (micro-benchmark, A⁻¹ of a 14 × 14 LU: 1.15 against
+  // 0.9-1.4 µs; 7 × 7: 0.20 against 0.41 µs), and without Eigen's kernels, which size their
+  // blocking from the CPU's cache sizes and ask CPUID for those on first use: 30-110 µs once
+  // per process on a virtual machine (each CPUID traps to the hypervisor), 17 % of a 0.65 ms
+  // odeSD sensitivity run (Bruno, perf).
+  void substituteRows(double* t, std::size_t n, std::size_t width) const {
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto p = static_cast<std::size_t>(pivots[k]);
+      if (p != k) std::swap_ranges(t + k * width, t + (k + 1) * width, t + p * width);
     }
-    lu.template triangularView<Eigen::UnitLower>().solveInPlace(x);
-    lu.template triangularView<Eigen::Upper>().solveInPlace(x);
+    for (std::size_t k = 0; k < n; ++k) {  // L Y = P B (unit diagonal)
+      const double* yk = t + k * width;
+      const double* colK = dense.data() + k * n;
+      for (std::size_t i = k + 1; i < n; ++i) {
+        const double l = colK[i];
+        double* yi = t + i * width;
+        for (std::size_t j = 0; j < width; ++j) yi[j] -= l * yk[j];
+      }
+    }
+    for (std::size_t k = n; k-- > 0;) {  // U X = Y
+      double* xk = t + k * width;
+      const double d = invDiag[k];
+      for (std::size_t j = 0; j < width; ++j) xk[j] *= d;
+      const double* colK = dense.data() + k * n;
+      for (std::size_t i = 0; i < k; ++i) {
+        const double u = colK[i];
+        double* xi = t + i * width;
+        for (std::size_t j = 0; j < width; ++j) xi[j] -= u * xk[j];
+      }
+    }
   }
   // product = A⁻¹·b for column-major b (n × nrhs); then b = product.
   void multiplyByInverse(double* b, int n, int nrhs) {
@@ -133,9 +158,12 @@ struct SparseLu::Impl {
         inverseState = Inverse::Unusable;
         return false;
       }
-      inverse.assign(size * size, 0.0);
-      for (std::size_t i = 0; i < size; ++i) inverse[i * size + i] = 1.0;
-      permuteAndSubstitute(inverse.data(), n, n);
+      rows.assign(size * size, 0.0);
+      for (std::size_t i = 0; i < size; ++i) rows[i * size + i] = 1.0;
+      substituteRows(rows.data(), size, size);  // the rows of A⁻¹
+      inverse.resize(size * size);
+      for (std::size_t i = 0; i < size; ++i)
+        for (std::size_t j = 0; j < size; ++j) inverse[j * size + i] = rows[i * size + j];
       const double normInverse =
           Eigen::Map<const Eigen::MatrixXd>(inverse.data(), n, n).cwiseAbs().colwise().sum().maxCoeff();
       inverseState = normInverse * normA <= SparseLu::kInverseConditionLimit ? Inverse::Usable
@@ -223,6 +251,7 @@ void SparseLu::reserveRightHandSides(int nrhs) {
   const auto n = static_cast<std::size_t>(n_);
   d.inverse.reserve(n * n);
   d.product.reserve(n * static_cast<std::size_t>(nrhs));
+  d.rows.reserve(n * std::max(n, static_cast<std::size_t>(nrhs)));
 }
 
 double* SparseLu::values() {
@@ -346,9 +375,9 @@ void SparseLu::solve(double* b, int nrhs) {
           d.multiplyByInverse(b, n_, nrhs);
           return;
         }
-        // Otherwise the row interchanges, then Eigen's blocked triangular solves on the whole
-        // n × nrhs block, which vectorise across columns; the column-by-column loops below cost
-        // 2-3× more there (callgrind, Zheng: 37 % of the sensitivity run in this function).
+        // Otherwise the substitutions on the whole n × nrhs block, vectorised across columns
+        // (Impl::substituteRows); the column-by-column loops below cost 2-3× more there
+        // (callgrind, Zheng: 37 % of the sensitivity run in this function).
         d.permuteAndSubstitute(b, n_, nrhs);
         return;
       }
