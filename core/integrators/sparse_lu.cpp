@@ -164,8 +164,8 @@ struct SparseLu::Impl {
       inverse.resize(size * size);
       for (std::size_t i = 0; i < size; ++i)
         for (std::size_t j = 0; j < size; ++j) inverse[j * size + i] = rows[i * size + j];
-      const double normInverse =
-          Eigen::Map<const Eigen::MatrixXd>(inverse.data(), n, n).cwiseAbs().colwise().sum().maxCoeff();
+      const Eigen::Map<const Eigen::MatrixXd> inv(inverse.data(), n, n);
+      const double normInverse = inv.cwiseAbs().colwise().sum().maxCoeff();
       inverseState = normInverse * normA <= SparseLu::kInverseConditionLimit ? Inverse::Usable
                                                                              : Inverse::Unusable;
     }
