@@ -2,12 +2,11 @@
 // odeSD: start (§2.6), predictor (§2.3), Newton (§2.2), one accepted step with its retry
 // loop, error estimate (§2.4) and step-size control (§2.5).
 #include "core/integrators/odesd_impl.h"
+#include "core/integrators/step_arithmetic.h"
 
 namespace sensode::integrators {
 
-double OdeSdIntegrator::Impl::rightOf(double tt) {
-  return std::nextafter(tt, std::numeric_limits<double>::infinity());
-}
+double OdeSdIntegrator::Impl::rightOf(double tt) { return nextUp(tt); }
 
 void OdeSdIntegrator::Impl::start(double tout) {
   if (!evalFA(rightOf(t), x.data(), f.data(), a.data())) {
@@ -205,7 +204,7 @@ OdeSdIntegrator::Impl::StepResult OdeSdIntegrator::Impl::step() {
              "error test failed " + std::to_string(errorFails) +
                  " times in a row (last error estimate ‖ε‖ = " + num(err, 3) + ")");
       }
-      const double factor = std::isfinite(err) ? 0.9 * std::pow(err, -1.0 / q) : 0.2;
+      const double factor = std::isfinite(err) ? 0.9 * inverseRoot(err, q) : 0.2;
       hNext = hs * std::max(0.2, factor);
       continue;
     }
@@ -358,7 +357,7 @@ void OdeSdIntegrator::Impl::accept(double tStep, double hs, bool landing, int q,
   // 22 steps of ×5 to reach h = 1), 10 for the next 10 steps, then §2.5's 5.
   const double maxGrowth = first ? 1e4 : own.steps <= 10 ? 10.0 : 5.0;
   double sigma = maxGrowth;
-  if (err > 0) sigma = q == 5 ? std::pow(2 * err, -0.2) : 0.9 * std::pow(err, -1.0 / q);
+  if (err > 0) sigma = q == 5 ? inverseRoot(2 * err, 5) : 0.9 * inverseRoot(err, q);
   sigma = std::clamp(sigma, 0.2, maxGrowth);
   if (failedRecently || (nr.rate > 0.5 && nr.iterations > 1)) sigma = std::min(sigma, 1.0);
   if (sens && sd.sensitivityJacobianReuse == OdeSdOptions::JacobianReuse::JacobiansAndLu &&
