@@ -4,11 +4,12 @@ on the same PEtab problems, one process per run, and whether their outputs are b
 the same.
 
   scripts/bench-binaries.py OLD NEW PROBLEM_ID... [--repeats 5] [--shared ../shared]
-                            [--commands "sens odesd,sim cvodes"]   (default: all six)
+                            [--commands "sens odesd,sim cvodes"]   (default: all seven)
 
 For each problem folder ../shared/petab/PROBLEM_ID (its model_*.xml at the finite times of its
 measurement tables, and PROBLEM_ID.yaml where there is one):
   sim cvodes      sensode simulate --method cvodes
+  sim odesd       sensode simulate --method odesd
   sens cvodes     sensode sensitivities --method cvodes --params all
   sens odesd      sensode sensitivities --method odesd --params all
   objective       sensode gradient --method none          (evaluation_seconds)
@@ -16,7 +17,8 @@ measurement tables, and PROBLEM_ID.yaml where there is one):
   forward         sensode gradient --method forward       (CVODES, the command's default)
 Times are the --stats JSON's wall_seconds (simulate, sensitivities: the integration) or
 evaluation_seconds (gradient: objective and gradient, loading excluded); medians over the
-repeats, OLD and NEW alternating run by run so that a drift of the machine's load spreads over
+repeats, OLD and NEW alternating run by run, and which of them goes first alternating repeat by
+repeat, so that a drift of the machine's load and a bias toward the second run spread over
 both. Before measuring, each command runs once with OLD on a shared cache and the cc -O2 compile
 it leaves behind (docs/native-cache.md) finishes, so that every measured run executes cc -O2's
 code; the measured runs start no compile (SENSODE_NATIVE_DETACH=0). The cache is a temporary
@@ -64,6 +66,7 @@ for problem in a.problems:
     model, times = models[0], measurement_times(folder)
     cases += [
         (problem, "sim cvodes", ["simulate", model, "--method", "cvodes", "--times", times], "wall_seconds"),
+        (problem, "sim odesd", ["simulate", model, "--method", "odesd", "--times", times], "wall_seconds"),
         (problem, "sens cvodes", ["sensitivities", model, "--method", "cvodes", "--params", "all",
                                   "--times", times], "wall_seconds"),
         (problem, "sens odesd", ["sensitivities", model, "--method", "odesd", "--params", "all",
@@ -105,11 +108,17 @@ try:
     for problem, label, args, key in cases:
         run(a.old, args, key)  # adopts the pending object, if any
         old, new, same = [], [], True
-        for _ in range(a.repeats):
-            t, body_old = run(a.old, args, key)
-            old.append(t)
-            t, body_new = run(a.new, args, key)
-            new.append(t)
+        for rep in range(a.repeats):
+            # Which binary goes first alternates: the same binary run twice per repeat measured
+            # 0.96-0.98 for the second run (sub-millisecond time courses, 22 models).
+            first_old = rep % 2 == 0
+            if first_old:
+                t_old, body_old = run(a.old, args, key)
+            t_new, body_new = run(a.new, args, key)
+            if not first_old:
+                t_old, body_old = run(a.old, args, key)
+            old.append(t_old)
+            new.append(t_new)
             same = same and body_old == body_new
         mo, mn = statistics.median(old), statistics.median(new)
         print(f"| {problem} | {label} | {mo * 1e3:.2f} | {mn * 1e3:.2f} | {mn / mo:.3f} | "
