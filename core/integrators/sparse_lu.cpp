@@ -8,9 +8,11 @@
 #include <Eigen/SparseCore>
 #include <Eigen/SparseLU>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace sensode::integrators::detail {
@@ -18,27 +20,40 @@ namespace sensode::integrators::detail {
 namespace {
 
 // Products by A⁻¹ for dense systems up to kSmallRows rows (all that
-// IntegratorOptions::kDenseLimit sends here) run in blocks of at most kSmallColumns right-hand
-// sides through matrix types with these compile-time bounds. Eigen then sizes its product's
-// blocking at compile time; with run-time sizes it computes the blocking from the CPU's cache
-// sizes, which it asks CPUID for on first use (see Impl::substituteRows). Same kernel, same
-// speed once running (micro-benchmark, 14 × 14 times 14 × 34: 0.99 against 1.02 µs).
+// IntegratorOptions::kDenseLimit sends here): one kernel per row count, each column of the
+// product accumulated in registers (n ≤ 16 values) from A⁻¹'s columns. Against Eigen's product
+// with compile-time bounds (micro-benchmark, A⁻¹ of n × n times n × m, 2026-11-29): 4 × 16
+// 0.04 against 0.10 µs, 7 × 20 0.15 against 0.25, 14 × 34 0.66 against 1.0, 16 × 150 5.0
+// against 5.1. Only the kernel of the model's n runs, about one page of code; Eigen's blocked
+// product runs its packing routines and a 6 kB kernel, whose first execution in a process
+// faults in several pages of code (6-20 µs each on a virtual machine). Run-time sizes would
+// also make Eigen ask CPUID for the cache sizes (see Impl::substituteRows).
 constexpr int kSmallRows = 16;
-constexpr int kSmallColumns = 64;
-using SmallSquare =
-    Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor, kSmallRows, kSmallRows>;
-using SmallBlock = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor,
-                                 kSmallRows, kSmallColumns>;
 
-// f on each block of at most kSmallColumns consecutive columns of the column-major n × nrhs b.
-template <typename F>
-void forEachSmallBlock(double* b, int n, int nrhs, F&& f) {
-  for (int j = 0; j < nrhs; j += kSmallColumns) {
-    const int width = std::min(kSmallColumns, nrhs - j);
-    f(Eigen::Map<SmallBlock>(b + static_cast<std::size_t>(j) * static_cast<std::size_t>(n), n,
-                             width));
+template <int N>
+void smallInverseProduct(const double* inv, const double* b, double* out, int nrhs) {
+  for (int j = 0; j < nrhs; ++j) {
+    const double* bj = b + static_cast<std::size_t>(j) * N;
+    double acc[N];
+#pragma GCC unroll 16
+    for (int i = 0; i < N; ++i) acc[i] = inv[i] * bj[0];
+#pragma GCC unroll 16
+    for (int k = 1; k < N; ++k) {
+      const double bk = bj[k];
+      const double* colK = inv + static_cast<std::size_t>(k) * N;
+#pragma GCC unroll 16
+      for (int i = 0; i < N; ++i) acc[i] += colK[i] * bk;
+    }
+    std::copy(acc, acc + N, out + static_cast<std::size_t>(j) * N);
   }
 }
+
+using SmallProduct = void (*)(const double*, const double*, double*, int);
+template <std::size_t... I>
+constexpr std::array<SmallProduct, sizeof...(I)> smallProducts(std::index_sequence<I...>) {
+  return {&smallInverseProduct<static_cast<int>(I) + 1>...};
+}
+constexpr auto kSmallProducts = smallProducts(std::make_index_sequence<kSmallRows>{});
 
 }  // namespace
 
@@ -120,11 +135,7 @@ struct SparseLu::Impl {
   void multiplyByInverse(double* b, int n, int nrhs) {
     product.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(nrhs));
     if (n <= kSmallRows) {
-      const Eigen::Map<const SmallSquare> inv(inverse.data(), n, n);
-      forEachSmallBlock(b, n, nrhs, [&](Eigen::Map<SmallBlock> x) {
-        Eigen::Map<SmallBlock> out(product.data() + (x.data() - b), n, x.cols());
-        out.noalias() = inv * x;
-      });
+      kSmallProducts[static_cast<std::size_t>(n) - 1](inverse.data(), b, product.data(), nrhs);
     } else {
       Eigen::Map<Eigen::MatrixXd> out(product.data(), n, nrhs);
       out.noalias() = Eigen::Map<const Eigen::MatrixXd>(inverse.data(), n, n) *

@@ -88,15 +88,17 @@ class TestOdeSdLinearSolvers : public QObject {
   // formed (a shortcut: the κ₁ test would too), and one with unit pivots (upper bidiagonal,
   // superdiagonal −100 in its first six columns: κ ≈ 1e12), which only the κ₁ test rejects
   // (without it: 3.5e-8).
-  // Sizes: up to 16 rows the solves run in blocks of at most 64 columns through compile-time-
-  // bounded matrices (150 columns: three blocks, the last partial), above 16 rows on run-time
-  // sizes.
+  // Sizes: up to 16 rows the product by A⁻¹ runs one kernel per row count (each is checked),
+  // above 16 rows Eigen's product on run-time sizes.
   void manyRightHandSidesWithAndWithoutTheInverse_data() {
     QTest::addColumn<int>("n");
     QTest::addColumn<int>("nrhs");
     QTest::newRow("6 x 13") << 6 << 13;  // nrhs ≥ 2n: the inverse pays from the first solve
     QTest::newRow("16 x 150") << 16 << 150;
     QTest::newRow("20 x 45") << 20 << 45;
+    for (int n = 3; n < 16; ++n) {
+      if (n != 6) QTest::addRow("%d x %d", n, 2 * n + 3) << n << 2 * n + 3;
+    }
   }
   void manyRightHandSidesWithAndWithoutTheInverse() {
     QFETCH(int, n);
