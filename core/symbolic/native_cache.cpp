@@ -2,6 +2,7 @@
 #include "core/symbolic/native_cache.h"
 
 #include <fcntl.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -124,6 +125,14 @@ NativeCacheEntry::~NativeCacheEntry() {
 std::string NativeCacheEntry::loadPath() const { return object.string(); }
 
 std::string sha256Hex(const std::string& bytes) {
+  // OpenSSL frees its state in an atexit handler that it registers on first use, i.e. after the
+  // statics constructed before that use, so it runs before their destructors. The GUI plugins
+  // keep compiled models in such a static; its destructor joins a cc -O2 compile that then
+  // hashed the new cache entry in freed OpenSSL state: a crash at exit (tst_event_views,
+  // 2026-11-29, SIGSEGV in CRYPTO_THREAD_read_lock). Without the handler the process's exit
+  // frees OpenSSL's memory instead.
+  static const bool initialised = OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, nullptr) == 1;
+  if (!initialised) return {};
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   if (EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) != 1)
