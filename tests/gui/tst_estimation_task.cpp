@@ -40,6 +40,8 @@
 #include <cmath>
 #include <thread>
 
+#include <Eigen/Core>
+
 #include "core/estimation/run_store.h"
 #include "core/petab/objective.h"
 #include "core/petab/petab_problem.h"
@@ -236,7 +238,18 @@ class TestEstimationTask : public QObject {
     QVERIFY(std::abs(atBest.objective - c.bestObjective) < 1e-6 * (1 + std::abs(atBest.objective)));
     for (const estimation::StartResult& s : c.starts)
       if (std::isfinite(s.startObjective)) QVERIFY(c.bestObjective <= s.startObjective);
-    for (double g : atBest.gradient) QVERIFY2(std::abs(g) < 1e-3, qPrintable(QString::number(g)));
+    // A vanishing gradient on the objective's own scale: the decrease that a Gauss-Newton step
+    // from the best fit promises, ½·gᵀ·FIM⁻¹·g, is below 1e-6. |g| alone has no scale: the
+    // starts stop on ftol 1e-8 (|Δf| ≤ 2.4e-7 here), which allows |g| up to about 0.1 with
+    // this FIM, and a change of odeSD's rounding alone moved |g| from below 1e-3 to 1.3e-3.
+    QVERIFY(c.statistics.available);
+    QCOMPARE(c.statistics.covariance.rows(), Eigen::Index(atBest.gradient.size()));
+    const Eigen::Map<const Eigen::VectorXd> g(atBest.gradient.data(),
+                                              Eigen::Index(atBest.gradient.size()));
+    const double promised = 0.5 * g.dot(c.statistics.covariance * g);
+    qInfo("gradient at the best fit: max |g| %.3g, promised decrease %.3g", g.cwiseAbs().maxCoeff(),
+          promised);
+    QVERIFY2(promised < 1e-6, qPrintable(QString::number(promised)));
 
     // Waterfall: one point per start, sorted, the best at 1 (objective − best + 1).
     auto* waterfall = dynamic_cast<plugin::estimation::CurveChartView*>(panel->resultView(QStringLiteral("Waterfall")));
