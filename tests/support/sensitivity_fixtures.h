@@ -12,6 +12,7 @@
 #include <QtTest/QtTest>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -148,6 +149,45 @@ inline Model pulseAtStartModel() {
   const Expr pieces[] = {u, input};
   b.rhs(x, e.add(e.neg(e.mul(k, x)), e.piecewise(pieces, e.zero())));
   return b.compile();
+}
+
+// A compartment of size V = 2 whose size moves species read in concentration three ways
+// (k = 0.5, kb = 0.3, v0 = 0.7):
+//   A: initial amount a0 = 3, rate k·A in amount/time:  [A] = (a0/V)·e^{−kt/V};
+//   B: initial concentration b0 = 1.5, rate V·kb·B:       [B] = b0·e^{−kb·t}, ∂[B]/∂V ≡ 0;
+//   C: initial concentration 0, constant influx v0:       [C] = v0·t/V.
+// In amounts: n_A = a0·e^{−kt/V}, n_B = V·[B], n_C = v0·t (∂n_C/∂V ≡ 0).
+inline Model compartmentSizeModel() {
+  const std::string xml = R"(<?xml version="1.0" encoding="UTF-8"?>
+<sbml xmlns="http://www.sbml.org/sbml/level3/version2/core" level="3" version="2"><model id="m">
+<listOfCompartments><compartment id="V" size="2" constant="true" spatialDimensions="3"/></listOfCompartments>
+<listOfSpecies>
+<species id="A" compartment="V" initialAmount="3" hasOnlySubstanceUnits="false" boundaryCondition="false" constant="false"/>
+<species id="B" compartment="V" initialConcentration="1.5" hasOnlySubstanceUnits="false" boundaryCondition="false" constant="false"/>
+<species id="C" compartment="V" initialConcentration="0" hasOnlySubstanceUnits="false" boundaryCondition="false" constant="false"/>
+</listOfSpecies>
+<listOfParameters><parameter id="k" value="0.5" constant="true"/><parameter id="kb" value="0.3" constant="true"/>
+<parameter id="v0" value="0.7" constant="true"/></listOfParameters>
+<listOfReactions>
+<reaction id="rA" reversible="false"><listOfReactants><speciesReference species="A" stoichiometry="1" constant="true"/></listOfReactants>
+<kineticLaw><math xmlns="http://www.w3.org/1998/Math/MathML"><apply><times/><ci>k</ci><ci>A</ci></apply></math></kineticLaw></reaction>
+<reaction id="rB" reversible="false"><listOfReactants><speciesReference species="B" stoichiometry="1" constant="true"/></listOfReactants>
+<kineticLaw><math xmlns="http://www.w3.org/1998/Math/MathML"><apply><times/><ci>V</ci><ci>kb</ci><ci>B</ci></apply></math></kineticLaw></reaction>
+<reaction id="rC" reversible="false"><listOfProducts><speciesReference species="C" stoichiometry="1" constant="true"/></listOfProducts>
+<kineticLaw><math xmlns="http://www.w3.org/1998/Math/MathML"><ci>v0</ci></math></kineticLaw></reaction>
+</listOfReactions></model></sbml>)";
+  return std::make_shared<const symbolic::CompiledModel>(
+      symbolic::buildOdeSystem(model::importSbmlString(xml, "compartment_size.xml")));
+}
+
+// compartmentSizeModel's outputs A, B, C at t (concentrations, or amounts): {y, ∂y/∂V} each.
+inline std::array<std::pair<double, double>, 3> compartmentSizeClosedForm(double t, bool amounts) {
+  const double V = 2, k = 0.5, kb = 0.3, v0 = 0.7, a0 = 3, b0 = 1.5;
+  const double eA = std::exp(-k * t / V), eB = std::exp(-kb * t);
+  if (amounts) return {{{a0 * eA, a0 * eA * k * t / (V * V)}, {V * b0 * eB, b0 * eB}, {v0 * t, 0.0}}};
+  return {{{a0 / V * eA, -a0 / (V * V) * eA + a0 / V * eA * k * t / (V * V)},
+           {b0 * eB, 0.0},
+           {v0 * t / V, -v0 * t / (V * V)}}};
 }
 
 inline Model sbmlModel(const std::filesystem::path& file) {
