@@ -24,20 +24,45 @@ import csv
 import math
 
 
+def read_rows(path):
+    try:
+        with open(path, newline="") as f:
+            return list(csv.reader(f))
+    except OSError as e:
+        raise SystemExit(f"compare-sensitivities: {path}: {e.strerror}")
+
+
 def sensitivities(path):
-    with open(path, newline="") as f:
-        rows = list(csv.reader(f))[1:]
-    return {(r[0], r[1], r[2]): float(r[3]) for r in rows}
+    """time,variable,parameter,value rows of `sensode sensitivities --out`."""
+    rows = read_rows(path)
+    if not rows or rows[0] != ["time", "variable", "parameter", "value"]:
+        raise SystemExit(f"compare-sensitivities: {path}: header is not time,variable,parameter,"
+                         "value (a `sensode sensitivities --out` CSV)")
+    table = {}
+    for line, r in enumerate(rows[1:], start=2):
+        try:
+            table[(r[0], r[1], r[2])] = float(r[3])
+        except (IndexError, ValueError):
+            raise SystemExit(f"compare-sensitivities: {path}, line {line}: expected "
+                             "time,variable,parameter,value (a `sensode sensitivities` CSV)")
+    return table
 
 
 def value_maxima(path):
-    with open(path, newline="") as f:
-        rows = list(csv.reader(f))
+    """max |y| per output column of a `sensode simulate` CSV."""
+    rows = read_rows(path)
+    if not rows:
+        raise SystemExit(f"compare-sensitivities: {path}: empty")
     header, maxima = rows[0], collections.defaultdict(float)
-    for r in rows[1:]:
+    for line, r in enumerate(rows[1:], start=2):
         for name, v in zip(header[1:], r[1:]):
-            if math.isfinite(float(v)):
-                maxima[name] = max(maxima[name], abs(float(v)))
+            try:
+                value = float(v)
+            except ValueError:
+                raise SystemExit(f"compare-sensitivities: {path}, line {line}, column {name}: "
+                                 f"{v!r} is not a number")
+            if math.isfinite(value):
+                maxima[name] = max(maxima[name], abs(value))
     return maxima
 
 
@@ -50,7 +75,15 @@ def main():
     ap.add_argument("--floor", type=float, default=1e-6)
     ap.add_argument("candidates", nargs="+")
     a = ap.parse_args()
-    nominal = {k: abs(float(v)) for k, v in (p.split("=", 1) for p in a.param)}
+    nominal = {}
+    for p in a.param:
+        key, sep, value = p.partition("=")
+        try:
+            nominal[key] = abs(float(value))
+        except ValueError:
+            sep = ""
+        if not sep:
+            raise SystemExit(f"compare-sensitivities: --param {p!r}: expected ID=VALUE")
     ref, ymax = sensitivities(a.reference), value_maxima(a.values)
     column_max = collections.defaultdict(float)
     for (_, y, p), v in ref.items():
@@ -59,7 +92,10 @@ def main():
     scale, above = {}, set()
     for (y, p), cmax in column_max.items():
         if p not in nominal:
-            raise SystemExit(f"no --param {p}=VALUE given")
+            raise SystemExit(f"compare-sensitivities: no --param {p}=VALUE for the parameter "
+                             f"{p} of {a.reference}")
+        if y not in ymax:
+            raise SystemExit(f"compare-sensitivities: {a.values} has no column {y}")
         natural = ymax[y] / nominal[p] if nominal[p] > 0 else 0.0
         scale[(y, p)] = max(cmax, a.floor * natural)
         if cmax > a.floor * natural:
