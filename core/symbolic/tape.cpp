@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/common/errors.h"
+#include "core/symbolic/power_families.h"
 
 namespace sensode::symbolic {
 namespace {
@@ -28,6 +29,9 @@ enum TapeOp : std::uint8_t {
   kNary,      // out = fn(s[args]); fn in n2; a = first, b = count
   kSelect,    // piecewise: a = first, b = count (v1, c1, ..., otherwise)
   kPowLog,    // out = powLog(s[a], s[b], c): s[a]^s[b]·ln^c s[a], its limit 0 at s[a] = 0
+  kPowStep,   // out = powStep(s[a], s[b], c, s[n2]): s[b] = s[a]^e' computed before, the
+              // result s[a]^(e'−c) = s[b]/s[a]^c, pow(s[a], s[n2]) where that could differ
+              // (power_families.h)
 };
 
 struct Term {
@@ -78,12 +82,22 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
       num.push_back(c);
     }
   };
+  // Powers computed from a higher power of the same base (power_families.h): empty in the first
+  // ordering, which finds the nodes the families are formed among.
+  std::unordered_map<Expr, PowerStep> powerSteps;
   // Operands a node's instruction reads (after fusion).
   std::vector<Term> terms;
   std::vector<Expr> num, den;
   auto operands = [&](Expr e, std::vector<Expr>& out) {
     out.clear();
     const Node& n = pool.node(e);
+    if (n.op == Op::Pow && !powerSteps.empty()) {
+      if (auto it = powerSteps.find(e); it != powerSteps.end()) {
+        for (Expr c : pool.children(e)) out.push_back(c);  // the exponent: pow()'s fallback
+        out.push_back(it->second.anchor);
+        return;
+      }
+    }
     if (n.op == Op::Add) {
       double off;
       sumTerms(e, off, terms);
@@ -110,27 +124,36 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
   std::vector<std::uint8_t> state(poolSize, 0);  // 2 = done
   std::vector<std::pair<Expr, bool>> stack;
   std::vector<Expr> ops;
-  for (Expr r : roots) {
-    stack.push_back({r, false});
-    while (!stack.empty()) {
-      auto [e, expanded] = stack.back();
-      auto& st = state[e];
-      if (st == 2) {
+  auto sortTopologically = [&] {
+    order.clear();
+    std::fill(state.begin(), state.end(), std::uint8_t{0});
+    for (Expr r : roots) {
+      stack.push_back({r, false});
+      while (!stack.empty()) {
+        auto [e, expanded] = stack.back();
+        auto& st = state[e];
+        if (st == 2) {
+          stack.pop_back();
+          continue;
+        }
+        if (!expanded) {
+          stack.back().second = true;
+          operands(e, ops);
+          for (Expr c : ops)
+            if (state[c] != 2) stack.push_back({c, false});
+          continue;
+        }
         stack.pop_back();
-        continue;
+        st = 2;
+        order.push_back(e);
       }
-      if (!expanded) {
-        stack.back().second = true;
-        operands(e, ops);
-        for (Expr c : ops)
-          if (state[c] != 2) stack.push_back({c, false});
-        continue;
-      }
-      stack.pop_back();
-      st = 2;
-      order.push_back(e);
     }
-  }
+  };
+  sortTopologically();
+  // Again with the families' anchors as operands of their members, so that each anchor comes
+  // first and keeps its slot until its last member has read it.
+  powerSteps = powerFamilies(pool, order);
+  if (!powerSteps.empty()) sortTopologically();
 
   // ---- slots: inputs and constants first, then temporaries with reuse ----------------------
   std::vector<std::uint32_t> slotOf(poolSize, UINT32_MAX);
@@ -224,6 +247,11 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
           else if (k == 0.5) ins.op = kSqrt;
           else if (isInteger(k)) ins.op = kPowInt;
           else ins.op = kPowConst;
+        } else if (auto it = powerSteps.find(e); it != powerSteps.end()) {
+          ins.op = kPowStep;
+          ins.b = slotFor(it->second.anchor);
+          ins.c = it->second.step;
+          ins.n2 = slotFor(ex);
         } else {
           ins.op = kPow;
           ins.b = slotFor(ex);
@@ -342,6 +370,7 @@ void Tape::interpret(double t, const double* x, const double* p, double* out) co
       case kPowConst: v = std::pow(s[ins.a], ins.c); break;
       case kPow: v = std::pow(s[ins.a], s[ins.b]); break;
       case kPowLog: v = powLog(s[ins.a], s[ins.b], static_cast<int>(ins.c)); break;
+      case kPowStep: v = powStep(s[ins.a], s[ins.b], static_cast<int>(ins.c), s[ins.n2]); break;
       case kUnary: {
         const double a = s[ins.a];
         v = applyOp(static_cast<Op>(ins.n2), std::span<const double>(&a, 1));
@@ -454,6 +483,17 @@ std::string Tape::cPrelude() {
        "  double r = pow(u, v);\n"
        "  for (int i = 0; i < k; ++i) r *= l;\n"
        "  return r;\n"
+       "}\n"
+       // powStep() of core/symbolic/power_families.cpp, statement for statement.
+       "static inline int sensode_normal(double v) {\n"
+       "  const double a = fabs(v);\n"
+       "  return a >= 2.2250738585072014e-308 && a <= 1.7976931348623157e308;\n"
+       "}\n"
+       "static inline double sensode_powstep(double u, double anchor, int step, double e) {\n"
+       "  if (!sensode_normal(u) || !sensode_normal(anchor)) return pow(u, e);\n"
+       "  double v = anchor;\n"
+       "  for (int i = 0; i < step; ++i) v /= u;\n"
+       "  return v;\n"
        "}\n\n";
   return c.str();
 }
@@ -485,6 +525,10 @@ std::string Tape::cExpression(const Instr& ins,
     case kPowLog:
       c = "sensode_powlog(" + sl(ins.a) + ", " + sl(ins.b) + ", " +
           std::to_string(static_cast<int>(ins.c)) + ")";
+      break;
+    case kPowStep:
+      c = "sensode_powstep(" + sl(ins.a) + ", " + sl(ins.b) + ", " +
+          std::to_string(static_cast<int>(ins.c)) + ", " + sl(ins.n2) + ")";
       break;
     case kUnary: {
       const Op op = static_cast<Op>(ins.n2);

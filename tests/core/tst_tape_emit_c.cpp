@@ -108,6 +108,12 @@ struct Fixture {
     add("x ln x", pool.mul(x, pool.unary(Op::Log, x)));
     add("d(x^k/(1+y))/dk", pool.diff(pool.div(pool.pow(x, k), pool.add(pool.one(), y)), k));
     add("d2(x^k)/dk dx", pool.diff(pool.diff(pool.pow(x, k), k), x));
+    // Powers of one base whose exponents differ by integers (power_families.h): one pow() and
+    // products from it, with pow() again where a factor is 0, subnormal or not finite.
+    for (int m = 0; m <= 3; ++m)
+      add("x^(k-m) family", pool.pow(x, pool.sub(k, c(m))));
+    add("d3(y^k/(1+y^k))/dy3",
+        pool.diff(pool.diff(pool.diff(pool.div(pool.pow(y, k), pool.add(pool.one(), pool.pow(y, k))), y), y), y));
     // Roots that are a constant and an input (copied straight to the output).
     add("constant root", c(0.1));
     add("zero root", pool.zero());
