@@ -7,9 +7,15 @@
 // --out) and the solver statistics (JSON, with --stats). Stdout gets a short human summary; an
 // output with no value at some output times (0/0 in its own formula) is written as NaN there,
 // with a warning on stderr and the list in --stats ("undefined_outputs").
+//
+// For benchmarks, SENSODE_BENCH_REPEAT=N runs the same time course N more times in the process
+// after the measured one and lists their wall times in --stats ("repeat_wall_seconds"): the
+// first run pays once per process for first touches of code and memory, which on a virtual
+// machine cost microseconds per page (docs/benchmarks/performance.md §18); the repeats do not.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -173,10 +179,18 @@ void printSummary(const std::string& modelId, const symbolic::CompiledModel& com
   o.flush();
 }
 
+// SENSODE_BENCH_REPEAT: how many more times the benchmarks want the run (0 when unset).
+int benchmarkRepeats() {
+  const char* v = std::getenv("SENSODE_BENCH_REPEAT");
+  return v ? std::max(0, std::atoi(v)) : 0;
+}
+
 JsonObject statsObject(const symbolic::CompiledModel& compiled, const SimulateSettings& s,
-                       const tasks::TimeCourseResult& r, double loadSeconds) {
+                       const tasks::TimeCourseResult& r, double loadSeconds,
+                       const std::vector<double>& repeatWallSeconds) {
   JsonObject json;
   json.add("method", integrators::toString(s.options.method)).add("wall_seconds", r.wallSeconds);
+  if (!repeatWallSeconds.empty()) json.add("repeat_wall_seconds", repeatWallSeconds);
   addIntegratorStats(json, r.stats);
   json.add("n_states", compiled.nx())
       .add("n_parameters", compiled.np())
@@ -223,9 +237,12 @@ int runSimulate(std::span<const std::string> args) {
   problem.eventRows = s.eventRows;
   problem.outputs = s.outputs;
   const tasks::TimeCourseResult r = tasks::runTimeCourse(problem, s.options);
+  std::vector<double> repeatWallSeconds;
+  for (int k = benchmarkRepeats(); k > 0; --k)
+    repeatWallSeconds.push_back(tasks::runTimeCourse(problem, s.options).wallSeconds);
   warnUndefinedOutputs(s.modelPath, r.undefinedOutputs);
 
-  if (s.stats) statsObject(*compiled, s, r, loadSeconds).write(*s.stats);
+  if (s.stats) statsObject(*compiled, s, r, loadSeconds, repeatWallSeconds).write(*s.stats);
   if (r.termination != tasks::Termination::Success)
     throw Error(s.modelPath + ": " + tasks::toString(r.termination) + ": " + r.message);
   if (s.out) writeTimeCourseCsv(fs::path(*s.out), r);
