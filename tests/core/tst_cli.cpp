@@ -5,6 +5,7 @@
 // test-suite run with its report and tag table.
 #include <QtCore/QDir>
 #include <QtCore/QFile>
+#include <QtCore/QJsonArray>
 #include <QtCore/QJsonDocument>
 #include <QtCore/QJsonObject>
 #include <QtCore/QProcess>
@@ -207,6 +208,18 @@ void TestCli::statsJsonHasContractKeys() {
   QCOMPARE(o["n_states"].toInt(), 2);
   QVERIFY(o["n_parameters"].toInt() >= 1);
   QCOMPARE(o["message"].toString(), QString());
+  QVERIFY(!o.contains("repeat_wall_seconds"));  // benchmarks only (SENSODE_BENCH_REPEAT)
+
+  // SENSODE_BENCH_REPEAT=N: the same run N more times, their wall times listed.
+  qputenv("SENSODE_BENCH_REPEAT", "2");
+  const CliRun repeated = runCli({"simulate", case1_, "--stats", stats});
+  qunsetenv("SENSODE_BENCH_REPEAT");
+  QVERIFY2(repeated.exitCode == 0, qPrintable(repeated.errLines.join('\n')));
+  const QJsonObject r2 = QJsonDocument::fromJson(readAll(stats).toUtf8()).object();
+  const QJsonArray walls = r2["repeat_wall_seconds"].toArray();
+  QCOMPARE(walls.size(), 2);
+  for (const auto& w : walls) QVERIFY(w.isDouble() && w.toDouble() > 0);
+  QCOMPARE(r2["steps"].toDouble(), o["steps"].toDouble());  // the measured run is unchanged
 }
 
 // S1(t) = 1.5e-4·exp(−k1·t): doubling k1 must give exp(−2t).
