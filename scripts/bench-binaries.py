@@ -22,7 +22,9 @@ repeat, so that a drift of the machine's load and a bias toward the second run s
 both. Before measuring, each command runs once with OLD on a shared cache and the cc -O2 compile
 it leaves behind (docs/native-cache.md) finishes, so that every measured run executes cc -O2's
 code; the measured runs start no compile (SENSODE_NATIVE_DETACH=0). The cache is a temporary
-folder, removed at the end.
+folder, removed at the end. Both binaries' pages are first put in the page cache as read from
+disk (scripts/binary_pages.py; --as-linked keeps them as they are): a freshly linked binary's
+first touches of its code cost more, and would favour the older one.
 """
 import argparse
 import glob
@@ -35,6 +37,7 @@ import sys
 import tempfile
 import time
 
+import binary_pages  # beside this script
 import petab_measurement_times  # beside this script
 
 p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -45,7 +48,12 @@ p.add_argument("--repeats", type=int, default=5)
 p.add_argument("--shared", default=os.path.join(os.path.dirname(__file__), "..", "..", "shared"))
 p.add_argument("--commands", default="",
                help="comma-separated labels of the commands to run (default: all)")
+p.add_argument("--as-linked", action="store_true",
+               help="keep the binaries' page cache as it is (scripts/binary_pages.py)")
 a = p.parse_args()
+if not a.as_linked:
+    for binary in (a.old, a.new):  # both alike: a freshly linked one starts slower
+        binary_pages.read_from_disk(binary)
 petab = os.path.join(a.shared, "petab")
 
 

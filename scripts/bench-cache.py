@@ -4,7 +4,7 @@ run, as users run them: the first with an empty compiled-model cache, the second
 first left (docs/native-cache.md). odeSD and CVODES alternate; medians over --repeats.
 
   scripts/bench-cache.py [--sensode build/core/sensode] [--repeats 3] [--measurement-times]
-                         [--no-settle | --tiers] MODEL.xml...
+                         [--no-settle | --tiers] [--as-linked] MODEL.xml...
 
 --measurement-times: output at the times of the PEtab measurement tables beside each model
 (their finite `time` values, once each) instead of linspace(0, --t-end, 101).
@@ -19,6 +19,10 @@ second runs ran.
 start no compile (SENSODE_NATIVE_DELAY=1000, SENSODE_NATIVE_DETACH=0), so each cache keeps its
 tier. What odeSD and CVODES gain from cc's code over tcc's.
 
+The binary's pages are first put in the page cache as read from disk (scripts/binary_pages.py):
+a binary the linker has just written pays more for its first touches of code in every run
+(--as-linked measures it so).
+
 Prints a Markdown table per command: integration wall time (--stats wall_seconds) and the
 process's wall time, first and second run, for odeSD and CVODES, with the ratios, plus whether
 the second run was native from its first evaluation.
@@ -32,10 +36,13 @@ import sys
 import tempfile
 import time
 
+import binary_pages  # beside this script
 import petab_measurement_times  # beside this script
 
 p = argparse.ArgumentParser()
 p.add_argument("--sensode", default="build/core/sensode")
+p.add_argument("--as-linked", action="store_true",
+               help="keep the binary's page cache as it is (scripts/binary_pages.py)")
 p.add_argument("--repeats", type=int, default=3)
 p.add_argument("--t-end", default="100")
 p.add_argument("--measurement-times", action="store_true")
@@ -43,6 +50,8 @@ p.add_argument("--no-settle", action="store_true")
 p.add_argument("--tiers", action="store_true")
 p.add_argument("models", nargs="+")
 a = p.parse_args()
+if not a.as_linked:
+    binary_pages.read_from_disk(a.sensode)
 
 
 def measurement_times(model):

@@ -4,16 +4,19 @@ CVODES side by side: how much of the CLI's integration wall time (`--stats` wall
 once-per-process price of first touches of code and memory (docs/benchmarks/performance.md §18).
 
   scripts/bench-first-and-repeated.py [--sensode build/core/sensode] [--processes 3]
-                                      [--repeats 5] MODEL.xml...
+                                      [--repeats 5] [--as-linked] MODEL.xml...
 
 Every model runs at its PEtab measurement times (the finite `time` values of the measurement
 tables beside it, as scripts/bench-cache.py --measurement-times, which also leaves out models
-without any), on a warm compiled-model cache (one unmeasured run per method first). odeSD and
-CVODES alternate, --processes processes each; every process runs the time course once (the
-CLI's wall_seconds: "first") and then --repeats more times (SENSODE_BENCH_REPEAT; "repeated": the median of those). Prints per model the medians over
-processes in microseconds, the ratios odeSD / CVODES of both, the first run's extra time
-(first − repeated) of each method, and how odeSD's run ended (hand-over to CVODES, fallback),
-then the medians of the ratios over the models.
+without any), on a compiled-model cache of its own holding cc -O2's code (one unmeasured run per
+method first, whose compile finishes before the measured runs, which start none). odeSD and CVODES
+alternate, --processes processes each; every process runs the time course once (the CLI's
+wall_seconds: "first") and then --repeats more times (SENSODE_BENCH_REPEAT; "repeated": the median
+of those). Prints per model the medians over processes in microseconds, the ratios odeSD / CVODES
+of both, the first run's extra time (first − repeated) of each method, how odeSD's run ended
+(hand-over to CVODES, fallback) and which code the runs executed, then the medians of the ratios
+over the models. The binary's pages are first put in the page cache as read from disk
+(scripts/binary_pages.py; --as-linked keeps them as the linker left them).
 """
 import argparse
 import json
@@ -22,11 +25,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
+import binary_pages  # beside this script
 import petab_measurement_times  # beside this script
 
 p = argparse.ArgumentParser()
 p.add_argument("--sensode", default="build/core/sensode")
+p.add_argument("--as-linked", action="store_true",
+               help="keep the binary's page cache as it is (scripts/binary_pages.py)")
 p.add_argument("--processes", type=int, default=3)
 p.add_argument("--repeats", type=int, default=5)
 p.add_argument("models", nargs="+")
@@ -35,17 +42,30 @@ if a.processes < 1 or a.repeats < 1:
     sys.exit("--processes and --repeats must be at least 1")
 if not os.access(a.sensode, os.X_OK):
     sys.exit(f"{a.sensode}: not an executable (build it first, or pass --sensode)")
+if not a.as_linked:
+    binary_pages.read_from_disk(a.sensode)
 
 
-def run(model, times, method, stats, repeats):
+def run(model, times, method, stats, repeats, cache, measured=True):
     args = [a.sensode, "simulate", model, "--method", method, "--times", times,
             "--stats", stats, "--out", os.devnull]
-    env = dict(os.environ, SENSODE_BENCH_REPEAT=str(repeats))
+    env = dict(os.environ, SENSODE_BENCH_REPEAT=str(repeats), SENSODE_CACHE_DIR=cache)
+    if measured:  # no compile of its own: the run executes what the cache holds
+        env.update(SENSODE_NATIVE_DELAY="1000", SENSODE_NATIVE_DETACH="0")
     r = subprocess.run(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         sys.exit(f"{model}: sensode simulate --method {method} failed: {r.stderr.strip()}")
     with open(stats) as f:
         return json.load(f)
+
+
+def settle(cache, timeout=600):
+    """Waits until no detached cc -O2 job holds a lock in the cache folder."""
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        if not any(f.endswith(".compiling") for f in os.listdir(cache)):
+            return
+        time.sleep(0.1)
 
 
 def microseconds(seconds):
@@ -68,22 +88,26 @@ if not a.models:
 methods = ("odesd", "cvodes")
 first_ratios, repeated_ratios = [], []
 print("| model | odeSD first / repeated µs | CVODES first / repeated µs | ratio first | ratio "
-      "repeated | first run's extra µs, odeSD / CVODES | odeSD's run |")
-print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
+      "repeated | first run's extra µs, odeSD / CVODES | odeSD's run | code |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |")
 with tempfile.TemporaryDirectory() as d:
     stats = os.path.join(d, "stats.json")
+    cache = os.path.join(d, "cache")  # a cache of the benchmark's own
     for model in a.models:
         times = model_times[model]
         first = {m: [] for m in methods}
         repeated = {m: [] for m in methods}
         last = {}
-        for m in methods:
-            run(model, times, m, stats, 0)  # the cache holds cc -O2's code before any measurement
+        tiers = set()
+        for m in methods:  # compiles the model; its cc -O2 job finishes before any measurement
+            run(model, times, m, stats, 0, cache, measured=False)
+            settle(cache)
         for _ in range(a.processes):
             for m in methods:
-                s = run(model, times, m, stats, a.repeats)
+                s = run(model, times, m, stats, a.repeats, cache)
                 first[m].append(s["wall_seconds"])
                 repeated[m].append(statistics.median(s["repeat_wall_seconds"]))
+                tiers.add(s["native_tier"])
                 last[m] = s
         f = {m: statistics.median(first[m]) for m in methods}
         r = {m: statistics.median(repeated[m]) for m in methods}
@@ -102,6 +126,6 @@ with tempfile.TemporaryDirectory() as d:
               f"{microseconds(f['cvodes'])} / {microseconds(r['cvodes'])} | "
               f"{first_ratios[-1]:.2f} | {repeated_ratios[-1]:.2f} | "
               f"{microseconds(f['odesd'] - r['odesd'])} / {microseconds(f['cvodes'] - r['cvodes'])} | "
-              f"{how} |", flush=True)
+              f"{how} | {'/'.join(sorted(tiers))} |", flush=True)
 print(f"\nmedian over {len(a.models)} models, odeSD / CVODES: first runs "
       f"{statistics.median(first_ratios):.2f}, repeated runs {statistics.median(repeated_ratios):.2f}")
