@@ -37,6 +37,7 @@ import tempfile
 import time
 
 import binary_pages  # beside this script
+from compile_jobs import settle  # beside this script
 import petab_measurement_times  # beside this script
 
 p = argparse.ArgumentParser()
@@ -81,15 +82,6 @@ def run(command, model, method, cache, stats, compile=True):
         s = json.load(f)
     return {"wall": s["wall_seconds"], "process": process, "cache": s.get("native_cache"),
             "first": s.get("native_from_first_evaluation"), "tier": s.get("native_tier")}
-
-
-def settle(cache, timeout=600):
-    """Waits until no detached cc -O2 job holds a lock in the cache folder."""
-    t0 = time.time()
-    while time.time() - t0 < timeout:
-        if not any(f.endswith(".compiling") for f in os.listdir(cache)):
-            return
-        time.sleep(0.1)
 
 
 if a.measurement_times:

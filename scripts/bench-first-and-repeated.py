@@ -25,9 +25,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import binary_pages  # beside this script
+from compile_jobs import settle  # beside this script
 import petab_measurement_times  # beside this script
 
 p = argparse.ArgumentParser()
@@ -57,15 +57,6 @@ def run(model, times, method, stats, repeats, cache, measured=True):
         sys.exit(f"{model}: sensode simulate --method {method} failed: {r.stderr.strip()}")
     with open(stats) as f:
         return json.load(f)
-
-
-def settle(cache, timeout=600):
-    """Waits until no detached cc -O2 job holds a lock in the cache folder."""
-    t0 = time.time()
-    while time.time() - t0 < timeout:
-        if not any(f.endswith(".compiling") for f in os.listdir(cache)):
-            return
-        time.sleep(0.1)
 
 
 def microseconds(seconds):
