@@ -71,7 +71,7 @@ class Tape {
   std::string emitCScratch(const std::string& functionName, std::size_t chunkStatements = 100) const;
 
   struct Instr {
-    std::uint8_t op;        // Tape opcode (see tape.cpp)
+    std::uint8_t op;        // Tape opcode (see tape_ops.h)
     std::uint32_t out;      // destination slot
     std::uint32_t a, b;     // operand slots, or (first, count) into args_ for n-ary ops
     std::uint32_t n2;       // second count, or the Op of a generic function
