@@ -198,10 +198,7 @@ class TestSensitivities : public QObject {
     if (problem == "mm") {
       model = michaelisMentenModel();
       tEnd = 10;
-      ref.resize(4, 3);
-      ref << -4.66134174e-6, 4.64398189e-5, 8.55193667e-2, -1.14387803e-4, 1.13290830e-3,
-          -4.97034333e-1, 4.66134174e-6, -4.64398189e-5, -8.55193667e-2, 1.09726462e-4,
-          -1.08646848e-3, 5.82553700e-1;
+      ref = michaelisMentenReferenceAt10();
     } else if (problem == "robertson") {
       model = robertsonModel();
       tEnd = 40;

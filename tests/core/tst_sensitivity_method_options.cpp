@@ -17,10 +17,7 @@ class TestSensitivityMethodOptions : public QObject {
   void errorControlOffStillConverges() {
     // CVODES without S in the error test: fewer steps, S still close (MM, rtol 1e-8). Measured
     // 1.5e-8 with (528 steps), 7.1e-8 without (420 steps).
-    Eigen::MatrixXd ref(4, 3);
-    ref << -4.66134174e-6, 4.64398189e-5, 8.55193667e-2, -1.14387803e-4, 1.13290830e-3,
-        -4.97034333e-1, 4.66134174e-6, -4.64398189e-5, -8.55193667e-2, 1.09726462e-4,
-        -1.08646848e-3, 5.82553700e-1;
+    const Eigen::MatrixXd ref = michaelisMentenReferenceAt10();
     const SensitivityResult on = run(michaelisMentenModel(), SensitivityMethod::Cvodes, {0.0, 10.0},
                                      1e-8, 1e-12);
     const SensitivityResult off =
@@ -260,10 +257,7 @@ class TestSensitivityMethodOptions : public QObject {
     // NUMERICS.md §7.4: the paper's left-point Exp is first order, the midpoint variant second
     // order (MM: 4.8e-2 vs 5.2e-3 on a rtol 1e-5 BDF grid). Measured here (CVODES grid, rtol
     // 1e-5, atol 1e-6): left point 2.4e-2, midpoint 8.1e-4.
-    Eigen::MatrixXd ref(4, 3);
-    ref << -4.66134174e-6, 4.64398189e-5, 8.55193667e-2, -1.14387803e-4, 1.13290830e-3,
-        -4.97034333e-1, 4.66134174e-6, -4.64398189e-5, -8.55193667e-2, 1.09726462e-4,
-        -1.08646848e-3, 5.82553700e-1;
+    const Eigen::MatrixXd ref = michaelisMentenReferenceAt10();
     auto errorWith = [&](bool midpoint) {
       const SensitivityResult r =
           run(michaelisMentenModel(), SensitivityMethod::Exp, {0.0, 10.0}, 1e-5, 1e-6,
@@ -282,10 +276,7 @@ class TestSensitivityMethodOptions : public QObject {
     // PBSR/Exp on odeSD's trajectory (grid and dense output) instead of CVODES's. Measured on
     // MM at rtol 1e-8: Exp 2.5e-3 on odeSD's 124 steps (7.7e-5 on CVODES's 416); PBSR the same
     // (n_int > 100 on every one of these long steps, so it takes the exponential formula).
-    Eigen::MatrixXd ref(4, 3);
-    ref << -4.66134174e-6, 4.64398189e-5, 8.55193667e-2, -1.14387803e-4, 1.13290830e-3,
-        -4.97034333e-1, 4.66134174e-6, -4.64398189e-5, -8.55193667e-2, 1.09726462e-4,
-        -1.08646848e-3, 5.82553700e-1;
+    const Eigen::MatrixXd ref = michaelisMentenReferenceAt10();
     for (const auto method : {SensitivityMethod::Exp, SensitivityMethod::Pbsr}) {
       const SensitivityResult r =
           run(michaelisMentenModel(), method, {0.0, 10.0}, 1e-8, 1e-12,

@@ -111,6 +111,16 @@ inline Eigen::MatrixXd randomLinearExactS(const RandomLinear& d, double t) {
 // ---- NUMERICS.md §11 problems ----
 
 // A ⇄ B (kf, kb), A(0) = A0 (a species initial value), B(0) = 0.
+// S = dx/dk of michaelisMentenModel() at t = 10, rows the states, columns the parameters: the
+// reference of NUMERICS.md §11 (to 9 digits; tst_odesd_sensitivities holds it too).
+inline Eigen::MatrixXd michaelisMentenReferenceAt10() {
+  Eigen::MatrixXd ref(4, 3);
+  ref << -4.66134174e-6, 4.64398189e-5, 8.55193667e-2, -1.14387803e-4, 1.13290830e-3,
+      -4.97034333e-1, 4.66134174e-6, -4.64398189e-5, -8.55193667e-2, 1.09726462e-4,
+      -1.08646848e-3, 5.82553700e-1;
+  return ref;
+}
+
 inline Model conversionModel() {
   SystemBuilder b;
   auto& e = b.e();
