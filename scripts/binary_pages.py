@@ -15,7 +15,10 @@ import sys
 
 def read_from_disk(path):
     """Writes the file's pages back, drops them from the page cache and reads the file again."""
-    fd = os.open(path, os.O_RDONLY)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as e:
+        sys.exit(f"{path}: cannot read the binary ({e.strerror}): build it first, or name another")
     try:
         os.fsync(fd)  # dirty pages cannot be dropped
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
