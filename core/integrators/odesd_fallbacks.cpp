@@ -13,7 +13,7 @@ bool OdeSdIntegrator::Impl::derivativesFiniteAt(double tt, const double* xx) {
   // Without sensitivities J_J only builds Newton matrices, which do without its non-finite
   // entries (evalJacobians): J must be finite (a state that stays at 0 under a Hill term keeps
   // J_J non-finite for good, and must not keep CVODES bridging).
-  model->jacobianPair(tt, xx, p.data(), jv.data(), jjv.data());
+  model->jacobianPair(std::min(tt, evalTimeLimit), xx, p.data(), jv.data(), jjv.data());
   ++own.jacEvals;
   ++own.jacobianOfSecondEvals;
   const auto& jp = model->jacobianPattern();

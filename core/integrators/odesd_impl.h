@@ -73,6 +73,8 @@ struct OdeSdIntegrator::Impl {
   bool initialized = false;
   bool started = false;  // f0, a0 (and S derivatives) evaluated, h0 chosen
   double stopTime = kInf;
+  // Model evaluations take t = min(t, evalTimeLimit) (setLeftLimitAt).
+  double evalTimeLimit = kInf;
   std::function<void(const OdeSdStepInfo&)> observer;
   StepCallback stepCallback;
   // What the caller's step callback threw, carried past odeSD's own failure handling (a bridge
@@ -256,7 +258,7 @@ struct OdeSdIntegrator::Impl {
       cause = {Cause::Kind::NonFiniteState, i, -1, tt, xx[i]};
       return false;
     }
-    model->rhsAndSecond(tt, xx, p.data(), ff, aa);
+    model->rhsAndSecond(std::min(tt, evalTimeLimit), xx, p.data(), ff, aa);
     ++own.rhsEvals;
     ++own.secondDerivativeEvals;
     if (int i = firstNonFinite(ff, n); i >= 0) {
@@ -283,7 +285,7 @@ struct OdeSdIntegrator::Impl {
   // (patchedNewtonMatrices), instead of failing every attempt at that point.
   bool evalJacobians(double tt, const double* xx, double* jvals, double* jjvals,
                      bool newtonMatrixOnly = false) {
-    model->jacobianPair(tt, xx, p.data(), jvals, jjvals);
+    model->jacobianPair(std::min(tt, evalTimeLimit), xx, p.data(), jvals, jjvals);
     ++own.jacEvals;
     ++own.jacobianOfSecondEvals;
     const auto& jp = model->jacobianPattern();

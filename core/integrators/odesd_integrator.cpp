@@ -27,6 +27,10 @@ void OdeSdIntegrator::setStopTime(double tStop) {
   if (d.bdf) d.bdf->setStopTime(tStop);
 }
 
+void OdeSdIntegrator::setLeftLimitAt(double tEnd) {
+  impl_->evalTimeLimit = std::nextafter(tEnd, -kInf);
+}
+
 void OdeSdIntegrator::setStepObserver(std::function<void(const OdeSdStepInfo&)> observer) {
   impl_->observer = std::move(observer);
 }

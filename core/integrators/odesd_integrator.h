@@ -199,6 +199,11 @@ class OdeSdIntegrator final : public Integrator {
   // Steps never pass tStop and land exactly on it (CVodeSetStopTime); call after initialize().
   // Without a stop time the last step may pass the last output time (dense output).
   void setStopTime(double tStop);
+  // Model evaluations at t ≥ tEnd take t as the double before tEnd: the left limit there of a
+  // right-hand side that switches at tEnd (`time < τ`), for a run that stops at the switch
+  // (its last step's end would otherwise see the next branch). Not honoured by CVODES's bridges
+  // or hand-over.
+  void setLeftLimitAt(double tEnd);
   // Called after every accepted odeSD step (not after the hand-over).
   void setStepObserver(std::function<void(const OdeSdStepInfo&)> observer);
 

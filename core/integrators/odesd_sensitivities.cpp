@@ -22,8 +22,8 @@ void OdeSdIntegrator::Impl::allocateSensitivities() {
 }
 
 bool OdeSdIntegrator::Impl::evalParamDerivatives(double tt, const double* xx) {
-  model->paramJacobian(tt, xx, p.data(), fpv.data());
-  model->secondParamJacobian(tt, xx, p.data(), apv.data());
+  model->paramJacobian(std::min(tt, evalTimeLimit), xx, p.data(), fpv.data());
+  model->secondParamJacobian(std::min(tt, evalTimeLimit), xx, p.data(), apv.data());
   ++own.sensitivityRhsEvals;
   for (auto [pat, vals, out] : {std::tuple{&model->paramJacobianPattern(), fpv.data(), FP.data()},
                                 std::tuple{&model->secondParamJacobianPattern(), apv.data(), AP.data()}}) {
