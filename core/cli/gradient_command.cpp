@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // sensode gradient PROBLEM.yaml [--method ssasa|adjoint|forward|fd|none] [--params FILE.tsv]
-//                  [--forward-integrator cvodes|odesd] [--rtol R] [--atol A] [--fd-step H]
+//                  [--forward-integrator cvodes|odesd] [--adjoint-integrator odesd|cvodes] [--rtol R] [--atol A] [--fd-step H]
 //                  [--all-methods] [--out FILE.csv] [--stats FILE.json] [--simulations FILE.tsv]
 //
 // The PEtab objective (negative log-likelihood, core/petab/objective.h) and its gradient with
@@ -53,6 +53,9 @@ const std::vector<OptionSpec>& gradientOptions() {
                                                    "fallback; none: the objective only)"},
       {"--all-methods", "", "run every gradient method and print their agreement and timings"},
       {"--forward-integrator", "cvodes|odesd", "forward sensitivities by (default cvodes)"},
+      {"--adjoint-integrator", "odesd|cvodes",
+       "adjoint, ssasa: the time courses' adjoint by odeSD's discrete adjoint (default; CVODES "
+       "where odeSD cannot, with a fallback line) or CVODES's continuous adjoint"},
       {"--rtol", "R", "relative tolerance of the time courses (default 1e-10)"},
       {"--atol", "A", "absolute tolerance of the time courses (default 1e-12)"},
       {"--fd-step", "H", "fd: central-difference step on the parameter scale (default 1e-5)"},
@@ -244,6 +247,12 @@ int runGradient(std::span<const std::string> args) {
     const auto kind = integrators::methodFromString(*f);
     if (!kind) throw UsageError("gradient: --forward-integrator: '" + *f + "' is not cvodes or odesd");
     options.forwardIntegrator = *kind;
+  }
+  if (const auto f = a.string("--adjoint-integrator")) {
+    const auto kind = integrators::methodFromString(*f);
+    if (!kind || (*kind != integrators::Method::OdeSd && *kind != integrators::Method::Cvodes))
+      throw UsageError("gradient: --adjoint-integrator: '" + *f + "' is not odesd or cvodes");
+    options.adjointIntegrator = *kind;
   }
   if (!(options.integrator.rtol > 0) || !(options.integrator.atol > 0) || !(options.fdStep > 0))
     throw UsageError("gradient: --rtol, --atol and --fd-step must be > 0");

@@ -80,6 +80,10 @@ struct ObjectiveOptions {
   // they and odeSD both stall at the same time (a trial point of a fit that blows up), the
   // evaluation fails there without the run with sensitivities (detail::stopAtSharedSingularity).
   integrators::Method forwardIntegrator = integrators::Method::Cvodes;
+  // GradientMethod::Adjoint and Ssasa over time courses: the discrete adjoint of odeSD's steps
+  // (core/steadystate/odesd_adjoint_pass.h), or CVODES's continuous adjoint with checkpoints.
+  // Where odeSD cannot do a pass, CVODES's adjoint does it and ObjectiveResult::fallbacks says so.
+  integrators::Method adjointIntegrator = integrators::Method::OdeSd;
   // odeSD's step budget per output interval when it is the forward integrator (0: the
   // integrator's maxSteps): past it odeSD gives up and CVODES computes the evaluation.
   long odeSdMaxSteps = 0;

@@ -20,6 +20,7 @@
 #include "core/common/errors.h"
 #include "core/petab/objective.h"
 #include "core/petab/time_breakpoints.h"
+#include "core/steadystate/adjoint_time_course.h"
 #include "core/steadystate/steady_state_solver.h"
 
 namespace sensode::petab::detail {
@@ -183,6 +184,10 @@ class Evaluator {
                                                  const std::vector<double>& thetaS,
                                                  const Eigen::MatrixXd& dS);
   // f(τ⁻) − f(τ⁺) at a breakpoint τ with state x (nx).
+  // Which adjoint the passes ran ("odeSD, discrete adjoint", "CVODES, …" or both, joined by
+  // " and "); each pass's fallback sentence goes to ObjectiveResult::fallbacks.
+  std::string adjointPassesMethod(
+      const std::vector<std::unique_ptr<steadystate::AdjointTimeCourse>>& passes);
   Eigen::VectorXd rhsJump(double tau, const std::vector<double>& x,
                           const std::vector<double>& theta) const;
   std::vector<TimeBreakpoint> breakpoints(const std::vector<std::size_t>& timed,

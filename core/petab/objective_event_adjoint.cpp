@@ -152,6 +152,7 @@ Eigen::RowVectorXd Evaluator::timeCourseAdjointWithEvents(const std::vector<std:
     passes[sg] = std::make_unique<steadystate::AdjointTimeCourse>(pr_.model, o_.integrator,
                                                                   bounds[sg], start, thetaS, monitor_);
     passes[sg]->setQuadratureParameters(moved);
+    if (o_.adjointIntegrator == integrators::Method::OdeSd) passes[sg]->preferOdeSd();
     const std::vector<std::vector<double>> states = passes[sg]->forward(ts);
     jumps[sg].assign(ts.size(), std::vector<double>(unx, 0.0));
     for (std::size_t i : mine) {
@@ -186,8 +187,8 @@ Eigen::RowVectorXd Evaluator::timeCourseAdjointWithEvents(const std::vector<std:
   if (!quad.empty())
     grad_ += Eigen::Map<const Eigen::RowVectorXd>(quad.data(), static_cast<Eigen::Index>(quad.size())) * dS;
   grad_ += fromJumps * dS;
-  note("time-course data: backward adjoint across SBML events (CVODES, checkpointing, "
-       "quadratures, adjoint jump conditions at the events)");
+  note("time-course data: backward adjoint across SBML events (" + adjointPassesMethod(passes) +
+       "; adjoint jump conditions at the events)");
   return Eigen::Map<const Eigen::RowVectorXd>(lambda.data(), nx);
 }
 

@@ -27,6 +27,20 @@ std::vector<TimeBreakpoint> Evaluator::breakpoints(const std::vector<std::size_t
   return bps;
 }
 
+std::string Evaluator::adjointPassesMethod(
+    const std::vector<std::unique_ptr<steadystate::AdjointTimeCourse>>& passes) {
+  std::vector<std::string> methods;
+  for (const auto& pass : passes) {
+    if (!pass) continue;
+    if (std::find(methods.begin(), methods.end(), pass->method()) == methods.end())
+      methods.push_back(pass->method());
+    if (!pass->fallback().empty()) fallback(pass->fallback());
+  }
+  std::string joined;
+  for (const std::string& m : methods) joined += (joined.empty() ? "" : " and ") + m;
+  return joined;
+}
+
 Eigen::VectorXd Evaluator::rhsJump(double tau, const std::vector<double>& x,
                                    const std::vector<double>& theta) const {
   // The switch is `t − τ < 0` or alike: the neighbouring doubles are on either side of it.
@@ -72,6 +86,7 @@ Eigen::RowVectorXd Evaluator::timeCourseAdjoint(const std::vector<std::size_t>& 
     passes[sg] = std::make_unique<steadystate::AdjointTimeCourse>(pr_.model, o_.integrator,
                                                                   bounds[sg], x, thetaS, monitor_);
     passes[sg]->setQuadratureParameters(moved);
+    if (o_.adjointIntegrator == integrators::Method::OdeSd) passes[sg]->preferOdeSd();
     if (sg + 1 < nseg) passes[sg]->setLeftLimitAt(end);
     const std::vector<std::vector<double>> states = passes[sg]->forward(ts);
     ++result_.simulations;
@@ -108,7 +123,7 @@ Eigen::RowVectorXd Evaluator::timeCourseAdjoint(const std::vector<std::size_t>& 
   }
   if (!quad.empty())
     grad_ += Eigen::Map<const Eigen::RowVectorXd>(quad.data(), static_cast<Eigen::Index>(quad.size())) * dS;
-  note("time-course data: backward adjoint (CVODES, checkpointing, quadratures)");
+  note("time-course data: backward adjoint (" + adjointPassesMethod(passes) + ")");
   return Eigen::Map<const Eigen::RowVectorXd>(lambda.data(), nx);
 }
 
@@ -152,8 +167,12 @@ void Evaluator::timeCourseForward(const std::vector<std::size_t>& timed,
     if (nextBreak < breaks.size()) {
       if (auto* c = dynamic_cast<integrators::CvodesIntegrator*>(integrator.get()))
         c->setStopTime(breaks[nextBreak]);
-      else if (auto* d = dynamic_cast<integrators::OdeSdIntegrator*>(integrator.get()))
+      else if (auto* d = dynamic_cast<integrators::OdeSdIntegrator*>(integrator.get())) {
         d->setStopTime(breaks[nextBreak]);
+        // The step that lands on the switch evaluates the right-hand side there: its left
+        // limit, the branch the step integrated (at t = τ itself `time < τ` is already false).
+        d->setLeftLimitAt(breaks[nextBreak]);
+      }
     }
   };
   double t = 0;

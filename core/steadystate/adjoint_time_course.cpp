@@ -14,6 +14,7 @@
 #include "core/common/errors.h"
 #include "core/integrators/sundials_linear_system.h"
 #include "core/integrators/sundials_solver.h"
+#include "core/steadystate/odesd_adjoint_pass.h"
 
 namespace sensode::steadystate {
 
@@ -77,6 +78,13 @@ struct AdjointTimeCourse::Impl {
   integrators::sundials::LinearSolverPtr ls, lsB;
   integrators::sundials::CvodeMemPtr mem;
   int which = -1;
+
+  // The discrete adjoint of odeSD (preferOdeSd), while it is the pass's method.
+  std::unique_ptr<OdeSdAdjointPass> odesd;
+  bool odesdPreferred = false;
+  bool leftLimit = false;
+  double leftLimitEnd = 0;  // setLeftLimitAt's tEnd
+  std::string fallback;
 
   static Impl& self(void* p) { return *static_cast<Impl*>(p); }
 
@@ -253,6 +261,16 @@ void AdjointTimeCourse::setQuadratureParameters(std::vector<int> parameters) {
   impl_->quadParams = std::move(parameters);
 }
 
+void AdjointTimeCourse::preferOdeSd() { impl_->odesdPreferred = true; }
+
+std::string AdjointTimeCourse::method() const {
+  // A pass with nothing to integrate ran neither; it counts as the method asked for.
+  const bool odesd = impl_->odesd || (impl_->odesdPreferred && impl_->fallback.empty() && !impl_->mem);
+  return odesd ? "odeSD, discrete adjoint" : "CVODES, checkpointing, quadratures";
+}
+
+const std::string& AdjointTimeCourse::fallback() const { return impl_->fallback; }
+
 std::vector<std::vector<double>> AdjointTimeCourse::forward(const std::vector<double>& times) {
   Impl& d = *impl_;
   d.times = times;
@@ -261,6 +279,29 @@ std::vector<std::vector<double>> AdjointTimeCourse::forward(const std::vector<do
     states.assign(times.size(), d.x0);
     return states;
   }
+  if (d.odesdPreferred) {
+    if (!d.stateAtol.empty()) {
+      d.fallback = "CVODES's adjoint: the pass has its own absolute tolerances per state";
+    } else {
+      d.odesd = std::make_unique<OdeSdAdjointPass>(d.model, d.options, d.t0, d.x0, d.theta,
+                                                   d.monitor);
+      if (d.leftLimit) d.odesd->setLeftLimitAt(d.leftLimitEnd);
+      std::string whyNot;
+      if (d.odesd->forward(times, states, whyNot)) {
+        forwardSteps_ = d.odesd->forwardSteps();
+        return states;
+      }
+      d.odesd.reset();
+      d.fallback = "CVODES's adjoint instead of odeSD's: " + whyNot;
+    }
+  }
+  return cvodesForward();
+}
+
+std::vector<std::vector<double>> AdjointTimeCourse::cvodesForward() {
+  Impl& d = *impl_;
+  const std::vector<double>& times = d.times;
+  std::vector<std::vector<double>> states;
   d.ctx = integrators::sundials::newContext();
   d.y = integrators::sundials::newVector(d.x0, d.ctx.get());
   d.mem.reset(checkCreated(CVodeCreate(CV_BDF, d.ctx.get()), "CVodeCreate"));
@@ -310,6 +351,8 @@ std::vector<std::vector<double>> AdjointTimeCourse::forward(const std::vector<do
 }
 
 void AdjointTimeCourse::setLeftLimitAt(double tEnd) {
+  impl_->leftLimit = true;
+  impl_->leftLimitEnd = tEnd;
   impl_->tEvalMax = std::nextafter(tEnd, -std::numeric_limits<double>::infinity());
 }
 
@@ -324,6 +367,22 @@ void AdjointTimeCourse::backward(const std::vector<std::vector<double>>& jumps,
   if (quadrature.size() != static_cast<std::size_t>(d.np))
     quadrature.assign(static_cast<std::size_t>(d.np), 0.0);
   if (n == 0) return;
+  if (d.odesd) {
+    std::string whyNot;
+    std::vector<double> q = quadrature;
+    if (d.odesd->backward(jumps, d.quadParams, lambda0, q, whyNot)) {
+      quadrature = std::move(q);
+      backwardSteps_ = d.odesd->forwardSteps();
+      return;
+    }
+    // The backward sweep failed (a singular Newton matrix, a non-finite derivative): the pass
+    // again by CVODES, forward and backward. The caller's jumps stay those of odeSD's states,
+    // which differ from CVODES's by the tolerances.
+    d.odesd.reset();
+    d.fallback = "CVODES's adjoint instead of odeSD's: " + whyNot;
+    lambda0.assign(static_cast<std::size_t>(d.nx), 0.0);
+    cvodesForward();
+  }
   if (!d.mem) {  // every time equals t0: no integration
     for (const auto& jmp : jumps)
       for (int i = 0; i < d.nx; ++i) lambda0[static_cast<std::size_t>(i)] += jmp[static_cast<std::size_t>(i)];

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/common/progress.h"
@@ -51,6 +52,15 @@ class AdjointTimeCourse {
   // operations suggested). backward() still returns np values; the others keep what
   // `quadrature` came in with (0 for a first pass).
   void setQuadratureParameters(std::vector<int> parameters);
+  // The pass by the discrete adjoint of odeSD (odesd_adjoint_pass.h) instead of CVODES's
+  // continuous adjoint; call before forward(). Where odeSD cannot do the pass (see there; also
+  // with setStateAbsoluteTolerances, which odeSD's steps do not take), the pass runs CVODES's
+  // adjoint and fallback() says why.
+  void preferOdeSd();
+  // Which adjoint ran: "odeSD, discrete adjoint" or "CVODES, checkpointing, quadratures".
+  std::string method() const;
+  // Why odeSD was asked for but CVODES ran (empty: it was not, or odeSD ran).
+  const std::string& fallback() const;
   // Forward pass with checkpoints to the ascending, distinct `times` (>= t0); returns x(t_j).
   std::vector<std::vector<double>> forward(const std::vector<double>& times);
   // Backward pass with jumps[j] = ∂J_j/∂x at times[j] (nx each). Fills λ(t0) (nx) and
@@ -63,6 +73,8 @@ class AdjointTimeCourse {
   long backwardSteps() const { return backwardSteps_; }
 
  private:
+  std::vector<std::vector<double>> cvodesForward();
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
   long forwardSteps_ = 0, backwardSteps_ = 0;

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: MIT
+#include "core/steadystate/odesd_adjoint_pass.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/common/errors.h"
+#include "core/integrators/odesd_integrator.h"
+#include "core/integrators/sparse_lu.h"
+#include "core/integrators/step_arithmetic.h"
+
+namespace sensode::steadystate {
+
+namespace {
+
+// The forward pass's rtol against the caller's (see forward()).
+constexpr double kForwardToleranceFactor = 1.0 / 3.0;
+
+// The forward pass keeps nx doubles per step; past this many (512 MB) CVODES's checkpointed
+// adjoint, which recomputes instead of storing, runs instead.
+constexpr double kMaxStoredValues = 64.0 * 1024 * 1024;
+
+// Wᵀ = I − c1 Jᵀ + c2 J_Jᵀ on the union pattern of I, Jᵀ and J_Jᵀ, with each model entry's
+// position in it (J's entry (r, c) is Wᵀ's (c, r)).
+struct TransposedNewtonPattern {
+  symbolic::SparsePattern pattern;
+  std::vector<int> ofJ, ofJJ, ofDiag;
+
+  void build(const symbolic::SparsePattern& jp, const symbolic::SparsePattern& jjp, int n) {
+    std::vector<std::vector<int>> rowsOfColumn(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) rowsOfColumn[static_cast<std::size_t>(i)].push_back(i);
+    for (const symbolic::SparsePattern* p : {&jp, &jjp})
+      for (int c = 0; c < p->cols; ++c)
+        for (int k = p->colPtr[static_cast<std::size_t>(c)]; k < p->colPtr[static_cast<std::size_t>(c) + 1]; ++k)
+          rowsOfColumn[static_cast<std::size_t>(p->rowIdx[static_cast<std::size_t>(k)])].push_back(c);
+    pattern = {};
+    pattern.rows = pattern.cols = n;
+    pattern.colPtr.assign(static_cast<std::size_t>(n) + 1, 0);
+    for (int c = 0; c < n; ++c) {
+      auto& rows = rowsOfColumn[static_cast<std::size_t>(c)];
+      std::sort(rows.begin(), rows.end());
+      rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+      pattern.rowIdx.insert(pattern.rowIdx.end(), rows.begin(), rows.end());
+      pattern.colPtr[static_cast<std::size_t>(c) + 1] = static_cast<int>(pattern.rowIdx.size());
+    }
+    const auto position = [&](int row, int col) {
+      const auto b = pattern.rowIdx.begin() + pattern.colPtr[static_cast<std::size_t>(col)];
+      const auto e = pattern.rowIdx.begin() + pattern.colPtr[static_cast<std::size_t>(col) + 1];
+      return static_cast<int>(std::lower_bound(b, e, row) - pattern.rowIdx.begin());
+    };
+    ofDiag.resize(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) ofDiag[static_cast<std::size_t>(i)] = position(i, i);
+    for (auto [p, out] : {std::pair{&jp, &ofJ}, std::pair{&jjp, &ofJJ}}) {
+      out->assign(p->rowIdx.size(), 0);
+      for (int c = 0; c < p->cols; ++c)
+        for (int k = p->colPtr[static_cast<std::size_t>(c)]; k < p->colPtr[static_cast<std::size_t>(c) + 1]; ++k)
+          (*out)[static_cast<std::size_t>(k)] = position(c, p->rowIdx[static_cast<std::size_t>(k)]);
+    }
+  }
+};
+
+// out += s · Mᵀ v (M sparse CSC n × n).
+void addTransposedProduct(const symbolic::SparsePattern& p, const double* m, const double* v,
+                          double s, double* out) {
+  for (int c = 0; c < p.cols; ++c) {
+    double sum = 0;
+    for (int k = p.colPtr[static_cast<std::size_t>(c)]; k < p.colPtr[static_cast<std::size_t>(c) + 1]; ++k)
+      sum += m[k] * v[p.rowIdx[static_cast<std::size_t>(k)]];
+    out[c] += s * sum;
+  }
+}
+
+// Column c of Mᵀ v for the columns in `cols` (M sparse CSC n × np).
+double columnDot(const symbolic::SparsePattern& p, const double* m, const double* v, int c) {
+  double sum = 0;
+  for (int k = p.colPtr[static_cast<std::size_t>(c)]; k < p.colPtr[static_cast<std::size_t>(c) + 1]; ++k)
+    sum += m[k] * v[p.rowIdx[static_cast<std::size_t>(k)]];
+  return sum;
+}
+
+bool allFinite(const std::vector<double>& v) {
+  double acc = 0;
+  for (double x : v) acc += 0.0 * x;
+  return acc == 0;
+}
+
+}  // namespace
+
+struct OdeSdAdjointPass::Impl {
+  std::shared_ptr<const symbolic::CompiledModel> model;
+  integrators::IntegratorOptions options;
+  double t0 = 0;
+  std::vector<double> x0, theta;
+  ProgressMonitor monitor;
+  int nx = 0;
+  // The forward steps: point k is (times_[k], states_[k·nx …]); step k goes from point k to
+  // point k + 1 with size sizes_[k] (the rule's h, which for a landing is stopTime − t_k).
+  std::vector<double> pointTimes, stepSizes, points;
+  std::vector<std::size_t> pointOfTime;  // point index of each measurement time
+  long steps = 0;
+  double leftLimitAt = std::numeric_limits<double>::infinity();
+  double fixedStepSize = 0;
+  double evalTimeLimit = std::numeric_limits<double>::infinity();
+
+  // One point's derivatives: J, J_J, f_θ, a_θ (model CSC values).
+  struct Derivatives {
+    std::vector<double> j, jj, fp, ap;
+  };
+  bool evaluate(std::size_t k, Derivatives& d) const {
+    // Point 0's f and ẍ were evaluated as right-hand limits at t0 (odeSD's start).
+    const double t =
+        std::min(k == 0 ? integrators::nextUp(pointTimes[0]) : pointTimes[k], evalTimeLimit);
+    const double* x = points.data() + k * static_cast<std::size_t>(nx);
+    model->jacobianPair(t, x, theta.data(), d.j.data(), d.jj.data());
+    model->paramJacobian(t, x, theta.data(), d.fp.data());
+    model->secondParamJacobian(t, x, theta.data(), d.ap.data());
+    return allFinite(d.j) && allFinite(d.jj) && allFinite(d.fp) && allFinite(d.ap);
+  }
+};
+
+OdeSdAdjointPass::OdeSdAdjointPass(std::shared_ptr<const symbolic::CompiledModel> model,
+                                   const integrators::IntegratorOptions& options, double t0,
+                                   std::vector<double> x0, std::vector<double> theta,
+                                   const ProgressMonitor& monitor)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& d = *impl_;
+  d.model = std::move(model);
+  d.options = options;
+  d.t0 = t0;
+  d.x0 = std::move(x0);
+  d.theta = std::move(theta);
+  d.monitor = monitor;
+  d.nx = d.model->nx();
+}
+
+OdeSdAdjointPass::~OdeSdAdjointPass() = default;
+
+void OdeSdAdjointPass::setFixedStepSize(double h) { impl_->fixedStepSize = h; }
+
+void OdeSdAdjointPass::setLeftLimitAt(double tEnd) {
+  impl_->leftLimitAt = tEnd;
+  impl_->evalTimeLimit = std::nextafter(tEnd, -std::numeric_limits<double>::infinity());
+}
+
+long OdeSdAdjointPass::forwardSteps() const { return impl_->steps; }
+
+bool OdeSdAdjointPass::forward(const std::vector<double>& times,
+                               std::vector<std::vector<double>>& states, std::string& whyNot) {
+  Impl& d = *impl_;
+  d.pointTimes.assign(1, d.t0);
+  d.points.assign(d.x0.begin(), d.x0.end());
+  d.stepSizes.clear();
+  d.pointOfTime.clear();
+  states.clear();
+  integrators::OdeSdIntegrator odesd;
+  // As with sensitivities (OdeSdOptions): x_{k+1} solved to a tenth of the tolerance, and
+  // evaluated where it was solved, since every derivative of the backward sweep is taken there.
+  integrators::OdeSdOptions sd;
+  sd.newtonTolerance = sd.sensitivityNewtonTolerance;
+  sd.iterateTolerance = 0;
+  sd.maxBridges = 0;
+  // The stiffness cap on the spectral radius, not ‖J‖₁: a hand-over to CVODES costs this pass
+  // its discrete adjoint (Bachmann hands over with ‖J‖₁ and not with ρ(J): its adjoint gradient
+  // 0.25 s by CVODES against 0.15–0.17 s so; Brannmark hands over either way).
+  sd.stiffnessEstimate = integrators::OdeSdOptions::StiffnessEstimate::SpectralRadius;
+  sd.fixedStepSize = d.fixedStepSize;
+  odesd.setOdeSdOptions(sd);
+  // The forward steps at a third of rtol. CVODES's adjoint controls the error of λ and of the
+  // quadratures in its backward pass; the discrete adjoint has no error control of its own and
+  // inherits the states' steps. Measured on 25 of the collection's problems (performance.md
+  // §19), at rtol/3 its gradient is as close to the reference as CVODES's adjoint at rtol on all
+  // but Zhao (2.6× further) and Zheng (limited by atol, not rtol), at 3–5 % more time than at
+  // rtol.
+  integrators::IntegratorOptions options = d.options;
+  options.rtol = d.options.rtol * kForwardToleranceFactor;
+  odesd.initialize(d.model, options, d.t0, d.x0, d.theta);
+  if (d.leftLimitAt < std::numeric_limits<double>::infinity()) odesd.setLeftLimitAt(d.leftLimitAt);
+  bool contiguous = true;
+  odesd.setStepObserver([&](const integrators::OdeSdStepInfo& s) {
+    // Each step starts where the previous one ended (no bridge in between: maxBridges = 0), so
+    // its start is the previous point's time; its own end is provisional (s.t + s.h may miss a
+    // landing's stop time by an ulp) until the next step starts or the landing is known.
+    const double previousEnd = d.pointTimes.back();
+    if (std::abs(s.t - previousEnd) > 4 * std::numeric_limits<double>::epsilon() *
+                                          std::max(std::abs(previousEnd), 1.0))
+      contiguous = false;
+    d.pointTimes.back() = s.t;
+    d.stepSizes.push_back(s.h);
+    d.points.insert(d.points.end(), s.xEnd.begin(), s.xEnd.end());
+    d.pointTimes.push_back(s.t + s.h);
+    if (static_cast<double>(d.points.size()) > kMaxStoredValues) contiguous = false;
+  });
+  std::vector<double> x = d.x0;
+  try {
+    for (double tout : times) {
+      if (tout > odesd.currentTime()) {
+        odesd.setStopTime(tout);
+        odesd.advanceTo(tout, x, d.monitor);
+        if (!contiguous || odesd.handedOver() || odesd.stats().fallbackSteps > 0 ||
+            d.pointTimes.size() < 2)
+          break;
+        // The step that landed ended exactly at tout (hs = tout − t_k).
+        d.pointTimes.back() = tout;
+      }
+      d.pointOfTime.push_back(d.pointTimes.size() - 1);
+      states.push_back(x);
+    }
+  } catch (const Cancelled&) {
+    throw;
+  } catch (const InvalidOptions&) {
+    throw;
+  } catch (const std::exception& e) {
+    whyNot = std::string("odeSD failed in the adjoint's forward pass: ") + e.what();
+    return false;
+  }
+  if (odesd.handedOver()) {
+    whyNot = "odeSD handed the stiff tail to CVODES at t = " +
+             std::to_string(odesd.stats().handoverTime);
+    return false;
+  }
+  if (odesd.stats().fallbackSteps > 0 || !contiguous || d.pointOfTime.size() != times.size()) {
+    whyNot = d.points.size() > kMaxStoredValues
+                 ? "the forward steps would take more than 512 MB"
+                 : "odeSD did not integrate the pass on its own (a bridge, or IDAS for a DAE)";
+    return false;
+  }
+  d.steps = static_cast<long>(d.stepSizes.size());
+  return true;
+}
+
+bool OdeSdAdjointPass::backward(const std::vector<std::vector<double>>& jumps,
+                                const std::vector<int>& quadParams, std::vector<double>& lambda0,
+                                std::vector<double>& quadrature, std::string& whyNot) {
+  Impl& d = *impl_;
+  const int n = d.nx;
+  const auto un = static_cast<std::size_t>(n);
+  const symbolic::CompiledModel& m = *d.model;
+  const symbolic::SparsePattern &jp = m.jacobianPattern(), &jjp = m.jacobianOfSecondPattern(),
+                                &fpp = m.paramJacobianPattern(), &app = m.secondParamJacobianPattern();
+  std::vector<double> mu(un, 0.0), nu(un, 0.0);
+  const std::size_t last = d.pointTimes.size() - 1;
+  // Jumps per point: the measurement times are ascending, so walk them from the end.
+  std::size_t nextJump = d.pointOfTime.size();
+  const auto addJumps = [&](std::size_t point) {
+    while (nextJump > 0 && d.pointOfTime[nextJump - 1] == point) {
+      --nextJump;
+      for (std::size_t i = 0; i < un; ++i) mu[i] += jumps[nextJump][i];
+    }
+  };
+  addJumps(last);
+  if (last > 0) {
+    TransposedNewtonPattern wt;
+    wt.build(jp, jjp, n);
+    const bool halfFull = 2.0 * wt.pattern.nnz() >= static_cast<double>(n) * n;
+    const bool sparse = d.options.linearSolver == integrators::LinearSolverKind::Sparse ||
+                        (d.options.linearSolver == integrators::LinearSolverKind::Auto &&
+                         n > integrators::IntegratorOptions::kDenseLimit && !halfFull);
+    integrators::detail::SparseLu lu;
+    lu.analyze(wt.pattern, sparse ? integrators::detail::SparseLu::Backend::Klu
+                                   : integrators::detail::SparseLu::Backend::Dense);
+    Impl::Derivatives upper, lower;
+    for (Impl::Derivatives* dv : {&upper, &lower}) {
+      dv->j.resize(static_cast<std::size_t>(jp.nnz()));
+      dv->jj.resize(static_cast<std::size_t>(jjp.nnz()));
+      dv->fp.resize(static_cast<std::size_t>(fpp.nnz()));
+      dv->ap.resize(static_cast<std::size_t>(app.nnz()));
+    }
+    const auto notFinite = [&](std::size_t k) {
+      whyNot = "a derivative of the model is not finite at t = " + std::to_string(d.pointTimes[k]) +
+               " in the discrete adjoint's backward sweep";
+      return false;
+    };
+    if (!d.evaluate(last, upper)) return notFinite(last);
+    for (std::size_t k = last; k-- > 0;) {
+      if ((k & 63) == 0) d.monitor.check({d.pointTimes[k], d.t0, 0});
+      const double h = d.stepSizes[k], c1 = h / 2, c2 = h * h / 12;
+      // ν = W_{k+1}⁻ᵀ μ_{k+1}
+      double* w = lu.values();
+      std::fill(w, w + wt.pattern.nnz(), 0.0);
+      for (int i = 0; i < n; ++i) w[wt.ofDiag[static_cast<std::size_t>(i)]] = 1.0;
+      for (std::size_t e = 0; e < wt.ofJ.size(); ++e) w[wt.ofJ[e]] -= c1 * upper.j[e];
+      for (std::size_t e = 0; e < wt.ofJJ.size(); ++e) w[wt.ofJJ[e]] += c2 * upper.jj[e];
+      if (!lu.factorize()) {
+        whyNot = "the Newton matrix of odeSD's step to t = " + std::to_string(d.pointTimes[k + 1]) +
+                 " is singular in the discrete adjoint's backward sweep";
+        return false;
+      }
+      nu = mu;
+      lu.solve(nu.data());
+      if (!d.evaluate(k, lower)) return notFinite(k);
+      // Q += P_kᵀ ν, P_k = c1 (f_θ,k + f_θ,k+1) + c2 (a_θ,k − a_θ,k+1)
+      for (int c : quadParams) {
+        const double fsum = columnDot(fpp, lower.fp.data(), nu.data(), c) +
+                            columnDot(fpp, upper.fp.data(), nu.data(), c);
+        const double adiff = columnDot(app, lower.ap.data(), nu.data(), c) -
+                             columnDot(app, upper.ap.data(), nu.data(), c);
+        quadrature[static_cast<std::size_t>(c)] += c1 * fsum + c2 * adiff;
+      }
+      // μ_k = B_kᵀ ν = ν + c1 J_kᵀ ν + c2 J_J,kᵀ ν
+      mu = nu;
+      addTransposedProduct(jp, lower.j.data(), nu.data(), c1, mu.data());
+      addTransposedProduct(jjp, lower.jj.data(), nu.data(), c2, mu.data());
+      addJumps(k);
+      std::swap(upper, lower);
+    }
+  }
+  if (!allFinite(mu) || !allFinite(quadrature)) {
+    whyNot = "the discrete adjoint is not finite";
+    return false;
+  }
+  lambda0 = mu;
+  return true;
+}
+
+}  // namespace sensode::steadystate
