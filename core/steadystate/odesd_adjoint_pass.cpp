@@ -17,6 +17,18 @@ namespace {
 // The forward pass's rtol against the caller's (see forward()).
 constexpr double kForwardToleranceFactor = 1.0 / 3.0;
 
+// Beyond this many states CVODES's adjoint runs instead: the backward sweep factorises W_{k+1}ᵀ
+// at every step, and J_J's fill (J² in it) makes that costly on large sparse networks. On the
+// generated 500-species network (scripts/make-network-problem.py) the discrete adjoint took
+// 37–60 s, most of it in KLU's refactorisations, against 7.1 s by CVODES's adjoint (objective
+// 2.6 s); the collection's problems up to 75 states (SalazarCavazos, W dense) were faster by
+// odeSD (performance.md §19).
+// Solving each step by iterative refinement on an earlier step's factors instead lost the
+// gradient's accuracy (Bachmann 4.5e-5 → 1.1e-3 of the reference, with corrections down to 2e-16
+// of ν); a likely reason: odeSD's rule neither damps nor grows stiff modes (R(−∞) = 1), so no
+// solve's error is damped on the way back.
+constexpr int kMaxStates = 200;
+
 // The forward pass keeps nx doubles per step; past this many (512 MB) CVODES's checkpointed
 // adjoint, which recomputes instead of storing, runs instead.
 constexpr double kMaxStoredValues = 64.0 * 1024 * 1024;
@@ -148,6 +160,12 @@ long OdeSdAdjointPass::forwardSteps() const { return impl_->steps; }
 bool OdeSdAdjointPass::forward(const std::vector<double>& times,
                                std::vector<std::vector<double>>& states, std::string& whyNot) {
   Impl& d = *impl_;
+  if (d.nx > kMaxStates) {
+    whyNot = std::to_string(d.nx) + " states (beyond " + std::to_string(kMaxStates) +
+             ", factorising odeSD's Newton matrix at every backward step costs more than CVODES's "
+             "adjoint)";
+    return false;
+  }
   d.pointTimes.assign(1, d.t0);
   d.points.assign(d.x0.begin(), d.x0.end());
   d.stepSizes.clear();
