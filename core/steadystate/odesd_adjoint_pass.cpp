@@ -111,6 +111,7 @@ struct OdeSdAdjointPass::Impl {
   std::vector<double> pointTimes, stepSizes, points;
   std::vector<std::size_t> pointOfTime;  // point index of each measurement time
   long steps = 0;
+  TransposedNewtonPattern newtonPattern;  // Wᵀ's (forward() builds it)
   double leftLimitAt = std::numeric_limits<double>::infinity();
   double fixedStepSize = 0;
   double evalTimeLimit = std::numeric_limits<double>::infinity();
@@ -164,6 +165,18 @@ bool OdeSdAdjointPass::forward(const std::vector<double>& times,
     whyNot = std::to_string(d.nx) + " states (beyond " + std::to_string(kMaxStates) +
              ", factorising odeSD's Newton matrix at every backward step costs more than CVODES's "
              "adjoint)";
+    return false;
+  }
+  // A Newton matrix at least half full beyond kDenseLimit states is factorised densely (as odeSD
+  // does, odesd_integrator.cpp): n³/3 at every backward step, where CVODES's adjoint factorises
+  // I + γJᵀ on J's own pattern every few dozen steps. SalazarCavazos (75 states, W 96 % full):
+  // the adjoint added 0.26–0.31 s to the objective's 1.05 s by odeSD, 0.03–0.05 s by CVODES.
+  d.newtonPattern.build(d.model->jacobianPattern(), d.model->jacobianOfSecondPattern(), d.nx);
+  if (d.nx > integrators::IntegratorOptions::kDenseLimit &&
+      2.0 * d.newtonPattern.pattern.nnz() >= static_cast<double>(d.nx) * d.nx &&
+      d.options.linearSolver != integrators::LinearSolverKind::Sparse) {
+    whyNot = "odeSD's Newton matrix is at least half full (" +
+             std::to_string(d.newtonPattern.pattern.nnz()) + " of " + std::to_string(d.nx) + "² entries): a dense LU at every backward step costs more than CVODES's adjoint";
     return false;
   }
   d.pointTimes.assign(1, d.t0);
@@ -268,8 +281,7 @@ bool OdeSdAdjointPass::backward(const std::vector<std::vector<double>>& jumps,
   };
   addJumps(last);
   if (last > 0) {
-    TransposedNewtonPattern wt;
-    wt.build(jp, jjp, n);
+    const TransposedNewtonPattern& wt = d.newtonPattern;
     const bool halfFull = 2.0 * wt.pattern.nnz() >= static_cast<double>(n) * n;
     const bool sparse = d.options.linearSolver == integrators::LinearSolverKind::Sparse ||
                         (d.options.linearSolver == integrators::LinearSolverKind::Auto &&
