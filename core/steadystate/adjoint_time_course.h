@@ -13,7 +13,8 @@
 // Both passes throw Cancelled when the monitor's token is set or its callback answers Abort
 // (checked in the right-hand sides, so within one step).
 //
-// Dense LU for the forward and backward Newton systems (meant for small and moderate models).
+// Dense LU or KLU for the forward and backward Newton systems. preferOdeSd() replaces both passes
+// by odeSD's discrete adjoint (odesd_adjoint_pass.h) where odeSD can do the pass.
 #pragma once
 
 #include <memory>

@@ -161,6 +161,10 @@ long OdeSdAdjointPass::forwardSteps() const { return impl_->steps; }
 bool OdeSdAdjointPass::forward(const std::vector<double>& times,
                                std::vector<std::vector<double>>& states, std::string& whyNot) {
   Impl& d = *impl_;
+  if (d.model->system().isDae()) {
+    whyNot = "a differential-algebraic model (odeSD runs it by IDAS)";
+    return false;
+  }
   if (d.nx > kMaxStates) {
     whyNot = std::to_string(d.nx) + " states (beyond " + std::to_string(kMaxStates) +
              ", factorising odeSD's Newton matrix at every backward step costs more than CVODES's "
@@ -253,7 +257,8 @@ bool OdeSdAdjointPass::forward(const std::vector<double>& times,
   if (odesd.stats().fallbackSteps > 0 || !contiguous || d.pointOfTime.size() != times.size()) {
     whyNot = d.points.size() > kMaxStoredValues
                  ? "the forward steps would take more than 512 MB"
-                 : "odeSD did not integrate the pass on its own (a bridge, or IDAS for a DAE)";
+                 : "odeSD did not integrate the pass on its own (a bridge over a point it cannot "
+                   "step from)";
     return false;
   }
   d.steps = static_cast<long>(d.stepSizes.size());
