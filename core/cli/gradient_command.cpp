@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // sensode gradient PROBLEM.yaml [--method ssasa|adjoint|forward|fd|none] [--params FILE.tsv]
-//                  [--forward-integrator cvodes|odesd] [--adjoint-integrator odesd|cvodes] [--rtol R] [--atol A] [--fd-step H]
+//                  [--forward-integrator cvodes|odesd] [--adjoint-integrator odesd|cvodes]
+//                  [--rtol R] [--atol A] [--fd-step H]
 //                  [--all-methods] [--out FILE.csv] [--stats FILE.json] [--simulations FILE.tsv]
 //
 // The PEtab objective (negative log-likelihood, core/petab/objective.h) and its gradient with

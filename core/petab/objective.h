@@ -22,9 +22,10 @@
 //                      from ∂x₀/∂θ or from the steady-state sensitivities dx_e*/dθ of the
 //                      pre-equilibration; dx*/dθ = −J_r⁻¹F_θ for steady-state data.
 //   Ssasa              the adjoint method of Lakrisenko et al.: the time course by the backward
-//                      adjoint (odeSD's discrete adjoint, core/steadystate/odesd_adjoint_pass.h,
-//                      or CVODES's adjoint with Hermite checkpoints and quadratures of λᵀf_θ,
-//                      core/steadystate/adjoint_time_course.h: adjointIntegrator); steady-state data by one
+//                      adjoint (ObjectiveOptions::adjointIntegrator: odeSD's discrete adjoint,
+//                      core/steadystate/odesd_adjoint_pass.h, or CVODES's adjoint with Hermite
+//                      checkpoints and quadratures of λᵀf_θ, core/steadystate/
+//                      adjoint_time_course.h); steady-state data by one
 //                      transposed solve J_rᵀμ = (∂nll/∂x_I)ᵀ per steady state (Eq. 15); the
 //                      pre-equilibration by J_r(x_e*)ᵀq = λ(t0) + (post-equilibration totals'
 //                      weight) (Eq. 17). All linear systems have size n_r, independent of n_θ.

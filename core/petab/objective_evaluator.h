@@ -183,11 +183,11 @@ class Evaluator {
                                                  const std::vector<double>& x0,
                                                  const std::vector<double>& thetaS,
                                                  const Eigen::MatrixXd& dS);
-  // f(τ⁻) − f(τ⁺) at a breakpoint τ with state x (nx).
   // Which adjoint the passes ran ("odeSD, discrete adjoint", "CVODES, …" or both, joined by
   // " and "); each pass's fallback sentence goes to ObjectiveResult::fallbacks.
   std::string adjointPassesMethod(
       const std::vector<std::unique_ptr<steadystate::AdjointTimeCourse>>& passes);
+  // f(τ⁻) − f(τ⁺) at a breakpoint τ with state x (nx).
   Eigen::VectorXd rhsJump(double tau, const std::vector<double>& x,
                           const std::vector<double>& theta) const;
   std::vector<TimeBreakpoint> breakpoints(const std::vector<std::size_t>& timed,

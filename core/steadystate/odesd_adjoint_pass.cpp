@@ -44,8 +44,10 @@ struct TransposedNewtonPattern {
     for (int i = 0; i < n; ++i) rowsOfColumn[static_cast<std::size_t>(i)].push_back(i);
     for (const symbolic::SparsePattern* p : {&jp, &jjp})
       for (int c = 0; c < p->cols; ++c)
-        for (int k = p->colPtr[static_cast<std::size_t>(c)]; k < p->colPtr[static_cast<std::size_t>(c) + 1]; ++k)
-          rowsOfColumn[static_cast<std::size_t>(p->rowIdx[static_cast<std::size_t>(k)])].push_back(c);
+        for (int k = p->colPtr[static_cast<std::size_t>(c)];
+             k < p->colPtr[static_cast<std::size_t>(c) + 1]; ++k)
+          rowsOfColumn[static_cast<std::size_t>(p->rowIdx[static_cast<std::size_t>(k)])].push_back(
+              c);
     pattern = {};
     pattern.rows = pattern.cols = n;
     pattern.colPtr.assign(static_cast<std::size_t>(n) + 1, 0);
@@ -66,7 +68,8 @@ struct TransposedNewtonPattern {
     for (auto [p, out] : {std::pair{&jp, &ofJ}, std::pair{&jjp, &ofJJ}}) {
       out->assign(p->rowIdx.size(), 0);
       for (int c = 0; c < p->cols; ++c)
-        for (int k = p->colPtr[static_cast<std::size_t>(c)]; k < p->colPtr[static_cast<std::size_t>(c) + 1]; ++k)
+        for (int k = p->colPtr[static_cast<std::size_t>(c)];
+             k < p->colPtr[static_cast<std::size_t>(c) + 1]; ++k)
           (*out)[static_cast<std::size_t>(k)] = position(c, p->rowIdx[static_cast<std::size_t>(k)]);
     }
   }
@@ -77,7 +80,8 @@ void addTransposedProduct(const symbolic::SparsePattern& p, const double* m, con
                           double s, double* out) {
   for (int c = 0; c < p.cols; ++c) {
     double sum = 0;
-    for (int k = p.colPtr[static_cast<std::size_t>(c)]; k < p.colPtr[static_cast<std::size_t>(c) + 1]; ++k)
+    for (int k = p.colPtr[static_cast<std::size_t>(c)];
+         k < p.colPtr[static_cast<std::size_t>(c) + 1]; ++k)
       sum += m[k] * v[p.rowIdx[static_cast<std::size_t>(k)]];
     out[c] += s * sum;
   }
@@ -86,7 +90,8 @@ void addTransposedProduct(const symbolic::SparsePattern& p, const double* m, con
 // Column c of Mᵀ v for the columns in `cols` (M sparse CSC n × np).
 double columnDot(const symbolic::SparsePattern& p, const double* m, const double* v, int c) {
   double sum = 0;
-  for (int k = p.colPtr[static_cast<std::size_t>(c)]; k < p.colPtr[static_cast<std::size_t>(c) + 1]; ++k)
+  for (int k = p.colPtr[static_cast<std::size_t>(c)]; k < p.colPtr[static_cast<std::size_t>(c) + 1];
+       ++k)
     sum += m[k] * v[p.rowIdx[static_cast<std::size_t>(k)]];
   return sum;
 }
@@ -180,7 +185,8 @@ bool OdeSdAdjointPass::forward(const std::vector<double>& times,
       2.0 * d.newtonPattern.pattern.nnz() >= static_cast<double>(d.nx) * d.nx &&
       d.options.linearSolver != integrators::LinearSolverKind::Sparse) {
     whyNot = "odeSD's Newton matrix is at least half full (" +
-             std::to_string(d.newtonPattern.pattern.nnz()) + " of " + std::to_string(d.nx) + "² entries): a dense LU at every backward step costs more than CVODES's adjoint";
+             std::to_string(d.newtonPattern.pattern.nnz()) + " of " + std::to_string(d.nx) +
+             "² entries): a dense LU at every backward step costs more than CVODES's adjoint";
     return false;
   }
   d.pointTimes.assign(1, d.t0);
@@ -217,8 +223,8 @@ bool OdeSdAdjointPass::forward(const std::vector<double>& times,
     // its start is the previous point's time; its own end is provisional (s.t + s.h may miss a
     // landing's stop time by an ulp) until the next step starts or the landing is known.
     const double previousEnd = d.pointTimes.back();
-    if (std::abs(s.t - previousEnd) > 4 * std::numeric_limits<double>::epsilon() *
-                                          std::max(std::abs(previousEnd), 1.0))
+    if (std::abs(s.t - previousEnd) >
+        4 * std::numeric_limits<double>::epsilon() * std::max(std::abs(previousEnd), 1.0))
       contiguous = false;
     d.pointTimes.back() = s.t;
     d.stepSizes.push_back(s.h);
@@ -273,7 +279,8 @@ bool OdeSdAdjointPass::backward(const std::vector<std::vector<double>>& jumps,
   const auto un = static_cast<std::size_t>(n);
   const symbolic::CompiledModel& m = *d.model;
   const symbolic::SparsePattern &jp = m.jacobianPattern(), &jjp = m.jacobianOfSecondPattern(),
-                                &fpp = m.paramJacobianPattern(), &app = m.secondParamJacobianPattern();
+                                &fpp = m.paramJacobianPattern(),
+                                &app = m.secondParamJacobianPattern();
   std::vector<double> mu(un, 0.0), nu(un, 0.0);
   const std::size_t last = d.pointTimes.size() - 1;
   // Jumps per point: the measurement times are ascending, so walk them from the end.
@@ -293,7 +300,7 @@ bool OdeSdAdjointPass::backward(const std::vector<std::vector<double>>& jumps,
                          n > integrators::IntegratorOptions::kDenseLimit && !halfFull);
     integrators::detail::SparseLu lu;
     lu.analyze(wt.pattern, sparse ? integrators::detail::SparseLu::Backend::Klu
-                                   : integrators::detail::SparseLu::Backend::Dense);
+                                  : integrators::detail::SparseLu::Backend::Dense);
     Impl::Derivatives upper, lower;
     for (Impl::Derivatives* dv : {&upper, &lower}) {
       dv->j.resize(static_cast<std::size_t>(jp.nnz()));

@@ -41,9 +41,8 @@ namespace sensode::steadystate {
 class OdeSdAdjointPass {
  public:
   OdeSdAdjointPass(std::shared_ptr<const symbolic::CompiledModel> model,
-                   const integrators::IntegratorOptions& options, double t0,
-                   std::vector<double> x0, std::vector<double> theta,
-                   const ProgressMonitor& monitor);
+                   const integrators::IntegratorOptions& options, double t0, std::vector<double> x0,
+                   std::vector<double> theta, const ProgressMonitor& monitor);
   ~OdeSdAdjointPass();
   OdeSdAdjointPass(const OdeSdAdjointPass&) = delete;
   OdeSdAdjointPass& operator=(const OdeSdAdjointPass&) = delete;

@@ -4,7 +4,6 @@
 // sensitivities (an independent method), and against odeSD's own forward sensitivities over the
 // same fixed steps, which it must transpose to rounding.
 #include <QtTest/QtTest>
-
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -27,7 +26,8 @@ namespace {
 std::vector<std::vector<double>> weights(std::size_t times, int nx) {
   std::vector<std::vector<double>> g(times, std::vector<double>(static_cast<std::size_t>(nx)));
   for (std::size_t j = 0; j < times; ++j)
-    for (int i = 0; i < nx; ++i) g[j][static_cast<std::size_t>(i)] = std::cos(1.0 + 3.0 * i + 7.0 * j);
+    for (int i = 0; i < nx; ++i)
+      g[j][static_cast<std::size_t>(i)] = std::cos(1.0 + 3.0 * i + 7.0 * j);
   return g;
 }
 
@@ -54,7 +54,8 @@ std::vector<double> forwardGradient(
     for (int k = 0; k < np; ++k)
       for (int i = 0; i < nx; ++i)
         grad[static_cast<std::size_t>(k)] +=
-            g[j][static_cast<std::size_t>(i)] * s[static_cast<std::size_t>(k) * unx + static_cast<std::size_t>(i)];
+            g[j][static_cast<std::size_t>(i)] *
+            s[static_cast<std::size_t>(k) * unx + static_cast<std::size_t>(i)];
   }
   return grad;
 }
@@ -96,7 +97,8 @@ Adjoint discreteAdjoint(const Model& m, const integrators::IntegratorOptions& o,
   if (!a.ok) return a;
   if (states.size() != times.size()) {
     a.ok = false;
-    a.whyNot = "states for " + std::to_string(states.size()) + " of " + std::to_string(times.size()) + " times";
+    a.whyNot = "states for " + std::to_string(states.size()) + " of " +
+               std::to_string(times.size()) + " times";
     return a;
   }
   std::vector<int> all;
@@ -232,7 +234,8 @@ class TestOdeSdAdjoint : public QObject {
     const std::vector<double> times{1.0, 100.0, 4e5};
     const auto g = weights(times.size(), m->nx());
     const Adjoint a = discreteAdjoint(m, o, times, g);
-    if (a.ok) QSKIP("odeSD integrated Robertson to 4e5 without a hand-over: nothing to fall back from");
+    if (a.ok)
+      QSKIP("odeSD integrated Robertson to 4e5 without a hand-over: nothing to fall back from");
     QVERIFY2(a.whyNot.find("handed the stiff tail") != std::string::npos, a.whyNot.c_str());
     const std::vector<double> p = m->nominalParameters();
     std::vector<double> x0(static_cast<std::size_t>(m->nx()));
@@ -243,7 +246,8 @@ class TestOdeSdAdjoint : public QObject {
     std::vector<double> lambda0, q;
     adj.backward(g, lambda0, q);
     QCOMPARE(adj.method(), std::string("CVODES, checkpointing, quadratures"));
-    QVERIFY2(adj.fallback().find("handed the stiff tail") != std::string::npos, adj.fallback().c_str());
+    QVERIFY2(adj.fallback().find("handed the stiff tail") != std::string::npos,
+             adj.fallback().c_str());
     QCOMPARE(q.size(), static_cast<std::size_t>(m->np()));
     for (double v : q) QVERIFY(std::isfinite(v));
   }
