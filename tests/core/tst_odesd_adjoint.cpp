@@ -224,6 +224,53 @@ class TestOdeSdAdjoint : public QObject {
     QVERIFY2(fallback.find("absolute tolerances per state") != std::string::npos, fallback.c_str());
   }
 
+  // A pass that ends where the right-hand side switches: x' = k − c·x while t < 1, −c·x after,
+  // x(0) = 0, so x(t) = (k/c)(1 − e^{−ct}) on [0, 1]. With setLeftLimitAt(1) the step landing on
+  // t = 1 takes the branch it integrates, in odeSD's forward steps and in the sweep:
+  // dJ/dk = Σ_j g_j (1 − e^{−c t_j})/c for J = Σ_j g_j x(t_j). Without it the landing step sees
+  // f = −c·x at its end, fails the error test and shrinks until its error k·h/2 is within the
+  // tolerance: more steps for the same answer (that the switch is real here).
+  void passEndingAtSwitchTakesLeftLimit() {
+    testing::SystemBuilder b;
+    auto& e = b.e();
+    const symbolic::Expr k = b.param("k", 2.0);
+    const symbolic::Expr x = b.state("x", 0.0);
+    const double c = 0.5;
+    const symbolic::Expr decay = e.neg(e.mul(b.c(c), x));
+    const symbolic::Expr pieces[] = {e.add(k, decay), e.binary(symbolic::Op::Lt, b.t(), b.c(1.0))};
+    b.rhs(x, e.piecewise(pieces, decay));
+    const Model m = b.compile();
+    integrators::IntegratorOptions o;
+    o.rtol = 1e-10;
+    const std::vector<double> times{0.3, 1.0};
+    const auto g = weights(times.size(), 1);
+    long steps = 0;
+    auto run = [&](bool leftLimit, std::vector<double>& q, std::vector<std::vector<double>>& states) {
+      steadystate::AdjointTimeCourse adj(m, o, 0.0, {0.0}, m->nominalParameters());
+      adj.preferOdeSd();
+      if (leftLimit) adj.setLeftLimitAt(1.0);
+      states = adj.forward(times);
+      std::vector<double> lambda0;
+      q.clear();
+      adj.backward(g, lambda0, q);
+      steps = adj.forwardSteps();
+      return adj.method();
+    };
+    std::vector<double> q;
+    std::vector<std::vector<double>> states;
+    QCOMPARE(run(true, q, states), std::string("odeSD, discrete adjoint"));
+    const double k0 = 2.0, x1 = k0 / c * (1 - std::exp(-c));
+    QVERIFY2(std::abs(states[1][0] - x1) <= 1e-8 * x1, sci(states[1][0] / x1 - 1).c_str());
+    double dk = 0;
+    for (std::size_t j = 0; j < times.size(); ++j) dk += g[j][0] * (1 - std::exp(-c * times[j])) / c;
+    QVERIFY2(std::abs(q[0] - dk) <= 1e-8 * std::abs(dk), (sci(q[0] / dk - 1) + " relative").c_str());
+    const long withLeftLimit = steps;
+    run(false, q, states);
+    QVERIFY2(steps > withLeftLimit,
+             (std::to_string(steps) + " steps without, " + std::to_string(withLeftLimit) + " with")
+                 .c_str());
+  }
+
   // Robertson to t = 4e5: odeSD hands the stiff tail to CVODES, so the pass is not odeSD's to
   // transpose; forward() says so, and AdjointTimeCourse runs CVODES's adjoint instead.
   void handOverFallsBackToCvodes() {
