@@ -32,6 +32,7 @@ constexpr int kMaxStates = 200;
 // The forward pass keeps nx doubles per step; past this many (512 MB) CVODES's checkpointed
 // adjoint, which recomputes instead of storing, runs instead.
 constexpr double kMaxStoredValues = 64.0 * 1024 * 1024;
+struct StorageExceeded {};  // thrown by the step observer past kMaxStoredValues
 
 // Wᵀ = I − c1 Jᵀ + c2 J_Jᵀ on the union pattern of I, Jᵀ and J_Jᵀ, with each model entry's
 // position in it (J's entry (r, c) is Wᵀ's (c, r)).
@@ -209,10 +210,9 @@ bool OdeSdAdjointPass::forward(const std::vector<double>& times,
   odesd.setOdeSdOptions(sd);
   // The forward steps at a third of rtol. CVODES's adjoint controls the error of λ and of the
   // quadratures in its backward pass; the discrete adjoint has no error control of its own and
-  // inherits the states' steps. Measured on 25 of the collection's problems (performance.md
-  // §19), at rtol/3 its gradient is as close to the reference as CVODES's adjoint at rtol on all
-  // but Zhao (2.6× further) and Zheng (limited by atol, not rtol), at 3–5 % more time than at
-  // rtol.
+  // inherits the states' steps. Measured on the collection (performance.md §19): at rtol the
+  // gradients of Bruno, Zhao and Bachmann were 2.8×, 6.7× and 1.3× further from the reference
+  // than CVODES's adjoint; at rtol/3, 1.2×, 2.8× and 0.75×, at 3–5 % more time.
   integrators::IntegratorOptions options = d.options;
   options.rtol = d.options.rtol * kForwardToleranceFactor;
   odesd.initialize(d.model, options, d.t0, d.x0, d.theta);
@@ -230,7 +230,8 @@ bool OdeSdAdjointPass::forward(const std::vector<double>& times,
     d.stepSizes.push_back(s.h);
     d.points.insert(d.points.end(), s.xEnd.begin(), s.xEnd.end());
     d.pointTimes.push_back(s.t + s.h);
-    if (static_cast<double>(d.points.size()) > kMaxStoredValues) contiguous = false;
+    // Past the budget the pass stops at once (the exception leaves advanceTo as it came).
+    if (static_cast<double>(d.points.size()) > kMaxStoredValues) throw StorageExceeded{};
   });
   std::vector<double> x = d.x0;
   try {
@@ -247,6 +248,11 @@ bool OdeSdAdjointPass::forward(const std::vector<double>& times,
       d.pointOfTime.push_back(d.pointTimes.size() - 1);
       states.push_back(x);
     }
+  } catch (const StorageExceeded&) {
+    whyNot = "the forward steps would take more than 512 MB (" +
+             std::to_string(d.stepSizes.size()) + " steps before t = " +
+             std::to_string(d.pointTimes.back()) + ")";
+    return false;
   } catch (const Cancelled&) {
     throw;
   } catch (const InvalidOptions&) {
@@ -261,10 +267,8 @@ bool OdeSdAdjointPass::forward(const std::vector<double>& times,
     return false;
   }
   if (odesd.stats().fallbackSteps > 0 || !contiguous || d.pointOfTime.size() != times.size()) {
-    whyNot = d.points.size() > kMaxStoredValues
-                 ? "the forward steps would take more than 512 MB"
-                 : "odeSD did not integrate the pass on its own (a bridge over a point it cannot "
-                   "step from)";
+    whyNot = "odeSD did not integrate the pass on its own (a bridge over a point it cannot step "
+             "from)";
     return false;
   }
   d.steps = static_cast<long>(d.stepSizes.size());
