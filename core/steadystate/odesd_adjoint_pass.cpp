@@ -262,8 +262,8 @@ bool OdeSdAdjointPass::forward(const std::vector<double>& times,
     return false;
   }
   if (odesd.handedOver()) {
-    whyNot = "odeSD handed the stiff tail to CVODES at t = " +
-             std::to_string(odesd.stats().handoverTime);
+    // No time in the sentence: one line for all the passes (conditions) that hand over.
+    whyNot = "odeSD handed the stiff tail to CVODES";
     return false;
   }
   if (odesd.stats().fallbackSteps > 0 || !contiguous || d.pointOfTime.size() != times.size()) {
