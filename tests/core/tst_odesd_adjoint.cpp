@@ -31,6 +31,14 @@ std::vector<std::vector<double>> weights(std::size_t times, int nx) {
   return g;
 }
 
+// x0 at the nominal parameters.
+std::vector<double> initialState(const Model& m) {
+  const std::vector<double> p = m->nominalParameters();
+  std::vector<double> x0(static_cast<std::size_t>(m->nx()));
+  m->initialState(0.0, p.data(), x0.data());
+  return x0;
+}
+
 // dJ/dθ = Σ_j g_jᵀ S(t_j) by the forward sensitivities of `in` to every parameter (x0 does not
 // depend on θ in these models); `stopAt` is called before each advance.
 std::vector<double> forwardGradient(
@@ -40,8 +48,7 @@ std::vector<double> forwardGradient(
   const int nx = m->nx(), np = m->np();
   const auto unx = static_cast<std::size_t>(nx);
   const std::vector<double> p = m->nominalParameters();
-  std::vector<double> x(unx), s;
-  m->initialState(0.0, p.data(), x.data());
+  std::vector<double> x = initialState(m), s;
   in.initialize(m, o, 0.0, x, p);
   std::vector<int> idx;
   for (int k = 0; k < np; ++k) idx.push_back(k);
@@ -87,8 +94,7 @@ Adjoint discreteAdjoint(const Model& m, const integrators::IntegratorOptions& o,
                         const std::vector<double>& times, const std::vector<std::vector<double>>& g,
                         double fixedStep = 0) {
   const std::vector<double> p = m->nominalParameters();
-  std::vector<double> x0(static_cast<std::size_t>(m->nx()));
-  m->initialState(0.0, p.data(), x0.data());
+  std::vector<double> x0 = initialState(m);
   steadystate::OdeSdAdjointPass pass(m, o, 0.0, x0, p, {});
   if (fixedStep > 0) pass.setFixedStepSize(fixedStep);
   Adjoint a;
@@ -194,8 +200,7 @@ class TestOdeSdAdjoint : public QObject {
     integrators::IntegratorOptions o;
     o.rtol = 1e-10;
     const std::vector<double> p = m->nominalParameters();
-    std::vector<double> x0(static_cast<std::size_t>(m->nx()));
-    m->initialState(0.0, p.data(), x0.data());
+    std::vector<double> x0 = initialState(m);
     const std::vector<double> times{0.01, 0.1, 1.0, 5.0};
     const auto g = weights(times.size(), m->nx());
     auto run = [&](bool odesd, bool ownAtol, std::string& method, std::string& fallback) {
@@ -285,8 +290,7 @@ class TestOdeSdAdjoint : public QObject {
       QSKIP("odeSD integrated Robertson to 4e5 without a hand-over: nothing to fall back from");
     QVERIFY2(a.whyNot.find("handed the stiff tail") != std::string::npos, a.whyNot.c_str());
     const std::vector<double> p = m->nominalParameters();
-    std::vector<double> x0(static_cast<std::size_t>(m->nx()));
-    m->initialState(0.0, p.data(), x0.data());
+    std::vector<double> x0 = initialState(m);
     steadystate::AdjointTimeCourse adj(m, o, 0.0, x0, p);
     adj.preferOdeSd();
     adj.forward(times);
