@@ -14,6 +14,7 @@ bool OdeSdIntegrator::Impl::derivativesFiniteAt(double tt, const double* xx) {
   // entries (evalJacobians): J must be finite (a state that stays at 0 under a Hill term keeps
   // J_J non-finite for good, and must not keep CVODES bridging).
   model->jacobianPair(std::min(tt, evalTimeLimit), xx, p.data(), jv.data(), jjv.data());
+  ++jacobianWrites;
   ++own.jacEvals;
   ++own.jacobianOfSecondEvals;
   const auto& jp = model->jacobianPattern();

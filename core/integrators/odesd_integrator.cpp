@@ -97,6 +97,7 @@ void OdeSdIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel> 
   }
   d.jv.assign(static_cast<size_t>(d.model->jacobianPattern().nnz()), 0.0);
   d.jjv.assign(static_cast<size_t>(d.model->jacobianOfSecondPattern().nnz()), 0.0);
+  ++d.jacobianWrites;  // jv zeroed: no ‖J‖₁ cached from an earlier run stays valid
   d.initialized = true;
   if (nx == 0) return;
   d.buildNewtonPattern();

@@ -17,6 +17,7 @@ void OdeSdIntegrator::Impl::allocateSensitivities() {
   apv.assign(static_cast<size_t>(model->secondParamJacobianPattern().nnz()), 0.0);
   jv1.assign(jv.size(), 0.0);
   jjv1.assign(jjv.size(), 0.0);
+  ++jacobianWrites;  // jv1 zeroed
   lu.reserveRightHandSides(ns);
   luDense.reserveRightHandSides(ns);
 }

@@ -255,7 +255,7 @@ OdeSdIntegrator::Impl::Setup OdeSdIntegrator::Impl::setUpNewton(double& hs, bool
     jacKept = keep;
     jacAge = 0;
   }
-  normJ1 = norm1(jvals);
+  normJ1 = jacobianNorm1(jvals);
   // The sharper estimate only where ‖J‖₁ would cap: elsewhere nothing changes and costs nothing.
   const double stiffness =
       !fixed && hs * normJ1 > sd.zMax ? capStiffness(jvals, normJ1) : normJ1;
@@ -272,7 +272,7 @@ OdeSdIntegrator::Impl::Setup OdeSdIntegrator::Impl::setUpNewton(double& hs, bool
       if (!evalJacobians(t + hs, xPred.data(), jv.data(), jjv.data(), true)) {
         return Setup::Failed;
       }
-      normJ1 = norm1(jv.data());
+      normJ1 = jacobianNorm1(jv.data());
     }
   } else {
     cappedInARow = 0;
