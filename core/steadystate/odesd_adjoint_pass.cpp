@@ -34,11 +34,14 @@ constexpr int kMaxStates = 200;
 constexpr double kMaxStoredValues = 64.0 * 1024 * 1024;
 struct StorageExceeded {};  // thrown by the step observer past kMaxStoredValues
 
-// Wᵀ = I − c1 Jᵀ + c2 J_Jᵀ on the union pattern of I, Jᵀ and J_Jᵀ, with each model entry's
-// position in it (J's entry (r, c) is Wᵀ's (c, r)).
+// Wᵀ = I − c1 Jᵀ + c2 J_Jᵀ on the union pattern of I, Jᵀ and J_Jᵀ (J's entry (r, c) is Wᵀ's
+// (c, r)). For each entry of Wᵀ: the J and J_J entries it takes (jOfEntry, jjOfEntry; where it
+// takes none, nnz(J) or nnz(J_J), one past the model's entries, where the sweep keeps a zero) and
+// its identity part, so that assemble() is one gather pass instead of a fill and two scatters.
 struct TransposedNewtonPattern {
   symbolic::SparsePattern pattern;
-  std::vector<int> ofJ, ofJJ, ofDiag;
+  std::vector<int> jOfEntry, jjOfEntry;
+  std::vector<double> identity;
 
   void build(const symbolic::SparsePattern& jp, const symbolic::SparsePattern& jjp, int n) {
     std::vector<std::vector<int>> rowsOfColumn(static_cast<std::size_t>(n));
@@ -64,15 +67,24 @@ struct TransposedNewtonPattern {
       const auto e = pattern.rowIdx.begin() + pattern.colPtr[static_cast<std::size_t>(col) + 1];
       return static_cast<int>(std::lower_bound(b, e, row) - pattern.rowIdx.begin());
     };
-    ofDiag.resize(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) ofDiag[static_cast<std::size_t>(i)] = position(i, i);
-    for (auto [p, out] : {std::pair{&jp, &ofJ}, std::pair{&jjp, &ofJJ}}) {
-      out->assign(p->rowIdx.size(), 0);
+    const auto nnz = static_cast<std::size_t>(pattern.nnz());
+    identity.assign(nnz, 0.0);
+    for (int i = 0; i < n; ++i) identity[static_cast<std::size_t>(position(i, i))] = 1.0;
+    for (auto [p, of] : {std::pair{&jp, &jOfEntry}, std::pair{&jjp, &jjOfEntry}}) {
+      of->assign(nnz, p->nnz());
       for (int c = 0; c < p->cols; ++c)
         for (int k = p->colPtr[static_cast<std::size_t>(c)];
              k < p->colPtr[static_cast<std::size_t>(c) + 1]; ++k)
-          (*out)[static_cast<std::size_t>(k)] = position(c, p->rowIdx[static_cast<std::size_t>(k)]);
+          (*of)[static_cast<std::size_t>(position(c, p->rowIdx[static_cast<std::size_t>(k)]))] = k;
     }
+  }
+  // Wᵀ's values for step size h from J, J_J (each with the zero past its model entries).
+  void assemble(double h, const std::vector<double>& j, const std::vector<double>& jj,
+                double* w) const {
+    const double c1 = h / 2, c2 = h * h / 12;
+    for (std::size_t e = 0; e < identity.size(); ++e)
+      w[e] = identity[e] - c1 * j[static_cast<std::size_t>(jOfEntry[e])] +
+             c2 * jj[static_cast<std::size_t>(jjOfEntry[e])];
   }
 };
 
@@ -97,10 +109,15 @@ double columnDot(const symbolic::SparsePattern& p, const double* m, const double
   return sum;
 }
 
+// 0·x is 0 for finite x and NaN otherwise; four sums, not one chain of dependent additions
+// (the sweep checks every point's derivatives: some 600 values a point on Bachmann).
 bool allFinite(const std::vector<double>& v) {
-  double acc = 0;
-  for (double x : v) acc += 0.0 * x;
-  return acc == 0;
+  double acc[4] = {0, 0, 0, 0};
+  const std::size_t n = v.size(), blocks = n - n % 4;
+  for (std::size_t i = 0; i < blocks; i += 4)
+    for (std::size_t k = 0; k < 4; ++k) acc[k] += 0.0 * v[i + k];
+  for (std::size_t i = blocks; i < n; ++i) acc[0] += 0.0 * v[i];
+  return acc[0] + acc[1] + acc[2] + acc[3] == 0;
 }
 
 }  // namespace
@@ -307,8 +324,8 @@ bool OdeSdAdjointPass::backward(const std::vector<std::vector<double>>& jumps,
                                   : integrators::detail::SparseLu::Backend::Dense);
     Impl::Derivatives upper, lower;
     for (Impl::Derivatives* dv : {&upper, &lower}) {
-      dv->j.resize(static_cast<std::size_t>(jp.nnz()));
-      dv->jj.resize(static_cast<std::size_t>(jjp.nnz()));
+      dv->j.assign(static_cast<std::size_t>(jp.nnz()) + 1, 0.0);  // + the zero assemble() takes
+      dv->jj.assign(static_cast<std::size_t>(jjp.nnz()) + 1, 0.0);
       dv->fp.resize(static_cast<std::size_t>(fpp.nnz()));
       dv->ap.resize(static_cast<std::size_t>(app.nnz()));
     }
@@ -317,16 +334,22 @@ bool OdeSdAdjointPass::backward(const std::vector<std::vector<double>>& jumps,
                " in the discrete adjoint's backward sweep";
       return false;
     };
+    // Q += Σ_k P_kᵀ ν_k with P_k = c1_k (f_θ,k + f_θ,k+1) + c2_k (a_θ,k − a_θ,k+1), gathered
+    // per point: point j's f_θ,j and a_θ,j meet ν_j (step j) and ν_(j−1) (step j − 1), so each
+    // point's two products take byF = c1_j ν_j + c1_(j−1) ν_(j−1) and byA = c2_j ν_j −
+    // c2_(j−1) ν_(j−1): two products per point instead of four per step.
+    std::vector<double> byF(un, 0.0), byA(un, 0.0);
+    const auto addPointQuadrature = [&](const Impl::Derivatives& at) {
+      for (int c : quadParams)
+        quadrature[static_cast<std::size_t>(c)] += columnDot(fpp, at.fp.data(), byF.data(), c) +
+                                                   columnDot(app, at.ap.data(), byA.data(), c);
+    };
     if (!d.evaluate(last, upper)) return notFinite(last);
     for (std::size_t k = last; k-- > 0;) {
       if ((k & 63) == 0) d.monitor.check({d.pointTimes[k], d.t0, 0});
       const double h = d.stepSizes[k], c1 = h / 2, c2 = h * h / 12;
       // ν = W_{k+1}⁻ᵀ μ_{k+1}
-      double* w = lu.values();
-      std::fill(w, w + wt.pattern.nnz(), 0.0);
-      for (int i = 0; i < n; ++i) w[wt.ofDiag[static_cast<std::size_t>(i)]] = 1.0;
-      for (std::size_t e = 0; e < wt.ofJ.size(); ++e) w[wt.ofJ[e]] -= c1 * upper.j[e];
-      for (std::size_t e = 0; e < wt.ofJJ.size(); ++e) w[wt.ofJJ[e]] += c2 * upper.jj[e];
+      wt.assemble(h, upper.j, upper.jj, lu.values());
       if (!lu.factorize()) {
         whyNot = "the Newton matrix of odeSD's step to t = " + std::to_string(d.pointTimes[k + 1]) +
                  " is singular in the discrete adjoint's backward sweep";
@@ -334,15 +357,17 @@ bool OdeSdAdjointPass::backward(const std::vector<std::vector<double>>& jumps,
       }
       nu = mu;
       lu.solve(nu.data());
-      if (!d.evaluate(k, lower)) return notFinite(k);
-      // Q += P_kᵀ ν, P_k = c1 (f_θ,k + f_θ,k+1) + c2 (a_θ,k − a_θ,k+1)
-      for (int c : quadParams) {
-        const double fsum = columnDot(fpp, lower.fp.data(), nu.data(), c) +
-                            columnDot(fpp, upper.fp.data(), nu.data(), c);
-        const double adiff = columnDot(app, lower.ap.data(), nu.data(), c) -
-                             columnDot(app, upper.ap.data(), nu.data(), c);
-        quadrature[static_cast<std::size_t>(c)] += c1 * fsum + c2 * adiff;
+      // Point k + 1 is complete: its step (k + 1) and this step (k) have met it.
+      for (std::size_t i = 0; i < un; ++i) {
+        byF[i] += c1 * nu[i];
+        byA[i] -= c2 * nu[i];
       }
+      addPointQuadrature(upper);
+      for (std::size_t i = 0; i < un; ++i) {
+        byF[i] = c1 * nu[i];
+        byA[i] = c2 * nu[i];
+      }
+      if (!d.evaluate(k, lower)) return notFinite(k);
       // μ_k = B_kᵀ ν = ν + c1 J_kᵀ ν + c2 J_J,kᵀ ν
       mu = nu;
       addTransposedProduct(jp, lower.j.data(), nu.data(), c1, mu.data());
@@ -350,6 +375,7 @@ bool OdeSdAdjointPass::backward(const std::vector<std::vector<double>>& jumps,
       addJumps(k);
       std::swap(upper, lower);
     }
+    addPointQuadrature(upper);  // point 0, met by step 0 alone
   }
   if (!allFinite(mu) || !allFinite(quadrature)) {
     whyNot = "the discrete adjoint is not finite";
