@@ -7,8 +7,9 @@
 //   Dense        LU with partial pivoting on a dense copy (tiny systems, nx ≤ 16)
 //   Klu          klu_analyze once; klu_factor (row-scaled, for the pivot choice) the first
 //                time, klu_refactor (same pivot order, unscaled) afterwards, with a fresh
-//                klu_factor when refactoring fails or the cheap condition estimate klu_rcond
-//                drops below ε^(2/3) (SUNDIALS' KLU rule)
+//                klu_factor when refactoring fails or the cheap condition estimate
+//                min |u_kk| / max |u_kk| (klu_rcond's, on the row-scaled matrix) drops below
+//                ε^(2/3) (SUNDIALS' KLU rule)
 //   EigenSparse  Eigen SparseLU (COLAMD ordering) with analyzePattern once (for comparison)
 //
 // factorize() and solve() do not allocate for Dense and Klu (with many right-hand sides: up to

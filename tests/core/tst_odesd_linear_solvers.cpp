@@ -144,6 +144,56 @@ class TestOdeSdLinearSolvers : public QObject {
     }
   }
 
+  // KLU refactorises unscaled in the pivot order its first (row-scaled) factorisation chose
+  // (SparseLu::factorize): after a refactorisation the solves must not apply that first
+  // factorisation's scale factors. Rows scaled by 1e-6 … 1e6, three sets of values on one
+  // pattern (the first factorised, the others refactorised): each solve's backward error near ε
+  // and the solution the dense LU's.
+  void kluRefactorisationsOfBadlyScaledRows() {
+    constexpr int n = 30;
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<double> u(-1, 1);
+    sensode::symbolic::SparsePattern pattern;  // diagonal and two off-diagonals a column
+    pattern.rows = pattern.cols = n;
+    pattern.colPtr.push_back(0);
+    for (int j = 0; j < n; ++j) {
+      std::vector<int> rows{j, (j + 3) % n, (j + 11) % n};
+      std::sort(rows.begin(), rows.end());
+      pattern.rowIdx.insert(pattern.rowIdx.end(), rows.begin(), rows.end());
+      pattern.colPtr.push_back(static_cast<int>(pattern.rowIdx.size()));
+    }
+    SparseLu klu;
+    klu.analyze(pattern, SparseLu::Backend::Klu);
+    for (int set = 0; set < 3; ++set) {
+      std::vector<double> a(static_cast<std::size_t>(n * n), 0.0);  // column-major, dense copy
+      for (int j = 0; j < n; ++j)
+        for (int k = pattern.colPtr[static_cast<std::size_t>(j)];
+             k < pattern.colPtr[static_cast<std::size_t>(j) + 1]; ++k) {
+          const int i = pattern.rowIdx[static_cast<std::size_t>(k)];
+          const double scale = std::pow(10.0, (i % 13) - 6);
+          const double v = scale * ((i == j ? 4.0 : 0.0) + u(rng));
+          a[static_cast<std::size_t>(j * n + i)] = v;
+          klu.values()[k] = v;
+        }
+      QVERIFY(klu.factorize());
+      std::vector<double> b(static_cast<std::size_t>(n));
+      for (int i = 0; i < n; ++i) b[static_cast<std::size_t>(i)] = std::pow(10.0, (i % 13) - 6) * u(rng);
+      std::vector<double> x = b;
+      klu.solve(x.data());
+      QVERIFY2(backwardError(a, x, b, n, 1) < 1e-14,
+               qPrintable(QString("set %1: backward error %2").arg(set).arg(backwardError(a, x, b, n, 1))));
+      SparseLu dense;
+      loadDense(dense, a, n);
+      std::vector<double> y = b;
+      dense.solve(y.data());
+      for (int i = 0; i < n; ++i)
+        SENSODE_EXPECT_CLOSE(x[static_cast<std::size_t>(i)], y[static_cast<std::size_t>(i)], 0,
+                             1e-10, "KLU vs dense", set * 100 + i);
+    }
+    QCOMPARE(klu.fullFactorizations(), 1L);
+    QCOMPARE(klu.refactorizations(), 2L);
+  }
+
   void sparseWithoutDiagonalAndLargeSystems() {
     // Integration chain x0' = 0, x_i' = x_{i-1}: x_i(t) = t^i / i!. 24 states (Auto picks the
     // sparse LU), no diagonal in J, an empty column.
