@@ -177,11 +177,12 @@ class TestOdeSdLinearSolvers : public QObject {
         }
       QVERIFY(klu.factorize());
       std::vector<double> b(static_cast<std::size_t>(n));
-      for (int i = 0; i < n; ++i) b[static_cast<std::size_t>(i)] = std::pow(10.0, (i % 13) - 6) * u(rng);
+      for (int i = 0; i < n; ++i)
+        b[static_cast<std::size_t>(i)] = std::pow(10.0, (i % 13) - 6) * u(rng);
       std::vector<double> x = b;
       klu.solve(x.data());
-      QVERIFY2(backwardError(a, x, b, n, 1) < 1e-14,
-               qPrintable(QString("set %1: backward error %2").arg(set).arg(backwardError(a, x, b, n, 1))));
+      const double error = backwardError(a, x, b, n, 1);
+      QVERIFY2(error < 1e-14, qPrintable(QString("set %1: backward error %2").arg(set).arg(error)));
       SparseLu dense;
       loadDense(dense, a, n);
       std::vector<double> y = b;
