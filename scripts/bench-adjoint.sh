@@ -15,7 +15,9 @@
 # first, discarded run per problem and method fills it, its cc -O2 compile finishes (the job that
 # outlives a short run, docs/native-cache.md) and a second discarded run adopts the object, so the
 # measured runs execute cc -O2's code, as a user's later runs of the model do. --methods runs a
-# subset (e.g. none,adjoint for Lang, whose forward runs take minutes). The gradient error column is
+# subset (e.g. none,adjoint for Lang, whose forward runs take minutes). "paired" is the median and
+# interquartile range of adjoint_r / objective_r over the repeats r (each pair run back to back,
+# so a drift of the machine's load cancels), beside the ratio of the two medians. The gradient error column is
 # max|g_adjoint − g_forward| / max|g_forward| (CVODES forward, first repeat). A run that fails or
 # exceeds --timeout shows as "fail"/"timeout". A second table gives the processes' wall_seconds
 # (load included) and the native tier the runs used.
@@ -136,6 +138,17 @@ def ratio(a, b):
     return fmt(a / b, "%.1f") if isinstance(a, float) and isinstance(b, float) and b > 0 else "–"
 
 
+def paired(runs, m):
+    """Median (interquartile range) of the per-repeat ratios m / objective."""
+    r = sorted(a["evaluation_seconds"] / o["evaluation_seconds"]
+               for a, o in zip(runs[m], runs["none"])
+               if isinstance(a, dict) and isinstance(o, dict) and o.get("evaluation_seconds", 0) > 0)
+    if not r:
+        return "–"
+    quartile = lambda q: r[min(len(r) - 1, int(q * len(r)))]
+    return "%.2f (%.2f–%.2f)" % (statistics.median(r), quartile(0.25), quartile(0.75))
+
+
 rows, walls = [], []
 for i, problem in enumerate(problems):
     # Methods not run (--methods) show as "–".
@@ -155,7 +168,8 @@ for i, problem in enumerate(problems):
              if u and u != {"forward" if m == "odesd" else m}]
     name = os.path.relpath(problem, "/tmp") if problem.startswith("/tmp/") else problem
     rows.append([name, str(first.get("n_states", "?")), str(first.get("n_parameters", "?")),
-                 fmt(ev["none"]), fmt(ev["adjoint"]), ratio(ev["adjoint"], ev["none"]),
+                 fmt(ev["none"], "%.3f"), fmt(ev["adjoint"], "%.3f"), ratio(ev["adjoint"], ev["none"]),
+                 paired(runs, "adjoint"),
                  fmt(ev["forward"]), ratio(ev["forward"], ev["none"]), fmt(ev["odesd"]), err])
     tiers = sorted({f"{s.get('native_tier')}/{s.get('native_cache')}" for m in methods
                     for s in runs[m] if isinstance(s, dict)})
@@ -172,7 +186,8 @@ def table(header, body):
 
 print(f"Medians over {repeats} repeats; seconds are evaluation_seconds (objective and gradient, "
       "load excluded).\n")
-table(["problem", "nx", "θ", "objective s", "adjoint s", "adjoint/objective", "forward s",
+table(["problem", "nx", "θ", "objective s", "adjoint s", "adjoint/objective",
+       "adjoint/objective paired", "forward s",
        "forward/objective", "odeSD forward s", "max abs(adjoint−forward) / max abs(forward)"], rows)
 print("\nProcess wall_seconds (load included), medians; native tier/cache of the runs.\n")
 table(["problem", "objective", "adjoint", "forward", "odeSD forward", "native", "fallbacks"],
