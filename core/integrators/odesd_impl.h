@@ -379,8 +379,11 @@ struct OdeSdIntegrator::Impl {
     if (sd.stiffnessEstimate != OdeSdOptions::StiffnessEstimate::SpectralRadius)
       return columnSumNorm;
     StiffnessOfJ& cached = stiffnessOfJ;
-    if (cached.values != jvals || cached.writes != jacobianWrites || cached.radius < 0)
-      cached.radius = spectralRadiusEstimate(jvals, columnSumNorm);
+    // Keyed like jacobianNorm1 (whose ‖J‖₁ of jvals the caller passes): an estimate is never
+    // kept under another J's key.
+    if (cached.values != jvals || cached.writes != jacobianWrites)
+      cached = {jvals, jacobianWrites, columnSumNorm, -1};
+    if (cached.radius < 0) cached.radius = spectralRadiusEstimate(jvals, columnSumNorm);
     return cached.radius;
   }
   // ‖J‖₁ of the J values at jvals, once per evaluation of J (stiffnessOfJ).
