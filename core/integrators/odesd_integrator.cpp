@@ -101,16 +101,15 @@ void OdeSdIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel> 
   d.initialized = true;
   if (nx == 0) return;
   d.buildNewtonPattern();
-  // Auto: besides tiny systems, a Newton matrix at least half full is factorised densely too.
-  // J_J = (∂J/∂x)·f + J² fills W far beyond J (SalazarCavazos, 75 states: J 27 % full, W 96 %),
-  // and there KLU's bookkeeping costs more than the dense LU's n³/3 (bench_integrators' linear
-  // solver table, rtol 1e-6: 18.5 ms KLU against 9.1 ms dense; Lang, W 28 % full, stays on
-  // KLU: 66 ms against 169 ms dense).
+  // Auto: besides tiny systems, a Newton matrix whose sparse LU would save too little
+  // arithmetic is factorised densely too (SparseLu::denseIsFaster), as is one at least half
+  // full. J_J = (∂J/∂x)·f + J² fills W far beyond J (SalazarCavazos, 75 states: J 27 % full,
+  // W 96 %), and there KLU's bookkeeping costs more than the dense LU's n³/3.
   const bool halfFull = 2.0 * d.wPattern.nnz() >= static_cast<double>(nx) * nx;
   const bool sparse =
       options.linearSolver == LinearSolverKind::Sparse ||
       (options.linearSolver == LinearSolverKind::Auto && nx > IntegratorOptions::kDenseLimit &&
-       !halfFull);
+       !halfFull && !detail::SparseLu::denseIsFaster(d.wPattern));
   using Backend = detail::SparseLu::Backend;
   const Backend backend = !sparse ? Backend::Dense
                           : sd.sparseBackend == OdeSdOptions::SparseBackend::Klu

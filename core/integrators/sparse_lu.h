@@ -4,7 +4,8 @@
 //
 // The caller writes the values in the pattern's CSC order into values() and calls factorize();
 // the symbolic work happens once in analyze():
-//   Dense        LU with partial pivoting on a dense copy (tiny systems, nx ≤ 16)
+//   Dense        LU with partial pivoting on a dense copy (dense_lu.h): tiny systems, and
+//                patterns whose sparse LU would not save enough arithmetic (denseIsFaster)
 //   Klu          klu_analyze once; klu_factor (row-scaled, for the pivot choice) the first
 //                time, klu_refactor (same pivot order, unscaled) afterwards, with a fresh
 //                klu_factor when refactoring fails or the cheap condition estimate
@@ -49,6 +50,14 @@ class SparseLu {
   // Allocates what solve() needs for up to nrhs right-hand sides (Dense: A⁻¹ and the product's
   // destination), so that solves after it do not allocate.
   void reserveRightHandSides(int nrhs);
+
+  // Whether the dense LU factorises this pattern faster than KLU: up to kDenseLimitStates
+  // states, when KLU's factorisation on it takes at least kDenseFlopFraction of the dense
+  // LU's 2n³/3 flops. The flops are KLU's own count for a diagonally dominant matrix on the
+  // pattern (its ordering, no pivoting), from one trial factorisation.
+  static bool denseIsFaster(const symbolic::SparsePattern& pattern);
+  static constexpr double kDenseFlopFraction = 0.1;
+  static constexpr int kDenseLimitStates = 320;
 
   Backend backend() const { return backend_; }
   int size() const { return n_; }

@@ -318,7 +318,8 @@ bool OdeSdAdjointPass::backward(const std::vector<std::vector<double>>& jumps,
     const bool halfFull = 2.0 * wt.pattern.nnz() >= static_cast<double>(n) * n;
     const bool sparse = d.options.linearSolver == integrators::LinearSolverKind::Sparse ||
                         (d.options.linearSolver == integrators::LinearSolverKind::Auto &&
-                         n > integrators::IntegratorOptions::kDenseLimit && !halfFull);
+                         n > integrators::IntegratorOptions::kDenseLimit && !halfFull &&
+                         !integrators::detail::SparseLu::denseIsFaster(wt.pattern));
     integrators::detail::SparseLu lu;
     lu.analyze(wt.pattern, sparse ? integrators::detail::SparseLu::Backend::Klu
                                   : integrators::detail::SparseLu::Backend::Dense);

@@ -195,6 +195,70 @@ class TestOdeSdLinearSolvers : public QObject {
     QCOMPARE(klu.refactorizations(), 2L);
   }
 
+  // The dense kernels (dense_lu.h: blocks of four columns, a tail of 1–3) against the backward
+  // error partial pivoting guarantees in practice, on random matrices that need row
+  // interchanges, for sizes on both sides of every block boundary. Then what must fail does:
+  // a singular matrix (two equal columns), a NaN and an infinity among the values.
+  void denseKernelsOfEverySizeAndTheirFailures() {
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 17, 33, 36, 64, 101}) {
+      std::vector<double> a(static_cast<std::size_t>(n * n)), b(static_cast<std::size_t>(n));
+      for (double& v : a) v = u(rng);
+      for (double& v : b) v = u(rng);
+      SparseLu lu;
+      loadDense(lu, a, n);
+      std::vector<double> x = b;
+      lu.solve(x.data());
+      const double error = backwardError(a, x, b, n, 1);
+      if (!(error < 1e-14)) QFAIL(qPrintable(QString("n = %1: backward error %2").arg(n).arg(error)));
+      if (n < 2) continue;
+      std::vector<double> singular = a;
+      std::copy_n(a.begin(), n, singular.begin() + n);  // column 1 = column 0
+      SparseLu s;
+      loadDense(s, a, n);
+      std::copy(singular.begin(), singular.end(), s.values());
+      QVERIFY2(!s.factorize(), qPrintable(QString("n = %1: singular accepted").arg(n)));
+      for (double bad : {std::numeric_limits<double>::quiet_NaN(),
+                         std::numeric_limits<double>::infinity()}) {
+        std::vector<double> c = a;
+        c[static_cast<std::size_t>(n * n - 1)] = bad;  // the last column, below every pivot
+        std::copy(c.begin(), c.end(), s.values());
+        QVERIFY2(!s.factorize(), qPrintable(QString("n = %1: %2 accepted").arg(n).arg(bad)));
+      }
+    }
+  }
+
+  // Auto's choice between dense and KLU beyond 16 states (SparseLu::denseIsFaster): a banded
+  // pattern stays sparse, a pattern whose LU fills in goes dense, and no pattern beyond
+  // kDenseLimitStates does.
+  void denseChosenWhereKluWouldSaveLittle() {
+    const auto pattern = [](int n, auto inPattern) {
+      sensode::symbolic::SparsePattern p;
+      p.rows = p.cols = n;
+      p.colPtr.push_back(0);
+      for (int j = 0; j < n; ++j) {
+        for (int i = 0; i < n; ++i)
+          if (i == j || inPattern(i, j)) p.rowIdx.push_back(i);
+        p.colPtr.push_back(static_cast<int>(p.rowIdx.size()));
+      }
+      return p;
+    };
+    const auto band = [](int i, int j) { return std::abs(i - j) <= 2; };
+    QVERIFY(!SparseLu::denseIsFaster(pattern(40, band)));
+    // An arrow pattern ordered badly: KLU's ordering finds the fill-free order.
+    QVERIFY(!SparseLu::denseIsFaster(pattern(60, [](int i, int j) { return i == 0 || j == 0; })));
+    // Random 35 % of 36 × 36, as Alkan's Newton matrix: its LU fills in.
+    std::mt19937 rng(3);
+    std::vector<char> on(36 * 36);
+    for (char& c : on) c = std::uniform_real_distribution<double>(0, 1)(rng) < 0.35;
+    const auto random = [&](int i, int j) { return on[static_cast<std::size_t>(i * 36 + j)] != 0; };
+    QVERIFY(SparseLu::denseIsFaster(pattern(36, random)));
+    const auto all = [](int, int) { return true; };
+    QVERIFY(SparseLu::denseIsFaster(pattern(SparseLu::kDenseLimitStates, all)));
+    QVERIFY(!SparseLu::denseIsFaster(pattern(SparseLu::kDenseLimitStates + 1, all)));
+  }
+
   void sparseWithoutDiagonalAndLargeSystems() {
     // Integration chain x0' = 0, x_i' = x_{i-1}: x_i(t) = t^i / i!. 24 states (Auto picks the
     // sparse LU), no diagonal in J, an empty column.
