@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "core/common/errors.h"
 #include "core/integrators/odesd_integrator.h"
@@ -33,6 +34,36 @@ constexpr int kMaxStates = 200;
 // adjoint, which recomputes instead of storing, runs instead.
 constexpr double kMaxStoredValues = 64.0 * 1024 * 1024;
 struct StorageExceeded {};  // thrown by the step observer past kMaxStoredValues
+
+// The forward pass's points, nx values each, in blocks of about 64 kB: appending never moves
+// what is stored. A growing vector copied all of it at each reallocation, into freshly mapped
+// pages (a vector past malloc's mmap threshold is mapped anew), in every pass: 4.7 % of Bachmann's
+// adjoint run (perf, the step observer's memcpy and its page faults). Blocks this small come
+// from the heap, and the next pass reuses those the last one freed.
+class PointStore {
+ public:
+  void reset(int nx) {
+    nx_ = static_cast<std::size_t>(nx);
+    perBlock_ = std::max<std::size_t>(1, 8192 / std::max<std::size_t>(1, nx_));
+    count_ = 0;
+  }
+  void push(const double* x) {
+    const std::size_t block = count_ / perBlock_, slot = count_ % perBlock_;
+    if (block == blocks_.size()) {
+      blocks_.push_back(std::make_unique_for_overwrite<double[]>(perBlock_ * nx_));
+    }
+    std::copy(x, x + nx_, blocks_[block].get() + slot * nx_);
+    ++count_;
+  }
+  const double* operator[](std::size_t k) const {
+    return blocks_[k / perBlock_].get() + (k % perBlock_) * nx_;
+  }
+  std::size_t values() const { return count_ * nx_; }
+
+ private:
+  std::size_t nx_ = 0, perBlock_ = 1, count_ = 0;
+  std::vector<std::unique_ptr<double[]>> blocks_;
+};
 
 // Wᵀ = I − c1 Jᵀ + c2 J_Jᵀ on the union pattern of I, Jᵀ and J_Jᵀ (J's entry (r, c) is Wᵀ's
 // (c, r)). For each entry of Wᵀ: the J and J_J entries it takes (jOfEntry, jjOfEntry; where it
@@ -131,7 +162,8 @@ struct OdeSdAdjointPass::Impl {
   int nx = 0;
   // The forward steps: point k is (times_[k], states_[k·nx …]); step k goes from point k to
   // point k + 1 with size sizes_[k] (the rule's h, which for a landing is stopTime − t_k).
-  std::vector<double> pointTimes, stepSizes, points;
+  std::vector<double> pointTimes, stepSizes;
+  PointStore points;
   std::vector<std::size_t> pointOfTime;  // point index of each measurement time
   long steps = 0;
   TransposedNewtonPattern newtonPattern;  // Wᵀ's (forward() builds it)
@@ -147,7 +179,7 @@ struct OdeSdAdjointPass::Impl {
     // Point 0's f and ẍ were evaluated as right-hand limits at t0 (odeSD's start).
     const double t =
         std::min(k == 0 ? integrators::nextUp(pointTimes[0]) : pointTimes[k], evalTimeLimit);
-    const double* x = points.data() + k * static_cast<std::size_t>(nx);
+    const double* x = points[k];
     model->jacobianPair(t, x, theta.data(), d.j.data(), d.jj.data());
     model->paramJacobian(t, x, theta.data(), d.fp.data());
     model->secondParamJacobian(t, x, theta.data(), d.ap.data());
@@ -208,7 +240,8 @@ bool OdeSdAdjointPass::forward(const std::vector<double>& times,
     return false;
   }
   d.pointTimes.assign(1, d.t0);
-  d.points.assign(d.x0.begin(), d.x0.end());
+  d.points.reset(d.nx);
+  d.points.push(d.x0.data());
   d.stepSizes.clear();
   d.pointOfTime.clear();
   states.clear();
@@ -245,10 +278,10 @@ bool OdeSdAdjointPass::forward(const std::vector<double>& times,
       contiguous = false;
     d.pointTimes.back() = s.t;
     d.stepSizes.push_back(s.h);
-    d.points.insert(d.points.end(), s.xEnd.begin(), s.xEnd.end());
+    d.points.push(s.xEnd.data());
     d.pointTimes.push_back(s.t + s.h);
     // Past the budget the pass stops at once (the exception leaves advanceTo as it came).
-    if (static_cast<double>(d.points.size()) > kMaxStoredValues) throw StorageExceeded{};
+    if (static_cast<double>(d.points.values()) > kMaxStoredValues) throw StorageExceeded{};
   });
   std::vector<double> x = d.x0;
   try {
