@@ -39,7 +39,8 @@ struct IntegratorOptions {
   long maxSteps = 100000;  // per advanceTo() call; exceeding it is "too much work"
   double maxStepSize = std::numeric_limits<double>::infinity();
   double initialStepSize = 0;  // 0 = the integrator's own estimate
-  // Dense LU for tiny systems, KLU sparse LU otherwise (Auto: sparse when nx > kDenseLimit).
+  // Dense LU for tiny systems, KLU sparse LU otherwise (Auto: sparse when nx > kDenseLimit;
+  // odeSD also factorises larger Newton matrices densely where SparseLu::denseIsFaster).
   LinearSolverKind linearSolver = LinearSolverKind::Auto;
   static constexpr int kDenseLimit = 16;
   // CVODES forward sensitivities: the corrector (see SensitivityCorrector).

@@ -10,7 +10,8 @@
 //
 // with simplified Newton on W = I − (h/2)J + (h²/12)J_J, J and J_J evaluated at the predictor;
 // W has the fixed union pattern of I, J and J_J, analysed once (KLU, or dense LU for
-// nx ≤ IntegratorOptions::kDenseLimit). Without sensitivities W is kept across steps as CVODES
+// nx ≤ IntegratorOptions::kDenseLimit, for a half-full W, and wherever KLU would save too little
+// arithmetic: SparseLu::denseIsFaster). Without sensitivities W is kept across steps as CVODES
 // keeps its Newton matrix (OdeSdOptions::jacobianReuseSteps, luReuseRatio); with them the
 // sensitivity step needs J, J_J and W_s at x_{n+1} every step (sensitivityJacobianReuse). Phases:
 //   1. step size: controller proposal, capped by maxStepSize and by z = h‖J‖₁ ≤ zMax (§4.3);
