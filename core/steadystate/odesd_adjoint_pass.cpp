@@ -43,6 +43,7 @@ struct StorageExceeded {};  // thrown by the step observer past kMaxStoredValues
 class PointStore {
  public:
   void reset(int nx) {
+    if (static_cast<std::size_t>(nx) != nx_) blocks_.clear();  // blocks are sized for one nx
     nx_ = static_cast<std::size_t>(nx);
     perBlock_ = std::max<std::size_t>(1, 8192 / std::max<std::size_t>(1, nx_));
     count_ = 0;
@@ -160,8 +161,8 @@ struct OdeSdAdjointPass::Impl {
   std::vector<double> x0, theta;
   ProgressMonitor monitor;
   int nx = 0;
-  // The forward steps: point k is (times_[k], states_[k·nx …]); step k goes from point k to
-  // point k + 1 with size sizes_[k] (the rule's h, which for a landing is stopTime − t_k).
+  // The forward steps: point k is (pointTimes[k], points[k]); step k goes from point k to
+  // point k + 1 with size stepSizes[k] (the rule's h, which for a landing is stopTime − t_k).
   std::vector<double> pointTimes, stepSizes;
   PointStore points;
   std::vector<std::size_t> pointOfTime;  // point index of each measurement time

@@ -211,7 +211,7 @@ class TestOdeSdLinearSolvers : public QObject {
       std::vector<double> x = b;
       lu.solve(x.data());
       const double error = backwardError(a, x, b, n, 1);
-      if (!(error < 1e-14)) QFAIL(qPrintable(QString("n = %1: backward error %2").arg(n).arg(error)));
+      QVERIFY2(error < 1e-14, qPrintable(QString("n = %1: backward error %2").arg(n).arg(error)));
       if (n < 2) continue;
       std::vector<double> singular = a;
       std::copy_n(a.begin(), n, singular.begin() + n);  // column 1 = column 0
