@@ -55,6 +55,7 @@ class SparseLu {
   // states, when KLU's factorisation on it takes at least kDenseFlopFraction of the dense
   // LU's 2n³/3 flops. The flops are KLU's own count for a diagonally dominant matrix on the
   // pattern (its ordering, no pivoting), from one trial factorisation.
+  // The answer is kept per pattern for the process.
   static bool denseIsFaster(const symbolic::SparsePattern& pattern);
   static constexpr double kDenseFlopFraction = 0.1;
   static constexpr int kDenseLimitStates = 320;
@@ -68,6 +69,8 @@ class SparseLu {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  // denseIsFaster's trial factorisation.
+  static bool kluSavesLittle(const symbolic::SparsePattern& pattern);
   Backend backend_ = Backend::Dense;
   int n_ = 0;
   long fullFactorizations_ = 0;
