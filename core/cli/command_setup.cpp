@@ -65,7 +65,7 @@ symbolic::NativeOptions nativeOptionsFor(bool odesd, bool sensitivities) {
     o.earlyTapes.push_back("J");
   if (sensitivities) {
     o.earlyTapes.insert(o.earlyTapes.end(), {"fp", "S0", "yx", "yp"});
-    if (odesd) o.earlyTapes.push_back("ap");
+    if (odesd) o.earlyTapes.push_back("ap_mix");
   }
   return o;
 }

@@ -95,7 +95,7 @@ bool OdeSdIntegrator::Impl::subStep(double th, double* out, double* outS) {
   if (sens && outS != nullptr) {
     jacKept = false;
     if (!evalJacobians(tq, out, jv.data(), jjv.data())) return false;
-    if (!evalParamDerivatives(tq, out)) return false;
+    if (!evalParamDerivatives(tq, out, jv.data())) return false;
     if (!factorW(hs, jv.data(), jjv.data(), luDense)) return false;
     const auto len = static_cast<size_t>(n) * static_cast<size_t>(ns);
     for (size_t k = 0; k < len; ++k) {

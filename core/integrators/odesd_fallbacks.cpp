@@ -9,7 +9,8 @@ namespace sensode::integrators {
 bool OdeSdIntegrator::Impl::derivativesFiniteAt(double tt, const double* xx) {
   jacKept = false;  // jv, jjv are overwritten below
   if (!evalFA(tt, xx, fy.data(), ay.data())) return false;
-  if (sens) return evalJacobians(tt, xx, jv.data(), jjv.data()) && evalParamDerivatives(tt, xx);
+  if (sens) return evalJacobians(tt, xx, jv.data(), jjv.data()) &&
+                    evalParamDerivatives(tt, xx, jv.data());
   // Without sensitivities J_J only builds Newton matrices, which do without its non-finite
   // entries (evalJacobians): J must be finite (a state that stays at 0 under a Hill term keeps
   // J_J non-finite for good, and must not keep CVODES bridging).

@@ -523,9 +523,10 @@ struct OdeSdIntegrator::Impl {
 
   void allocateSensitivities();
 
-  // Selected columns of f_p and a_p at (tt, xx) as dense n × ns blocks.
+  // Selected columns of f_p and a_p at (tt, xx) as dense n × ns blocks; `jvals` is J at the same
+  // point (evalJacobians), from which a_p = J·f_p + A_mix is formed (compiled_model.h).
   // False (cause recorded) when a selected entry is not finite.
-  bool evalParamDerivatives(double tt, const double* xx);
+  bool evalParamDerivatives(double tt, const double* xx, const double* jvals);
 
   // Scatters the selected columns of f_p or a_p into the dense n × ns block; returns the (row,
   // parameter) of a non-finite entry, or (-1, -1).

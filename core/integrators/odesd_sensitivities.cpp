@@ -22,9 +22,11 @@ void OdeSdIntegrator::Impl::allocateSensitivities() {
   luDense.reserveRightHandSides(ns);
 }
 
-bool OdeSdIntegrator::Impl::evalParamDerivatives(double tt, const double* xx) {
+bool OdeSdIntegrator::Impl::evalParamDerivatives(double tt, const double* xx,
+                                                  const double* jvals) {
   model->paramJacobian(std::min(tt, evalTimeLimit), xx, p.data(), fpv.data());
-  model->secondParamJacobian(std::min(tt, evalTimeLimit), xx, p.data(), apv.data());
+  model->secondParamJacobian(std::min(tt, evalTimeLimit), xx, p.data(), jvals, fpv.data(),
+                             apv.data());
   ++own.sensitivityRhsEvals;
   for (auto [pat, vals, out] : {std::tuple{&model->paramJacobianPattern(), fpv.data(), FP.data()},
                                 std::tuple{&model->secondParamJacobianPattern(), apv.data(), AP.data()}}) {
@@ -116,7 +118,7 @@ void OdeSdIntegrator::Impl::startSensitivities() {
   // Ṡ0 = J0 S0 + f_p,0, S̈0 = J_J,0 S0 + a_p,0.
   // Right-hand limits at t0, like f0 and a0 (see rightOf).
   if (!evalJacobians(rightOf(t), x.data(), jv1.data(), jjv1.data()) ||
-      !evalParamDerivatives(rightOf(t), x.data())) {
+      !evalParamDerivatives(rightOf(t), x.data(), jv1.data())) {
     cause.t = t;
     fail(plain(cause), t, 0, technical(cause) + " (at the start of the integration)");
   }
@@ -133,7 +135,7 @@ void OdeSdIntegrator::Impl::startSensitivities() {
 
 double OdeSdIntegrator::Impl::sensitivityStep(double tNew, double hs, int q) {
   if (!evalJacobians(tNew, y.data(), jv1.data(), jjv1.data())) return kInf;
-  if (!evalParamDerivatives(tNew, y.data())) return kInf;
+  if (!evalParamDerivatives(tNew, y.data(), jv1.data())) return kInf;
   if (!factorW(hs, jv1.data(), jjv1.data())) return kInf;
   const auto len = static_cast<size_t>(n) * static_cast<size_t>(ns);
   const double c1 = hs / 2, c2 = hs * hs / 12;

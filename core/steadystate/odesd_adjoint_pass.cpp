@@ -172,9 +172,9 @@ struct OdeSdAdjointPass::Impl {
   double fixedStepSize = 0;
   double evalTimeLimit = std::numeric_limits<double>::infinity();
 
-  // One point's derivatives: J, J_J, f_θ, a_θ (model CSC values).
+  // One point's derivatives: J, J_J, f_θ and a_θ's A_mix (model CSC values; a_θ = J f_θ + A_mix).
   struct Derivatives {
-    std::vector<double> j, jj, fp, ap;
+    std::vector<double> j, jj, fp, mix;
   };
   bool evaluate(std::size_t k, Derivatives& d) const {
     // Point 0's f and ẍ were evaluated as right-hand limits at t0 (odeSD's start).
@@ -183,8 +183,8 @@ struct OdeSdAdjointPass::Impl {
     const double* x = points[k];
     model->jacobianPair(t, x, theta.data(), d.j.data(), d.jj.data());
     model->paramJacobian(t, x, theta.data(), d.fp.data());
-    model->secondParamJacobian(t, x, theta.data(), d.ap.data());
-    return allFinite(d.j) && allFinite(d.jj) && allFinite(d.fp) && allFinite(d.ap);
+    model->secondParamMixedTerm(t, x, theta.data(), d.mix.data());
+    return allFinite(d.j) && allFinite(d.jj) && allFinite(d.fp) && allFinite(d.mix);
   }
 };
 
@@ -335,7 +335,7 @@ bool OdeSdAdjointPass::backward(const std::vector<std::vector<double>>& jumps,
   const symbolic::CompiledModel& m = *d.model;
   const symbolic::SparsePattern &jp = m.jacobianPattern(), &jjp = m.jacobianOfSecondPattern(),
                                 &fpp = m.paramJacobianPattern(),
-                                &app = m.secondParamJacobianPattern();
+                                &mixp = m.secondParamMixedPattern();
   std::vector<double> mu(un, 0.0), nu(un, 0.0);
   const std::size_t last = d.pointTimes.size() - 1;
   // Jumps per point: the measurement times are ascending, so walk them from the end.
@@ -362,7 +362,7 @@ bool OdeSdAdjointPass::backward(const std::vector<std::vector<double>>& jumps,
       dv->j.assign(static_cast<std::size_t>(jp.nnz()) + 1, 0.0);  // + the zero assemble() takes
       dv->jj.assign(static_cast<std::size_t>(jjp.nnz()) + 1, 0.0);
       dv->fp.resize(static_cast<std::size_t>(fpp.nnz()));
-      dv->ap.resize(static_cast<std::size_t>(app.nnz()));
+      dv->mix.resize(static_cast<std::size_t>(mixp.nnz()));
     }
     const auto notFinite = [&](std::size_t k) {
       whyNot = "a derivative of the model is not finite at t = " + std::to_string(d.pointTimes[k]) +
@@ -372,12 +372,16 @@ bool OdeSdAdjointPass::backward(const std::vector<std::vector<double>>& jumps,
     // Q += Σ_k P_kᵀ ν_k with P_k = c1_k (f_θ,k + f_θ,k+1) + c2_k (a_θ,k − a_θ,k+1), gathered
     // per point: point j's f_θ,j and a_θ,j meet ν_j (step j) and ν_(j−1) (step j − 1), so each
     // point's two products take byF = c1_j ν_j + c1_(j−1) ν_(j−1) and byA = c2_j ν_j −
-    // c2_(j−1) ν_(j−1): two products per point instead of four per step.
-    std::vector<double> byF(un, 0.0), byA(un, 0.0);
+    // c2_(j−1) ν_(j−1): two products per point instead of four per step. With a_θ = J f_θ +
+    // A_mix (compiled_model.h), byAᵀ a_θ = (Jᵀ byA)ᵀ f_θ + byAᵀ A_mix: the f_θ product takes
+    // byF + Jᵀ byA, and a_θ itself is never formed (its J f_θ part was most of its tape).
+    std::vector<double> byF(un, 0.0), byA(un, 0.0), byFp(un, 0.0);
     const auto addPointQuadrature = [&](const Impl::Derivatives& at) {
+      byFp = byF;
+      addTransposedProduct(jp, at.j.data(), byA.data(), 1.0, byFp.data());
       for (int c : quadParams)
-        quadrature[static_cast<std::size_t>(c)] += columnDot(fpp, at.fp.data(), byF.data(), c) +
-                                                   columnDot(app, at.ap.data(), byA.data(), c);
+        quadrature[static_cast<std::size_t>(c)] += columnDot(fpp, at.fp.data(), byFp.data(), c) +
+                                                   columnDot(mixp, at.mix.data(), byA.data(), c);
     };
     if (!d.evaluate(last, upper)) return notFinite(last);
     for (std::size_t k = last; k-- > 0;) {

@@ -7,7 +7,8 @@
 //   fp  = ∂f/∂p                      sparse nx × np
 //   a   = ẍ = J·f + ∂f/∂t            (nx)
 //   JJ  = ∂a/∂x                      sparse nx × nx  (pattern of J² plus (∂J/∂x)·f)
-//   ap  = ∂a/∂p                      sparse nx × np
+//   ap  = ∂a/∂p = J·fp + A_mix        sparse nx × np  (A_mix = (∂J/∂p)·f + ∂f_t/∂p is taped; J·fp
+//                                     is formed from J's and fp's values)
 //   x0  = x(t0; p), S0 = ∂x0/∂p      (nx), sparse nx × np
 //   y   = outputs (species values, amounts, concentrations, rule variables, reaction rates)
 //
@@ -73,6 +74,12 @@ class CompiledModel {
   void jacobianPair(double t, const double* x, const double* p, double* jValues,
                     double* jjValues) const;
   void secondParamJacobian(double t, const double* x, const double* p, double* values) const;
+  // The same from J's and fp's values at (t, x, p), which the caller has already evaluated.
+  void secondParamJacobian(double t, const double* x, const double* p, const double* jValues,
+                           const double* fpValues, double* values) const;
+  // A_mix alone (secondParamMixedPattern()): ap = J·fp + A_mix. What the discrete adjoint needs,
+  // with J and fp: νᵀ ap = (Jᵀν)ᵀ fp + νᵀ A_mix.
+  void secondParamMixedTerm(double t, const double* x, const double* p, double* values) const;
   // ∂f/∂t (nx values; zero for autonomous models).
   void timeDerivative(double t, const double* x, const double* p, double* ft) const;
   // x(t0) and S(t0). For a differential-algebraic system (OdeSystem::isDae()) the algebraic
@@ -97,6 +104,7 @@ class CompiledModel {
   const SparsePattern& paramJacobianPattern() const { return fpPattern_; }
   const SparsePattern& jacobianOfSecondPattern() const { return jjPattern_; }
   const SparsePattern& secondParamJacobianPattern() const { return apPattern_; }
+  const SparsePattern& secondParamMixedPattern() const { return apMixPattern_; }
   const SparsePattern& initialSensitivityPattern() const { return s0Pattern_; }
   bool isAutonomous() const { return autonomous_; }
 
@@ -130,10 +138,19 @@ class CompiledModel {
 
  private:
   OdeSystem system_;
-  SparsePattern jPattern_, fpPattern_, jjPattern_, apPattern_, s0Pattern_, yxPattern_, ypPattern_;
+  SparsePattern jPattern_, fpPattern_, jjPattern_, apPattern_, apMixPattern_, s0Pattern_,
+      yxPattern_, ypPattern_;
+  // ap from J, fp and A_mix (planSecondParamJacobian): A_mix's entry k goes to ap's apOfMix_[k];
+  // then ap[out] += J[j]·fp[fp] for each product term.
+  struct ProductTerm {
+    int out, j, fp;
+  };
+  std::vector<int> apOfMix_;
+  std::vector<ProductTerm> apProduct_;
+  void planSecondParamJacobian();
   bool autonomous_ = true;
   bool dae_ = false;  // system_.isDae(): initial values and S0 are made consistent
-  Tape fTape_, jTape_, fpTape_, aTape_, faTape_, jjTape_, jPairTape_, apTape_, ftTape_, x0Tape_,
+  Tape fTape_, jTape_, fpTape_, aTape_, faTape_, jjTape_, jPairTape_, apMixTape_, ftTape_, x0Tape_,
       s0Tape_, yTape_, yxTape_, ypTape_;
   CompileTimings timings_;
   mutable std::vector<double> scratch_;  // combined outputs of the paired tapes

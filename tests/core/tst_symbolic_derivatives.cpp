@@ -133,6 +133,26 @@ void TestSymbolicDerivatives::linearSystemHandDerived() {
   SENSODE_EXPECT_CLOSE(apDense[1], -(P0 + 2 * P1) * Y1, 0, 1e-15, "ap", 1);
   SENSODE_EXPECT_CLOSE(apDense[2], 0, 0, 0, "ap", 2);
   SENSODE_EXPECT_CLOSE(apDense[3], 2 * P1 * Y1, 0, 1e-15, "ap", 3);
+  // ap = J·fp + A_mix, A_mix = (∂J/∂p)·f: ∂J/∂p0 = [[−1, 0], [0, 0]], ∂J/∂p1 = [[0, 1], [0, −1]],
+  // so A_mix's column p0 is (−f0, 0) and its column p1 is (f1, −f1).
+  const double F0 = -P0 * Y0 + P1 * Y1, F1 = -P1 * Y1;
+  const auto& mix = m.secondParamMixedPattern();
+  std::vector<double> mixv(static_cast<std::size_t>(mix.nnz()));
+  m.secondParamMixedTerm(0, x.data(), p.data(), mixv.data());
+  std::vector<double> mixDense(4, 0.0);
+  for (int c = 0; c < 2; ++c)
+    for (int k = mix.colPtr[c]; k < mix.colPtr[c + 1]; ++k) mixDense[mix.rowIdx[k] * 2 + c] = mixv[k];
+  SENSODE_EXPECT_CLOSE(mixDense[0], -F0, 0, 1e-15, "A_mix", 0);
+  SENSODE_EXPECT_CLOSE(mixDense[1], F1, 0, 1e-15, "A_mix", 1);
+  SENSODE_EXPECT_CLOSE(mixDense[2], 0, 0, 0, "A_mix", 2);
+  SENSODE_EXPECT_CLOSE(mixDense[3], -F1, 0, 1e-15, "A_mix", 3);
+  // From J and fp the caller already holds, the same ap to the bit.
+  std::vector<double> jv(static_cast<std::size_t>(m.jacobianPattern().nnz())),
+      fpv(static_cast<std::size_t>(m.paramJacobianPattern().nnz())), apFrom(apv.size());
+  m.jacobian(0, x.data(), p.data(), jv.data());
+  m.paramJacobian(0, x.data(), p.data(), fpv.data());
+  m.secondParamJacobian(0, x.data(), p.data(), jv.data(), fpv.data(), apFrom.data());
+  QCOMPARE(apFrom, apv);
   QVERIFY(m.isAutonomous());
 }
 
