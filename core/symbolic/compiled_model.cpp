@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <ranges>
 #include <tuple>
 
 #include "core/common/cancellation.h"
@@ -36,6 +37,20 @@ std::vector<Expr> toCsc(std::vector<Entry> entries, int rows, int cols, SparsePa
   for (int c = 0; c < cols; ++c)
     pattern.colPtr[static_cast<std::size_t>(c) + 1] += pattern.colPtr[static_cast<std::size_t>(c)];
   return values;
+}
+
+// The entry indices of column c of a CSC pattern.
+std::ranges::iota_view<std::size_t, std::size_t> entriesOfColumn(const SparsePattern& sp, int c) {
+  return {static_cast<std::size_t>(sp.colPtr[static_cast<std::size_t>(c)]),
+          static_cast<std::size_t>(sp.colPtr[static_cast<std::size_t>(c) + 1])};
+}
+
+// The column of each entry of a CSC pattern.
+std::vector<int> columnsOfEntries(const SparsePattern& sp) {
+  std::vector<int> col(static_cast<std::size_t>(sp.nnz()));
+  for (int c = 0; c < sp.cols; ++c)
+    for (const std::size_t k : entriesOfColumn(sp, c)) col[k] = c;
+  return col;
 }
 
 double secondsSince(std::chrono::steady_clock::time_point t0) {
@@ -138,23 +153,18 @@ CompiledModel::CompiledModel(OdeSystem system, const NativeOptions& native)
   // against 5700), and the discrete adjoint needs only νᵀ a_p = (Jᵀν)ᵀ f_p + νᵀ A_mix.
   const std::vector<Expr> apMixValues = [&] {
     SparsePattern byEntry, ftp;  // ∂J/∂p with one row per entry of J; ∂f_t/∂p
-    const std::vector<Expr> jp = jacobianOf(jValues, paramOf, paramSym, m, byEntry);
-    const std::vector<Expr> ftpValues = jacobianOf(ft, paramOf, paramSym, m, ftp);
-    std::vector<int> rowOfEntry, colOfEntry;
-    for (int j = 0; j < n; ++j)
-      for (int k = jPattern_.colPtr[static_cast<std::size_t>(j)]; k < jPattern_.colPtr[static_cast<std::size_t>(j) + 1]; ++k) {
-        rowOfEntry.push_back(jPattern_.rowIdx[static_cast<std::size_t>(k)]);
-        colOfEntry.push_back(j);
-      }
-    std::map<std::pair<int, int>, std::vector<Expr>> terms;  // (p, row) → terms
+    const std::vector<Expr> jOfP = jacobianOf(jValues, paramOf, paramSym, m, byEntry);
+    const std::vector<Expr> ftOfP = jacobianOf(ft, paramOf, paramSym, m, ftp);
+    const std::vector<int> colOfEntry = columnsOfEntries(jPattern_);
+    std::map<std::pair<int, int>, std::vector<Expr>> terms;  // (parameter, row) → terms
     for (int c = 0; c < m; ++c) {
-      for (int k = byEntry.colPtr[static_cast<std::size_t>(c)]; k < byEntry.colPtr[static_cast<std::size_t>(c) + 1]; ++k) {
-        const auto e = static_cast<std::size_t>(byEntry.rowIdx[static_cast<std::size_t>(k)]);
-        terms[{c, rowOfEntry[e]}].push_back(
-            pool.mul(jp[static_cast<std::size_t>(k)], f[static_cast<std::size_t>(colOfEntry[e])]));
+      for (const std::size_t k : entriesOfColumn(byEntry, c)) {
+        const auto e = static_cast<std::size_t>(byEntry.rowIdx[k]);
+        terms[{c, jPattern_.rowIdx[e]}].push_back(
+            pool.mul(jOfP[k], f[static_cast<std::size_t>(colOfEntry[e])]));
       }
-      for (int k = ftp.colPtr[static_cast<std::size_t>(c)]; k < ftp.colPtr[static_cast<std::size_t>(c) + 1]; ++k)
-        terms[{c, ftp.rowIdx[static_cast<std::size_t>(k)]}].push_back(ftpValues[static_cast<std::size_t>(k)]);
+      for (const std::size_t k : entriesOfColumn(ftp, c))
+        terms[{c, ftp.rowIdx[k]}].push_back(ftOfP[k]);
     }
     std::vector<Entry> entries;
     for (auto& [at, t] : terms)
@@ -221,8 +231,10 @@ CompiledModel::CompiledModel(OdeSystem system, const NativeOptions& native)
   ypTape_ = tape(ypValues);
   timings_.tapeSeconds = secondsSince(tapeStart);
   for (const auto& t : tapes()) timings_.tapeInstructions += t.tape->numInstructions();
-  scratch_.resize(std::max({faTape_.numOutputs(), jPairTape_.numOutputs(),
-                            static_cast<std::size_t>(jPattern_.nnz() + fpPattern_.nnz() + apMixPattern_.nnz())}));
+  // (secondParamJacobian keeps J, f_p and A_mix there one after another)
+  const auto apInputs =
+      static_cast<std::size_t>(jPattern_.nnz() + fpPattern_.nnz() + apMixPattern_.nnz());
+  scratch_.resize(std::max({faTape_.numOutputs(), jPairTape_.numOutputs(), apInputs}));
 
   if (!NativeCompiler::enabledByEnvironment()) {
     nativeOff_ = "native: disabled by SENSODE_NATIVE (tape interpreter in use)";
@@ -373,7 +385,8 @@ void CompiledModel::secondParamJacobian(double t, const double* x, const double*
   apMixTape_.evaluate(t, x, withDelays(t, x, p), mix);
   std::fill_n(values, apPattern_.nnz(), 0.0);
   for (std::size_t k = 0; k < apOfMix_.size(); ++k) values[apOfMix_[k]] = mix[k];
-  for (const ProductTerm& term : apProduct_) values[term.out] += jValues[term.j] * fpValues[term.fp];
+  for (const ProductTerm& term : apProduct_)
+    values[term.out] += jValues[term.j] * fpValues[term.fp];
 }
 void CompiledModel::secondParamMixedTerm(double t, const double* x, const double* p,
                                          double* values) const {
@@ -381,37 +394,35 @@ void CompiledModel::secondParamMixedTerm(double t, const double* x, const double
 }
 
 // a_p's pattern (J·f_p's and A_mix's together) and the products that fill it: for each entry
-// (r, c) of J·f_p, the terms J(r, j)·f_p(j, c) in the order of j.
+// (r, c) of J·f_p, the terms J(r, j)·f_p(j, c).
 void CompiledModel::planSecondParamJacobian() {
   const int n = nx(), m = np();
-  std::vector<int> jRow(static_cast<std::size_t>(jPattern_.nnz()));
-  std::vector<std::vector<std::pair<int, int>>> byColumnOfJ(static_cast<std::size_t>(n));  // (row, entry)
-  for (int j = 0; j < n; ++j)
-    for (int k = jPattern_.colPtr[static_cast<std::size_t>(j)]; k < jPattern_.colPtr[static_cast<std::size_t>(j) + 1]; ++k)
-      byColumnOfJ[static_cast<std::size_t>(j)].push_back({jPattern_.rowIdx[static_cast<std::size_t>(k)], k});
   apPattern_ = {};
   apPattern_.rows = n;
   apPattern_.cols = m;
   apPattern_.colPtr.assign(static_cast<std::size_t>(m) + 1, 0);
   apOfMix_.assign(static_cast<std::size_t>(apMixPattern_.nnz()), 0);
   apProduct_.clear();
-  std::vector<std::pair<int, ProductTerm>> column;  // (row, term); term.out = −1 for A_mix's
-  std::vector<int> rows;
+  struct Term {
+    int row;
+    ProductTerm product;  // product.j < 0: A_mix's entry product.fp
+  };
+  std::vector<Term> column;
   for (int c = 0; c < m; ++c) {
     column.clear();
-    for (int k = fpPattern_.colPtr[static_cast<std::size_t>(c)]; k < fpPattern_.colPtr[static_cast<std::size_t>(c) + 1]; ++k)
-      for (const auto& [row, entry] : byColumnOfJ[static_cast<std::size_t>(fpPattern_.rowIdx[static_cast<std::size_t>(k)])])
-        column.push_back({row, {0, entry, k}});
-    for (int k = apMixPattern_.colPtr[static_cast<std::size_t>(c)]; k < apMixPattern_.colPtr[static_cast<std::size_t>(c) + 1]; ++k)
-      column.push_back({apMixPattern_.rowIdx[static_cast<std::size_t>(k)], {-1, -1, k}});
+    for (const std::size_t k : entriesOfColumn(fpPattern_, c))
+      for (const std::size_t e : entriesOfColumn(jPattern_, fpPattern_.rowIdx[k]))
+        column.push_back({jPattern_.rowIdx[e], {0, static_cast<int>(e), static_cast<int>(k)}});
+    for (const std::size_t k : entriesOfColumn(apMixPattern_, c))
+      column.push_back({apMixPattern_.rowIdx[k], {0, -1, static_cast<int>(k)}});
     std::stable_sort(column.begin(), column.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+                     [](const Term& a, const Term& b) { return a.row < b.row; });
     for (std::size_t i = 0; i < column.size(); ++i) {
-      const auto& [row, term] = column[i];
-      if (i == 0 || row != column[i - 1].first) apPattern_.rowIdx.push_back(row);
-      const int out = static_cast<int>(apPattern_.rowIdx.size()) - 1;
-      if (term.j < 0) apOfMix_[static_cast<std::size_t>(term.fp)] = out;
-      else apProduct_.push_back({out, term.j, term.fp});
+      if (i == 0 || column[i].row != column[i - 1].row) apPattern_.rowIdx.push_back(column[i].row);
+      ProductTerm t = column[i].product;
+      t.out = static_cast<int>(apPattern_.rowIdx.size()) - 1;
+      if (t.j < 0) apOfMix_[static_cast<std::size_t>(t.fp)] = t.out;
+      else apProduct_.push_back(t);
     }
     apPattern_.colPtr[static_cast<std::size_t>(c) + 1] = static_cast<int>(apPattern_.rowIdx.size());
   }
