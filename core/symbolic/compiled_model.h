@@ -39,7 +39,7 @@ namespace sensode::symbolic {
 
 // Time spent building a compiled model, for the load-time report.
 struct CompileTimings {
-  double derivativeSeconds = 0;  // symbolic differentiation (J, fp, a, JJ, ap, S0)
+  double derivativeSeconds = 0;  // symbolic differentiation (J, fp, a, JJ, A_mix, S0)
   double tapeSeconds = 0;        // tape compilation (ordering, CSE, slot allocation)
   std::size_t tapeInstructions = 0;  // instructions over all tapes
 };
