@@ -126,9 +126,14 @@ void TestSymbolicDerivatives::linearSystemHandDerived() {
   const auto& ap = m.secondParamJacobianPattern();
   std::vector<double> apv(static_cast<std::size_t>(ap.nnz()));
   m.secondParamJacobian(0, x.data(), p.data(), apv.data());
-  std::vector<double> apDense(4, 0.0);
-  for (int c = 0; c < 2; ++c)
-    for (int k = ap.colPtr[c]; k < ap.colPtr[c + 1]; ++k) apDense[ap.rowIdx[k] * 2 + c] = apv[k];
+  // A 2 × 2 sparse matrix's values, row-major.
+  const auto dense2x2 = [](const SparsePattern& sp, const std::vector<double>& values) {
+    std::vector<double> d(4, 0.0);
+    for (int c = 0; c < 2; ++c)
+      for (int k = sp.colPtr[c]; k < sp.colPtr[c + 1]; ++k) d[sp.rowIdx[k] * 2 + c] = values[k];
+    return d;
+  };
+  const std::vector<double> apDense = dense2x2(ap, apv);
   SENSODE_EXPECT_CLOSE(apDense[0], 2 * P0 * Y0 - P1 * Y1, 0, 1e-15, "ap", 0);
   SENSODE_EXPECT_CLOSE(apDense[1], -(P0 + 2 * P1) * Y1, 0, 1e-15, "ap", 1);
   SENSODE_EXPECT_CLOSE(apDense[2], 0, 0, 0, "ap", 2);
@@ -139,9 +144,7 @@ void TestSymbolicDerivatives::linearSystemHandDerived() {
   const auto& mix = m.secondParamMixedPattern();
   std::vector<double> mixv(static_cast<std::size_t>(mix.nnz()));
   m.secondParamMixedTerm(0, x.data(), p.data(), mixv.data());
-  std::vector<double> mixDense(4, 0.0);
-  for (int c = 0; c < 2; ++c)
-    for (int k = mix.colPtr[c]; k < mix.colPtr[c + 1]; ++k) mixDense[mix.rowIdx[k] * 2 + c] = mixv[k];
+  const std::vector<double> mixDense = dense2x2(mix, mixv);
   SENSODE_EXPECT_CLOSE(mixDense[0], -F0, 0, 1e-15, "A_mix", 0);
   SENSODE_EXPECT_CLOSE(mixDense[1], F1, 0, 1e-15, "A_mix", 1);
   SENSODE_EXPECT_CLOSE(mixDense[2], 0, 0, 0, "A_mix", 2);
