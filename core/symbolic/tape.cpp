@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "core/common/errors.h"
 #include "core/symbolic/power_families.h"
@@ -61,6 +63,26 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
       num.push_back(c);
     }
   };
+  // Denominator factors that several products divide by, each inverted once (kRecip) by a
+  // node of its own past the pool's handles (poolSize + k, of factor reciprocalOf[k]); the
+  // products multiply by it. Empty in the first ordering, which finds the products.
+  const std::size_t poolSize = pool.size();
+  std::vector<Expr> reciprocalOf;
+  std::unordered_map<Expr, Expr> sharedReciprocal;  // factor → its reciprocal's handle
+  auto isReciprocal = [&](Expr e) { return e >= poolSize; };
+  // Products compared exactly keep their division (a/b and a·(1/b) can differ in the last bit,
+  // and x/V ≥ 1 must hold where x = V).
+  std::unordered_set<Expr> comparedExactly;
+  // Moves the denominator factors that have a shared reciprocal to the numerator as that node.
+  auto shareReciprocals = [&](Expr e, std::vector<Expr>& num, std::vector<Expr>& den) {
+    if (sharedReciprocal.empty() || comparedExactly.count(e)) return;
+    std::size_t kept = 0;
+    for (Expr d : den) {
+      if (auto it = sharedReciprocal.find(d); it != sharedReciprocal.end()) num.push_back(it->second);
+      else den[kept++] = d;
+    }
+    den.resize(kept);
+  };
   // Powers computed from a higher power of the same base (power_families.h): empty in the first
   // ordering, which finds the nodes the families are formed among.
   std::unordered_map<Expr, PowerStep> powerSteps;
@@ -69,6 +91,10 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
   std::vector<Expr> num, den;
   auto operands = [&](Expr e, std::vector<Expr>& out) {
     out.clear();
+    if (isReciprocal(e)) {
+      out.push_back(reciprocalOf[e - poolSize]);
+      return;
+    }
     const Node& n = pool.node(e);
     if (n.op == Op::Pow && !powerSteps.empty()) {
       if (auto it = powerSteps.find(e); it != powerSteps.end()) {
@@ -84,6 +110,7 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
     } else if (n.op == Op::Mul) {
       double c;
       productFactors(e, c, num, den);
+      shareReciprocals(e, num, den);
       out.insert(out.end(), num.begin(), num.end());
       out.insert(out.end(), den.begin(), den.end());
     } else if (n.op == Op::Pow && pool.isConstant(pool.children(e)[1])) {
@@ -99,7 +126,6 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
   // ---- topological order of the reachable nodes (iterative post-order) -------------------
   std::vector<Expr> order;
   // Per-node scratch arrays indexed by handle: one allocation each instead of hash maps.
-  const std::size_t poolSize = pool.size();
   std::vector<std::uint8_t> state(poolSize, 0);  // 2 = done
   std::vector<std::pair<Expr, bool>> stack;
   std::vector<Expr> ops;
@@ -132,10 +158,38 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
   // Again with the families' anchors as operands of their members, so that each anchor comes
   // first and keeps its slot until its last member has read it.
   powerSteps = powerFamilies(pool, order);
-  if (!powerSteps.empty()) sortTopologically();
+  // Shared reciprocals. Derivatives multiply denominators: Alkan's ∂ẍ/∂p divided 1145 times a
+  // call by products of only 24 distinct factors (compartment sizes, Michaelis–Menten sums), and
+  // a division costs the time of several multiplications. Each factor is inverted once and the
+  // products multiply by its reciprocal. Every product does so, whatever else the tape holds, so
+  // a value has the same bits in every tape that computes it (f alone and f beside ẍ).
+  // Rounding: a·(1/b) is within an ulp or two of a/b.
+  {
+    double c;
+    for (Expr e : order) {
+      const Node& n = pool.node(e);
+      if (n.op >= Op::Lt && n.op <= Op::Ne)
+        for (Expr child : pool.children(e))
+          if (pool.node(child).op == Op::Mul) comparedExactly.insert(child);
+    }
+    std::vector<std::uint8_t> divides(poolSize, 0);
+    for (Expr e : order) {
+      if (pool.node(e).op != Op::Mul || comparedExactly.count(e)) continue;
+      productFactors(e, c, num, den);
+      for (Expr d : den) divides[d] = 1;
+    }
+    for (Expr e : order)
+      if (divides[e] && pool.node(e).op != Op::Constant) {
+        sharedReciprocal.emplace(e, static_cast<Expr>(poolSize + reciprocalOf.size()));
+        reciprocalOf.push_back(e);
+      }
+  }
+  state.assign(poolSize + reciprocalOf.size(), 0);
+  if (!powerSteps.empty() || !reciprocalOf.empty()) sortTopologically();
+  const std::size_t handles = poolSize + reciprocalOf.size();
 
   // ---- slots: inputs and constants first, then temporaries with reuse ----------------------
-  std::vector<std::uint32_t> slotOf(poolSize, UINT32_MAX);
+  std::vector<std::uint32_t> slotOf(handles, UINT32_MAX);
   auto slotFor = [&](Expr x) {
     if (slotOf[x] == UINT32_MAX) throw Error("internal: tape operand evaluated before its definition");
     return slotOf[x];
@@ -149,6 +203,7 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
   for (std::size_t i = 0; i < inputs.x.size(); ++i) xIndex[inputs.x[i]] = static_cast<int>(i);
   for (std::size_t i = 0; i < inputs.p.size(); ++i) pIndex[inputs.p[i]] = static_cast<int>(i);
   for (Expr e : order) {
+    if (isReciprocal(e)) continue;
     const Node& n = pool.node(e);
     if (n.op == Op::Constant) {
       slotOf[e] = newSlot(n.value);
@@ -169,7 +224,7 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
   }
   // Last use of each node, so temporaries can be recycled (keeps the slot array small enough to
   // stay in cache on large models). Roots are never recycled.
-  std::vector<std::size_t> lastUse(poolSize, 0);
+  std::vector<std::size_t> lastUse(handles, 0);
   for (std::size_t i = 0; i < order.size(); ++i) {
     operands(order[i], ops);
     for (Expr c : ops) lastUse[c] = i;
@@ -179,8 +234,8 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
 
   for (std::size_t i = 0; i < order.size(); ++i) {
     const Expr e = order[i];
-    const Node& n = pool.node(e);
-    if (n.op == Op::Constant || n.op == Op::Symbol) continue;
+    const Node& n = pool.node(isReciprocal(e) ? reciprocalOf[e - poolSize] : e);
+    if (!isReciprocal(e) && (n.op == Op::Constant || n.op == Op::Symbol)) continue;
     Instr ins{};
     auto pushArgs = [&](const std::vector<Expr>& list) {
       ins.a = static_cast<std::uint32_t>(args_.size());
@@ -189,7 +244,11 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
         coefs_.push_back(1.0);
       }
     };
-    switch (n.op) {
+    switch (isReciprocal(e) ? Op::Constant : n.op) {
+      case Op::Constant:  // a shared reciprocal
+        ins.op = kRecip;
+        ins.a = slotFor(reciprocalOf[e - poolSize]);
+        break;
       case Op::Add: {
         double off;
         sumTerms(e, off, terms);
@@ -206,6 +265,7 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
       case Op::Mul: {
         double c;
         productFactors(e, c, num, den);
+        shareReciprocals(e, num, den);
         ins.op = kProdDiv;
         ins.c = c;
         std::vector<Expr> all = num;
@@ -276,8 +336,9 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
     std::sort(ops.begin(), ops.end());
     ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
     for (Expr c : ops) {
-      const Node& cn = pool.node(c);
-      if (cn.op != Op::Constant && cn.op != Op::Symbol && lastUse[c] == i)
+      const bool input = !isReciprocal(c) && (pool.node(c).op == Op::Constant ||
+                                               pool.node(c).op == Op::Symbol);
+      if (!input && lastUse[c] == i)
         freeSlots.push_back(slotFor(c));
     }
     if (!freeSlots.empty()) {
@@ -291,6 +352,13 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
   }
   for (Expr r : roots) outputSlots_.push_back(slotFor(r));
   slots_ = std::move(initial);
+}
+
+std::size_t Tape::numDivisions() const {
+  return static_cast<std::size_t>(std::count_if(code_.begin(), code_.end(), [](const Instr& ins) {
+    return ins.op == kRecip || (ins.op == kProdDiv && ins.n2 > 0) ||
+           (ins.op == kPowInt && ins.c < 0);
+  }));
 }
 
 void Tape::evaluate(double t, const double* x, const double* p, double* out) const {

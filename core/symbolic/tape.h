@@ -53,6 +53,8 @@ class Tape {
   bool isNative() const { return native_ && native_->fn.load(std::memory_order_acquire); }
 
   std::size_t numInstructions() const { return code_.size(); }
+  // Instructions that divide: reciprocals and products with a denominator (tests, benchmarks).
+  std::size_t numDivisions() const;
   std::size_t numOutputs() const { return outputSlots_.size(); }
   std::size_t numSlots() const { return slots_.size(); }
 

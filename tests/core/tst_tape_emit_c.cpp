@@ -138,6 +138,7 @@ class TestTapeEmitC : public QObject {
   void cleanupTestCase();
   void emittedCMatchesTapeBitForBit();
   void chunkedScratchFormMatchesTape();
+  void sharedDenominatorsAreInvertedOnce();
 
  private:
   // Compiles and loads `source`; nullptr with `noCompiler` set when there is no cc at all.
@@ -255,6 +256,44 @@ void TestTapeEmitC::chunkedScratchFormMatchesTape() {
                                                         .arg(i).arg(out[i], 0, 'g', 17)
                                                         .arg(ref[i], 0, 'g', 17)));
   }
+}
+
+// Products that divide by a common factor (a compartment size, a Michaelis–Menten sum) share
+// one reciprocal: one division per distinct factor instead of one per product. a·(1/b) may
+// differ from a/b in the last bit (1/49·49 < 1), so products compared by a relational operator
+// keep their exact division: x/V ≥ 1 holds at x = V.
+void TestTapeEmitC::sharedDenominatorsAreInvertedOnce() {
+  ExprPool pool;
+  const Expr t = pool.symbol("t"), x = pool.symbol("x0"), y = pool.symbol("x1"),
+             volume = pool.symbol("V"), km = pool.symbol("Km");
+  const TapeInputs inputs{t, {x, y}, {volume, km}};
+  const Expr saturation = pool.add(km, y);  // Km + y
+  const std::vector<Expr> roots = {
+      pool.div(y, volume),                                  // y/V
+      pool.div(t, pool.mul(volume, km)),                    // t/(V·Km) = t·(1/V)·(1/Km)
+      pool.div(pool.mul(km, y), saturation),                // Km·y/(Km + y)
+      pool.div(km, pool.pow(saturation, pool.constant(2))),  // Km/(Km + y)²
+      pool.piecewise(std::vector<Expr>{pool.one(), pool.binary(Op::Ge, pool.div(x, volume),
+                                                                pool.one())},
+                     pool.zero()),                          // x/V ≥ 1, exactly
+  };
+  const Tape tape(pool, inputs, roots);
+  // The reciprocals of V, Km and Km + y, and the compared x/V: five products, four divisions.
+  QCOMPARE(tape.numDivisions(), std::size_t{4});
+
+  const double xv[2] = {49.0, 49.0}, p[2] = {49.0, 0.3}, tv = 2.5;
+  double out[5];
+  tape.evaluate(tv, xv, p, out);
+  const double expected[4] = {xv[1] / p[0], tv / (p[0] * p[1]), p[1] * xv[1] / (p[1] + xv[1]),
+                              p[1] / ((p[1] + xv[1]) * (p[1] + xv[1]))};
+  for (int i = 0; i < 4; ++i) {
+    QVERIFY2(std::abs(out[i] - expected[i]) <= 4 * std::numeric_limits<double>::epsilon() *
+                                                   std::abs(expected[i]),
+             qPrintable(QString("root %1: %2 against %3").arg(i).arg(out[i], 0, 'g', 17)
+                            .arg(expected[i], 0, 'g', 17)));
+  }
+  QVERIFY(out[0] != 1.0);  // 49·(1/49): the shared reciprocal is in use
+  QCOMPARE(out[4], 1.0);   // x/V = 49/49 = 1 exactly, compared exactly
 }
 
 QTEST_GUILESS_MAIN(TestTapeEmitC)
