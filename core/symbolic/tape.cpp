@@ -158,12 +158,13 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
   // Again with the families' anchors as operands of their members, so that each anchor comes
   // first and keeps its slot until its last member has read it.
   powerSteps = powerFamilies(pool, order);
-  // Shared reciprocals. Derivatives multiply denominators: Alkan's ∂ẍ/∂p divided 1145 times a
+  // Shared reciprocals. Derivatives multiply denominators: Alkan's J/J_J pair divided 1145 times a
   // call by products of only 24 distinct factors (compartment sizes, Michaelis–Menten sums), and
   // a division costs the time of several multiplications. Each factor is inverted once and the
   // products multiply by its reciprocal. Every product does so, whatever else the tape holds, so
   // a value has the same bits in every tape that computes it (f alone and f beside ẍ).
-  // Rounding: a·(1/b) is within an ulp or two of a/b.
+  // Rounding: a·(1/b) is within an ulp or two of a/b (where b is not subnormal: 1/b overflows
+  // below 2^-1024, where a/b of a tiny a need not).
   {
     double c;
     for (Expr e : order) {
