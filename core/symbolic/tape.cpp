@@ -63,9 +63,9 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
       num.push_back(c);
     }
   };
-  // Denominator factors that several products divide by, each inverted once (kRecip) by a
-  // node of its own past the pool's handles (poolSize + k, of factor reciprocalOf[k]); the
-  // products multiply by it. Empty in the first ordering, which finds the products.
+  // The denominator factors of the tape's products, each inverted once (kRecip) by a node of its
+  // own past the pool's handles (poolSize + k, of factor reciprocalOf[k]); the products multiply
+  // by it. Empty in the first ordering, which finds the products.
   const std::size_t poolSize = pool.size();
   std::vector<Expr> reciprocalOf;
   std::unordered_map<Expr, Expr> sharedReciprocal;  // factor → its reciprocal's handle
