@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "core/common/errors.h"
 #include "core/symbolic/power_families.h"
@@ -68,17 +67,20 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
   // by it. Empty in the first ordering, which finds the products.
   const std::size_t poolSize = pool.size();
   std::vector<Expr> reciprocalOf;
-  std::unordered_map<Expr, Expr> sharedReciprocal;  // factor → its reciprocal's handle
+  // Per pool node: its reciprocal's handle (0: none; no reciprocal has handle 0), and whether a
+  // relational operator compares it. Arrays, not hash maps: the sorts look them up for every
+  // factor of every product.
+  std::vector<Expr> reciprocalHandle;
+  std::vector<std::uint8_t> comparedExactly;
   auto isReciprocal = [&](Expr e) { return e >= poolSize; };
   // Products compared exactly keep their division (a/b and a·(1/b) can differ in the last bit,
   // and x/V ≥ 1 must hold where x = V).
-  std::unordered_set<Expr> comparedExactly;
   // Moves the denominator factors that have a shared reciprocal to the numerator as that node.
   auto shareReciprocals = [&](Expr e, std::vector<Expr>& num, std::vector<Expr>& den) {
-    if (sharedReciprocal.empty() || comparedExactly.count(e)) return;
+    if (reciprocalOf.empty() || comparedExactly[e]) return;
     std::size_t kept = 0;
     for (Expr d : den) {
-      if (auto it = sharedReciprocal.find(d); it != sharedReciprocal.end()) num.push_back(it->second);
+      if (const Expr r = reciprocalHandle[d]; r != 0) num.push_back(r);
       else den[kept++] = d;
     }
     den.resize(kept);
@@ -167,21 +169,23 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
   // below 2^-1024, where a/b of a tiny a need not).
   {
     double c;
+    comparedExactly.assign(poolSize, 0);
     for (Expr e : order) {
       const Node& n = pool.node(e);
       if (n.op >= Op::Lt && n.op <= Op::Ne)
         for (Expr child : pool.children(e))
-          if (pool.node(child).op == Op::Mul) comparedExactly.insert(child);
+          if (pool.node(child).op == Op::Mul) comparedExactly[child] = 1;
     }
     std::vector<std::uint8_t> divides(poolSize, 0);
     for (Expr e : order) {
-      if (pool.node(e).op != Op::Mul || comparedExactly.count(e)) continue;
+      if (pool.node(e).op != Op::Mul || comparedExactly[e]) continue;
       productFactors(e, c, num, den);
       for (Expr d : den) divides[d] = 1;
     }
+    reciprocalHandle.assign(poolSize, 0);
     for (Expr e : order)
       if (divides[e] && pool.node(e).op != Op::Constant) {
-        sharedReciprocal.emplace(e, static_cast<Expr>(poolSize + reciprocalOf.size()));
+        reciprocalHandle[e] = static_cast<Expr>(poolSize + reciprocalOf.size());
         reciprocalOf.push_back(e);
       }
   }
