@@ -68,14 +68,13 @@ Tape::Tape(const ExprPool& pool, const TapeInputs& inputs, std::span<const Expr>
   const std::size_t poolSize = pool.size();
   std::vector<Expr> reciprocalOf;
   // Per pool node: its reciprocal's handle (0: none; no reciprocal has handle 0), and whether a
-  // relational operator compares it. Arrays, not hash maps: the sorts look them up for every
-  // factor of every product.
+  // relational operator compares it: such a product keeps its division (a/b and a·(1/b) can
+  // differ in the last bit, and x/V ≥ 1 must hold where x = V). Arrays, not hash maps: the sorts
+  // look them up for every factor of every product.
   std::vector<Expr> reciprocalHandle;
   std::vector<std::uint8_t> comparedExactly;
   auto isReciprocal = [&](Expr e) { return e >= poolSize; };
-  // Products compared exactly keep their division (a/b and a·(1/b) can differ in the last bit,
-  // and x/V ≥ 1 must hold where x = V).
-  // Moves the denominator factors that have a shared reciprocal to the numerator as that node.
+  // Moves the denominator factors that have a reciprocal to the numerator as that node.
   auto shareReciprocals = [&](Expr e, std::vector<Expr>& num, std::vector<Expr>& den) {
     if (reciprocalOf.empty() || comparedExactly[e]) return;
     std::size_t kept = 0;
