@@ -147,4 +147,33 @@ SENSODE_DENSE_KERNEL void denseLuSolve(const double* lu, int n, const int* pivot
   }
 }
 
+void denseLuSolveRows(const double* lu, int n, const int* pivots, const double* invDiag,
+                      double* t, int width) {
+  const auto size = static_cast<std::size_t>(n), w = static_cast<std::size_t>(width);
+  for (std::size_t k = 0; k < size; ++k) {
+    const auto p = static_cast<std::size_t>(pivots[k]);
+    if (p != k) std::swap_ranges(t + k * w, t + (k + 1) * w, t + p * w);
+  }
+  for (std::size_t k = 0; k < size; ++k) {  // L Y = P B (unit diagonal)
+    const double* yk = t + k * w;
+    const double* colK = lu + k * size;
+    for (std::size_t i = k + 1; i < size; ++i) {
+      const double l = colK[i];
+      double* yi = t + i * w;
+      for (std::size_t j = 0; j < w; ++j) yi[j] -= l * yk[j];
+    }
+  }
+  for (std::size_t k = size; k-- > 0;) {  // U X = Y
+    double* xk = t + k * w;
+    const double d = invDiag[k];
+    for (std::size_t j = 0; j < w; ++j) xk[j] *= d;
+    const double* colK = lu + k * size;
+    for (std::size_t i = 0; i < k; ++i) {
+      const double u = colK[i];
+      double* xi = t + i * w;
+      for (std::size_t j = 0; j < w; ++j) xi[j] -= u * xk[j];
+    }
+  }
+}
+
 }  // namespace sensode::integrators::detail

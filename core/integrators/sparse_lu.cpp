@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "core/integrators/sparse_lu.h"
 
+#include "core/integrators/block_dense_lu.h"
 #include "core/integrators/dense_lu.h"
 
 #include <klu.h>
@@ -73,6 +74,9 @@ struct SparseLu::Impl {
   // above), row interchanges in `pivots` (LAPACK getrf convention, 0-based).
   std::vector<double> dense;
   std::vector<int> pivots;
+  // Dense on a matrix whose block triangular form saves at least a quarter of the arithmetic
+  // (BlockDenseLu::worthwhile): the blocks' factors instead of `dense`, `pivots`, `invDiag`.
+  std::unique_ptr<BlockDenseLu> blocks;
   // 1 / U_kk: the back substitution is a chain through the diagonal, and a division's latency
   // on it, with the zero test waiting for the quotient, was most of a small system's solve
   // (perf, odeSD on Elowitz, nx = 8: solve 31 % of the run -> 25 % with reciprocals and no zero
@@ -97,6 +101,10 @@ struct SparseLu::Impl {
   // Dense: X = A⁻¹B in place for column-major b (n × nrhs): the row interchanges and both
   // triangular solves on Bᵀ, i.e. on B's rows, each stored contiguously in `rows`.
   void permuteAndSubstitute(double* b, int n, int nrhs) {
+    if (blocks) {
+      blocks->solve(b, nrhs);
+      return;
+    }
     const auto size = static_cast<std::size_t>(n), width = static_cast<std::size_t>(nrhs);
     rows.resize(size * width);
     for (std::size_t j = 0; j < width; ++j)
@@ -105,39 +113,10 @@ struct SparseLu::Impl {
     for (std::size_t j = 0; j < width; ++j)
       for (std::size_t i = 0; i < size; ++i) b[j * size + i] = rows[i * width + j];
   }
-  // The substitutions on a row-major n × width block t: each step subtracts a multiple of one
-  // whole row from another, a loop over `width` contiguous values that the compiler vectorises,
-  // with no chain of dependent updates through one column. Against Eigen's blocked triangular
-  // solves on the column-major block (micro-benchmark, A⁻¹ of a 14 × 14 LU: 1.15 against
-  // 0.9-1.4 µs; 7 × 7: 0.20 against 0.41 µs), and without Eigen's kernels, which size their
-  // blocking from the CPU's cache sizes and ask CPUID for those on first use: 30-110 µs once
-  // per process on a virtual machine (each CPUID traps to the hypervisor), 17 % of a 0.65 ms
-  // odeSD sensitivity run (Bruno, perf).
+  // The substitutions on B's rows (denseLuSolveRows).
   void substituteRows(double* t, std::size_t n, std::size_t width) const {
-    for (std::size_t k = 0; k < n; ++k) {
-      const auto p = static_cast<std::size_t>(pivots[k]);
-      if (p != k) std::swap_ranges(t + k * width, t + (k + 1) * width, t + p * width);
-    }
-    for (std::size_t k = 0; k < n; ++k) {  // L Y = P B (unit diagonal)
-      const double* yk = t + k * width;
-      const double* colK = dense.data() + k * n;
-      for (std::size_t i = k + 1; i < n; ++i) {
-        const double l = colK[i];
-        double* yi = t + i * width;
-        for (std::size_t j = 0; j < width; ++j) yi[j] -= l * yk[j];
-      }
-    }
-    for (std::size_t k = n; k-- > 0;) {  // U X = Y
-      double* xk = t + k * width;
-      const double d = invDiag[k];
-      for (std::size_t j = 0; j < width; ++j) xk[j] *= d;
-      const double* colK = dense.data() + k * n;
-      for (std::size_t i = 0; i < k; ++i) {
-        const double u = colK[i];
-        double* xi = t + i * width;
-        for (std::size_t j = 0; j < width; ++j) xi[j] -= u * xk[j];
-      }
-    }
+    denseLuSolveRows(dense.data(), static_cast<int>(n), pivots.data(), invDiag.data(), t,
+                     static_cast<int>(width));
   }
   // product = A⁻¹·b for column-major b (n × nrhs); then b = product.
   void multiplyByInverse(double* b, int n, int nrhs) {
@@ -150,6 +129,17 @@ struct SparseLu::Impl {
                       Eigen::Map<const Eigen::MatrixXd>(b, n, nrhs);
     }
     std::copy(product.begin(), product.end(), b);
+  }
+
+  // max |u_kk| · max 1 / |u_kk|.
+  double pivotSpread(std::size_t size) const {
+    if (blocks) return blocks->pivotSpread();
+    double largestPivot = 0, largestInversePivot = 0;
+    for (std::size_t k = 0; k < size; ++k) {
+      largestPivot = std::max(largestPivot, std::abs(dense[k * size + k]));
+      largestInversePivot = std::max(largestInversePivot, std::abs(invDiag[k]));
+    }
+    return largestPivot * largestInversePivot;
   }
 
   // Dense: A⁻¹ of the current factorisation for a solve with nrhs right-hand sides, formed on
@@ -168,21 +158,21 @@ struct SparseLu::Impl {
       // most Newton matrices are: Brannmark formed 517 inverses and could use 25; with this
       // test it forms 38).
       const auto size = static_cast<std::size_t>(n);
-      double largestPivot = 0, largestInversePivot = 0;
-      for (std::size_t k = 0; k < size; ++k) {
-        largestPivot = std::max(largestPivot, std::abs(dense[k * size + k]));
-        largestInversePivot = std::max(largestInversePivot, std::abs(invDiag[k]));
-      }
-      if (!(largestPivot * largestInversePivot <= SparseLu::kInverseConditionLimit)) {
+      if (!(pivotSpread(size) <= SparseLu::kInverseConditionLimit)) {
         inverseState = Inverse::Unusable;
         return false;
       }
-      rows.assign(size * size, 0.0);
-      for (std::size_t i = 0; i < size; ++i) rows[i * size + i] = 1.0;
-      substituteRows(rows.data(), size, size);  // the rows of A⁻¹
-      inverse.resize(size * size);
-      for (std::size_t i = 0; i < size; ++i)
-        for (std::size_t j = 0; j < size; ++j) inverse[j * size + i] = rows[i * size + j];
+      inverse.assign(size * size, 0.0);
+      if (blocks) {
+        for (std::size_t i = 0; i < size; ++i) inverse[i * size + i] = 1.0;
+        blocks->solve(inverse.data(), n);
+      } else {
+        rows.assign(size * size, 0.0);
+        for (std::size_t i = 0; i < size; ++i) rows[i * size + i] = 1.0;
+        substituteRows(rows.data(), size, size);  // the rows of A⁻¹
+        for (std::size_t i = 0; i < size; ++i)
+          for (std::size_t j = 0; j < size; ++j) inverse[j * size + i] = rows[i * size + j];
+      }
       const Eigen::Map<const Eigen::MatrixXd> inv(inverse.data(), n, n);
       const double normInverse = inv.cwiseAbs().colwise().sum().maxCoeff();
       inverseState = normInverse * normA <= SparseLu::kInverseConditionLimit ? Inverse::Usable
@@ -325,12 +315,23 @@ void SparseLu::analyze(const symbolic::SparsePattern& pattern, Backend backend) 
   d.pattern = pattern;
   const int nnz = pattern.nnz();
   switch (backend) {
-    case Backend::Dense:
+    case Backend::Dense: {
       d.values.assign(static_cast<std::size_t>(nnz), 0.0);
+      // Small systems stay whole: their LU is a few hundred multiply-adds, less than the
+      // blocks' bookkeeping would add.
+      if (n_ > kSmallRows) {
+        BlockTriangularForm form = blockTriangularForm(pattern);
+        if (BlockDenseLu::worthwhile(form, n_)) {
+          d.blocks = std::make_unique<BlockDenseLu>();
+          d.blocks->analyze(pattern, std::move(form));
+          break;
+        }
+      }
       d.dense.assign(static_cast<std::size_t>(n_) * static_cast<std::size_t>(n_), 0.0);
       d.pivots.assign(static_cast<std::size_t>(n_), 0);
       d.invDiag.assign(static_cast<std::size_t>(n_), 0.0);
       break;
+    }
     case Backend::Klu: {
       d.values.assign(static_cast<std::size_t>(nnz), 0.0);
       d.rowMax.assign(static_cast<std::size_t>(n_), 0.0);
@@ -366,6 +367,7 @@ void SparseLu::reserveRightHandSides(int nrhs) {
   Impl& d = *impl_;
   if (backend_ != Backend::Dense || nrhs <= 1) return;
   const auto n = static_cast<std::size_t>(n_);
+  if (d.blocks) d.blocks->reserveRightHandSides(std::max(nrhs, n_));
   d.inverse.reserve(n * n);
   d.product.reserve(n * static_cast<std::size_t>(nrhs));
   d.rows.reserve(n * std::max(n, static_cast<std::size_t>(nrhs)));
@@ -385,6 +387,7 @@ bool SparseLu::factorize() {
       d.inverseState = Impl::Inverse::Stale;
       if (d.manySolves > 0) d.manySolvesPerFactorization = d.manySolves;
       d.manySolves = 0;
+      if (d.blocks) return d.blocks->factorize(d.values.data(), d.normA);
       const std::size_t n = static_cast<std::size_t>(n_);
       double* a = d.dense.data();
       d.normA = 0;
@@ -473,6 +476,10 @@ void SparseLu::solve(double* b, int nrhs) {
         return;
       }
       // One right-hand side (odeSD's Newton iterations and error estimates).
+      if (d.blocks) {
+        d.blocks->solve(b);
+        return;
+      }
       denseLuSolve(a, n_, d.pivots.data(), d.invDiag.data(), b);
       return;
     }
