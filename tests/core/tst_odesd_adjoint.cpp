@@ -229,6 +229,40 @@ class TestOdeSdAdjoint : public QObject {
     QVERIFY2(fallback.find("absolute tolerances per state") != std::string::npos, fallback.c_str());
   }
 
+  // A derivative that is not finite: x' = −k·x − √q·x with q = 0, where ∂f/∂q = −x / (2√q)
+  // is −∞ at every point. The sweep no longer tests each point's derivatives; asked for dJ/dq
+  // it must still fail, naming the time of a point, and asked only for dJ/dk (which never reads
+  // ∂f/∂q) it must give the closed form of the decay, dJ/dk = −Σ_j g_j t_j x0 e^{−k t_j}.
+  void derivativeThatIsNotFinite() {
+    testing::SystemBuilder b;
+    auto& e = b.e();
+    const symbolic::Expr k = b.param("k", 0.7), q = b.param("q", 0.0);
+    const symbolic::Expr x = b.state("x", 2.0);
+    b.rhs(x, e.neg(e.add(e.mul(k, x), e.mul(e.sqrt(q), x))));
+    const Model m = b.compile();
+    integrators::IntegratorOptions o;
+    o.rtol = 1e-10;
+    o.atol = 1e-14;
+    const std::vector<double> times{0.5, 1.0, 2.5};
+    const auto g = weights(times.size(), 1);
+    const Adjoint all = discreteAdjoint(m, o, times, g);
+    QVERIFY(!all.ok);
+    QVERIFY2(all.whyNot.find("a derivative of the model is not finite at t = ") == 0,
+             all.whyNot.c_str());
+    const std::vector<double> p = m->nominalParameters();
+    steadystate::OdeSdAdjointPass pass(m, o, 0.0, initialState(m), p, {});
+    std::vector<std::vector<double>> states;
+    std::string whyNot;
+    QVERIFY2(pass.forward(times, states, whyNot), whyNot.c_str());
+    std::vector<double> lambda0, quadrature(2, 0.0);
+    QVERIFY2(pass.backward(g, {0}, lambda0, quadrature, whyNot), whyNot.c_str());
+    double dk = 0;
+    for (std::size_t j = 0; j < times.size(); ++j)
+      dk -= g[j][0] * times[j] * 2.0 * std::exp(-0.7 * times[j]);
+    QVERIFY2(std::abs(quadrature[0] - dk) <= 1e-8 * std::abs(dk),
+             (sci(quadrature[0] / dk - 1) + " relative").c_str());
+  }
+
   // A pass that ends where the right-hand side switches: x' = k − c·x while t < 1, −c·x after,
   // x(0) = 0, so x(t) = (k/c)(1 − e^{−ct}) on [0, 1]. With setLeftLimitAt(1) the step landing on
   // t = 1 takes the branch it integrates, in odeSD's forward steps and in the sweep:
