@@ -197,21 +197,33 @@ class TestOdeSdLinearSolvers : public QObject {
 
   // The dense kernels (dense_lu.h: blocks of four columns, a tail of 1–3) against the backward
   // error partial pivoting guarantees in practice, on random matrices that need row
-  // interchanges, for sizes on both sides of every block boundary. Then what must fail does:
-  // a singular matrix (two equal columns), a NaN and an infinity among the values.
+  // interchanges, for sizes on both sides of every block boundary; also on sparse ones (a
+  // tenth of the entries and the diagonal), where the kernel skips the columns whose rows of U
+  // in a panel are zero. Then what must fail does: a singular matrix (two equal columns), a NaN
+  // and an infinity among the values.
   void denseKernelsOfEverySizeAndTheirFailures() {
     std::mt19937 rng(7);
-    std::uniform_real_distribution<double> u(-1, 1);
+    std::uniform_real_distribution<double> u(-1, 1), coin(0, 1);
     for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 17, 33, 36, 64, 101}) {
       std::vector<double> a(static_cast<std::size_t>(n * n)), b(static_cast<std::size_t>(n));
       for (double& v : a) v = u(rng);
       for (double& v : b) v = u(rng);
-      SparseLu lu;
-      loadDense(lu, a, n);
-      std::vector<double> x = b;
-      lu.solve(x.data());
-      const double error = backwardError(a, x, b, n, 1);
-      QVERIFY2(error < 1e-14, qPrintable(QString("n = %1: backward error %2").arg(n).arg(error)));
+      std::vector<double> sparse(a.size(), 0.0);
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i)
+          if (i == j || coin(rng) < 0.1)
+            sparse[static_cast<std::size_t>(j * n + i)] = a[static_cast<std::size_t>(j * n + i)];
+      for (const auto* m : {&a, &sparse}) {
+        SparseLu lu;
+        loadDense(lu, *m, n);
+        std::vector<double> x = b;
+        lu.solve(x.data());
+        const double error = backwardError(*m, x, b, n, 1);
+        QVERIFY2(error < 1e-14, qPrintable(QString("n = %1%2: backward error %3")
+                                               .arg(n)
+                                               .arg(m == &sparse ? " (sparse)" : "")
+                                               .arg(error)));
+      }
       if (n < 2) continue;
       std::vector<double> singular = a;
       std::copy_n(a.begin(), n, singular.begin() + n);  // column 1 = column 0
