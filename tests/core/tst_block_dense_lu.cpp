@@ -18,6 +18,7 @@
 #include "core/integrators/block_dense_lu.h"
 #include "core/integrators/block_triangular.h"
 #include "core/integrators/sparse_lu.h"
+#include "support/backward_error.h"
 
 namespace {
 
@@ -26,6 +27,7 @@ using sensode::integrators::detail::BlockTriangularForm;
 using sensode::integrators::detail::blockTriangularForm;
 using sensode::integrators::detail::SparseLu;
 using sensode::symbolic::SparsePattern;
+using sensode::test::backwardError;
 
 // A dense column-major matrix's nonzero pattern (CSC) and its values in that order.
 struct Sparse {
@@ -47,31 +49,6 @@ Sparse fromDense(const std::vector<double>& a, int n) {
     s.pattern.colPtr.push_back(static_cast<int>(s.pattern.rowIdx.size()));
   }
   return s;
-}
-
-// max over columns of ‖A x − b‖∞ / (‖A‖∞ ‖x‖∞ + ‖b‖∞).
-double backwardError(const std::vector<double>& a, const std::vector<double>& x,
-                     const std::vector<double>& b, int n, int nrhs) {
-  double normA = 0;
-  for (int i = 0; i < n; ++i) {
-    double row = 0;
-    for (int j = 0; j < n; ++j) row += std::abs(a[static_cast<std::size_t>(j * n + i)]);
-    normA = std::max(normA, row);
-  }
-  double worst = 0;
-  for (int c = 0; c < nrhs; ++c) {
-    double residual = 0, normX = 0, normB = 0;
-    for (int i = 0; i < n; ++i) {
-      double r = -b[static_cast<std::size_t>(c * n + i)];
-      for (int j = 0; j < n; ++j)
-        r += a[static_cast<std::size_t>(j * n + i)] * x[static_cast<std::size_t>(c * n + j)];
-      residual = std::max(residual, std::abs(r));
-      normX = std::max(normX, std::abs(x[static_cast<std::size_t>(c * n + i)]));
-      normB = std::max(normB, std::abs(b[static_cast<std::size_t>(c * n + i)]));
-    }
-    worst = std::max(worst, residual / (normA * normX + normB));
-  }
-  return worst;
 }
 
 // A random reducible n × n matrix: diagonal blocks of the given sizes (dense, random, not

@@ -5,11 +5,13 @@
 #include <random>
 
 #include "core/integrators/sparse_lu.h"
+#include "support/backward_error.h"
 #include "support/odesd_fixtures.h"
 
 namespace {
 
 using sensode::integrators::detail::SparseLu;
+using sensode::test::backwardError;
 
 // A dense n × n matrix (column-major) as SparseLu's full pattern.
 void loadDense(SparseLu& lu, const std::vector<double>& a, int n) {
@@ -21,30 +23,6 @@ void loadDense(SparseLu& lu, const std::vector<double>& a, int n) {
   lu.analyze(full, SparseLu::Backend::Dense);
   std::copy(a.begin(), a.end(), lu.values());
   QVERIFY(lu.factorize());
-}
-
-// max over columns of ‖A x − b‖∞ / (‖A‖∞ ‖x‖∞): the backward error of each solution.
-double backwardError(const std::vector<double>& a, const std::vector<double>& x,
-                     const std::vector<double>& b, int n, int nrhs) {
-  double normA = 0;
-  for (int i = 0; i < n; ++i) {
-    double row = 0;
-    for (int j = 0; j < n; ++j) row += std::abs(a[static_cast<std::size_t>(j * n + i)]);
-    normA = std::max(normA, row);
-  }
-  double worst = 0;
-  for (int c = 0; c < nrhs; ++c) {
-    double residual = 0, normX = 0;
-    for (int i = 0; i < n; ++i) {
-      double r = -b[static_cast<std::size_t>(c * n + i)];
-      for (int j = 0; j < n; ++j)
-        r += a[static_cast<std::size_t>(j * n + i)] * x[static_cast<std::size_t>(c * n + j)];
-      residual = std::max(residual, std::abs(r));
-      normX = std::max(normX, std::abs(x[static_cast<std::size_t>(c * n + i)]));
-    }
-    worst = std::max(worst, residual / (normA * normX));
-  }
-  return worst;
 }
 
 }  // namespace
