@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "core/integrators/block_triangular.h"
@@ -21,12 +22,40 @@ namespace sensode::integrators::detail {
 
 class BlockDenseLu {
  public:
+  // The symbolic analysis of one pattern: its blocks, where each value goes, the entries below
+  // the blocks. Immutable, shared by every factorisation of the pattern.
+  struct Structure {
+    int n = 0;
+    BlockTriangularForm form;
+    std::vector<std::size_t> factorOffset;  // block b's s × s factors at factors_[factorOffset[b]]
+    std::size_t factorsSize = 0;            // Σ s², the blocks' factors
+    std::size_t couplings = 0;              // entries below the blocks, after the factors
+    // Where factorize() puts each value of the pattern (CSC order) in factors_.
+    std::vector<std::size_t> target;
+    // The entries below the blocks by row (positions in the block order). Block b's rows with
+    // such entries are couplingRow[q] for q in rowsStart[b] … rowsStart[b + 1] − 1; row
+    // couplingRow[q] subtracts Σ coupling()[e] · x[couplingCol[e]] over its entries e in
+    // entryStart[q] … entryStart[q + 1] − 1: one sum per row, where a subtraction per entry
+    // waited on the store of the one before (5 % of Alkan's adjoint run, perf).
+    std::vector<int> rowsStart, couplingRow, entryStart, couplingCol;
+    std::vector<int> colPtr, rowIdx;  // the pattern's, for ‖A‖₁ and the finiteness test
+  };
+
   // Whether the blocks' dense factorisations take at most kMaxFlopFraction of the whole
   // matrix's (Σ s³ against n³).
   static bool worthwhile(const BlockTriangularForm& form, int n);
   static constexpr double kMaxFlopFraction = 0.75;
+  // `pattern`'s structure, or null where its blocks are not worthwhile. Kept per pattern for
+  // the process: every simulation asks again (each condition of a PEtab problem, odeSD's two
+  // LUs), and Tarjan and the analysis were 2 % of Alkan's 0.7 ms time course (perf).
+  static std::shared_ptr<const Structure> structureFor(const symbolic::SparsePattern& pattern);
+  // `pattern` in CSC, `form` its block triangular form (no worthwhile() test, no keeping).
+  static std::shared_ptr<const Structure> analyzeStructure(const symbolic::SparsePattern& pattern,
+                                                           BlockTriangularForm form);
 
-  // `pattern` in CSC with a zero-free diagonal, `form` its block triangular form.
+  // Takes a structure and allocates the factors for it.
+  void use(std::shared_ptr<const Structure> structure);
+  // use(analyzeStructure(pattern, form)).
   void analyze(const symbolic::SparsePattern& pattern, BlockTriangularForm form);
   // Factorises the matrix whose values (the pattern's CSC order) are given; normA receives
   // ‖A‖₁. False when the matrix is singular (as above) or not finite.
@@ -42,25 +71,13 @@ class BlockDenseLu {
   double pivotSpread() const;
 
  private:
-  int n_ = 0;
-  BlockTriangularForm form_;
-  std::vector<std::size_t> factorOffset_;  // block b's s × s factors at factors_[factorOffset_[b]]
+  std::shared_ptr<const Structure> structure_;
   // The blocks' factors, then the values of the entries below the blocks (coupling()).
   std::vector<double> factors_;
-  std::size_t factorsSize_ = 0;
-  // Where factorize() puts each value of the pattern (CSC order) in factors_.
-  std::vector<std::size_t> target_;
   std::vector<int> pivots_;  // each block's own row interchanges (0-based within the block)
   std::vector<double> invDiag_;
-  // The entries below the blocks by row (positions in the block order). Block b's rows with
-  // such entries are couplingRow_[q] for q in rowsStart_[b] … rowsStart_[b + 1] − 1; row
-  // couplingRow_[q] subtracts Σ coupling()[e] · x[couplingCol_[e]] over its entries e in
-  // entryStart_[q] … entryStart_[q + 1] − 1: one sum per row, where a subtraction per entry
-  // waited on the store of the one before (5 % of Alkan's adjoint run, perf).
-  std::vector<int> rowsStart_, couplingRow_, entryStart_, couplingCol_;
-  const double* coupling() const { return factors_.data() + factorsSize_; }
-  std::vector<int> colPtr_, rowIdx_;  // the pattern's, for ‖A‖₁ and the finiteness test
-  std::vector<double> work_;          // solve(): x in the block order; solve(b, nrhs): B's rows
+  std::vector<double> work_;  // solve(): x in the block order; solve(b, nrhs): B's rows
+  const double* coupling() const { return factors_.data() + structure_->factorsSize; }
 };
 
 }  // namespace sensode::integrators::detail

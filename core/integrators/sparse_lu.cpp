@@ -320,10 +320,9 @@ void SparseLu::analyze(const symbolic::SparsePattern& pattern, Backend backend) 
       // Small systems stay whole: their LU is a few hundred multiply-adds, less than the
       // blocks' bookkeeping would add.
       if (n_ > kSmallRows) {
-        BlockTriangularForm form = blockTriangularForm(pattern);
-        if (BlockDenseLu::worthwhile(form, n_)) {
+        if (auto structure = BlockDenseLu::structureFor(pattern)) {
           d.blocks = std::make_unique<BlockDenseLu>();
-          d.blocks->analyze(pattern, std::move(form));
+          d.blocks->use(std::move(structure));
           break;
         }
       }
