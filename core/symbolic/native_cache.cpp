@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <vector>
@@ -124,7 +125,9 @@ NativeCacheEntry::~NativeCacheEntry() {
 // the check and dlopen.
 std::string NativeCacheEntry::loadPath() const { return object.string(); }
 
-std::string sha256Hex(const std::string& bytes) {
+std::string sha256Hex(const std::string& bytes) { return sha256Hex({std::string_view(bytes)}); }
+
+std::string sha256Hex(std::initializer_list<std::string_view> parts) {
   // OpenSSL frees its state in an atexit handler that it registers on first use, i.e. after the
   // statics constructed before that use, so it runs before their destructors. The GUI plugins
   // keep compiled models in such a static; its destructor joins a cc -O2 compile that then
@@ -133,10 +136,15 @@ std::string sha256Hex(const std::string& bytes) {
   // frees OpenSSL's memory instead.
   static const bool initialised = OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, nullptr) == 1;
   if (!initialised) return {};
+  const std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> context(EVP_MD_CTX_new(),
+                                                                  EVP_MD_CTX_free);
+  if (!context || EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1) return {};
+  for (const std::string_view part : parts) {
+    if (EVP_DigestUpdate(context.get(), part.data(), part.size()) != 1) return {};
+  }
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) != 1)
-    return {};
+  if (EVP_DigestFinal_ex(context.get(), digest, &length) != 1) return {};
   static const char* const kHex = "0123456789abcdef";
   std::string out;
   for (unsigned int i = 0; i < length; ++i) {
@@ -212,8 +220,9 @@ NativeCache NativeCache::open() {
 
 std::string NativeCache::key(const std::string& source, const std::string& compiler,
                              const std::string& options) const {
-  return sha256Hex(std::string(kFormat) + "\nsensode " SENSODE_VERSION "\ncompiler " +
-                   compilerIdentity(compiler) + "\noptions " + options + "\n" + source);
+  const std::string header = std::string(kFormat) + "\nsensode " SENSODE_VERSION "\ncompiler " +
+                             compilerIdentity(compiler) + "\noptions " + options + "\n";
+  return sha256Hex({header, source});
 }
 
 fs::path NativeCache::temporaryPath(const std::string& key, const std::string& suffix) const {

@@ -21,8 +21,10 @@
 #pragma once
 
 #include <filesystem>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace sensode::symbolic {
 
@@ -96,6 +98,8 @@ class NativeCache {
 
 // Lowercase hex SHA-256 of `bytes` (OpenSSL's libcrypto).
 std::string sha256Hex(const std::string& bytes);
+// The same of the parts' concatenation, without concatenating them (a model's C is megabytes).
+std::string sha256Hex(std::initializer_list<std::string_view> parts);
 
 // "path size mtime" of the compiler binary `program` resolves to through $PATH and symlinks;
 // computed once per program per process (the key must not spawn a compiler per model).

@@ -46,8 +46,10 @@ std::string nativeSymbol(std::size_t i) { return "sensode_tape_" + std::to_strin
 
 std::string emitNativeSource(const std::vector<const Tape*>& tapes) {
   std::string source = "/* Sensode native evaluators (Tape::emitCScratch) */\n" + Tape::cPrelude();
-  for (std::size_t i = 0; i < tapes.size(); ++i)
-    source += tapes[i]->emitCScratch(nativeSymbol(i)) + "\n";
+  for (std::size_t i = 0; i < tapes.size(); ++i) {
+    tapes[i]->appendCScratch(source, nativeSymbol(i));
+    source += '\n';
+  }
   return source;
 }
 
@@ -315,7 +317,10 @@ void NativeCompiler::compileEarlyUnits(const std::vector<const Tape*>& tapes, Na
   // Only the early units, under their own symbols (nativeSymbol(i) of their index).
   std::string source = "/* Sensode native evaluators, early units */\n" + Tape::cPrelude();
   for (std::size_t i = 0; i < tapes.size(); ++i)
-    if (early[i]) source += tapes[i]->emitCScratch(nativeSymbol(i)) + "\n";
+    if (early[i]) {
+      tapes[i]->appendCScratch(source, nativeSymbol(i));
+      source += '\n';
+    }
   std::string error;
   auto module = TccModule::compile(source, error);
   if (!module) return;  // the whole unit's compilation below says why

@@ -71,6 +71,9 @@ class Tape {
   // into noinline chunks of `chunkStatements`; `s` is caller scratch of numSlots() doubles
   // (values passed between chunks), so no large array lives on the stack.
   std::string emitCScratch(const std::string& functionName, std::size_t chunkStatements = 100) const;
+  // The same appended to `c` (a model's C is the concatenation of its tapes').
+  void appendCScratch(std::string& c, const std::string& functionName,
+                      std::size_t chunkStatements = 100) const;
 
   struct Instr {
     std::uint8_t op;        // Tape opcode (see tape_ops.h)
@@ -84,8 +87,13 @@ class Tape {
   struct Input {
     std::uint32_t slot, index;
   };
-  std::string cExpression(const Instr& ins,
-                          const std::function<std::string(std::uint32_t)>& slotRef) const;
+  // Appends the C expression of `ins` to `c`; slotRef(slot, c) appends a slot's reference.
+  // Defined and instantiated in tape_emit_c.cpp only.
+  template <class SlotRef>
+  void appendCExpression(std::string& c, const Instr& ins, SlotRef&& slotRef) const;
+  // Calls read(slot) for every slot appendCExpression would reference (the same slots).
+  template <class Read>
+  void forEachSlotRead(const Instr& ins, Read&& read) const;
 
   std::vector<Instr> code_;
   std::vector<std::uint32_t> args_;

@@ -25,17 +25,38 @@ using namespace tape_ops;
 
 namespace {
 
-// A double as a C literal that reads back exactly. Non-finite values use the <math.h> macros
-// (a bare `nan` or `inf` is not C); negative values are parenthesised so they can follow any
-// operator.
-std::string cLiteral(double v) {
-  if (std::isnan(v)) return std::signbit(v) ? "(-NAN)" : "NAN";
-  if (std::isinf(v)) return v < 0 ? "(-INFINITY)" : "INFINITY";
+// A double as a C literal that reads back exactly, appended to c. Non-finite values use the
+// <math.h> macros (a bare `nan` or `inf` is not C); negative values are parenthesised so they can
+// follow any operator.
+void appendLiteral(std::string& c, double v) {
+  if (std::isnan(v)) {
+    c += std::signbit(v) ? "(-NAN)" : "NAN";
+    return;
+  }
+  if (std::isinf(v)) {
+    c += v < 0 ? "(-INFINITY)" : "INFINITY";
+    return;
+  }
   char buf[64];
   const auto res = std::to_chars(buf, buf + sizeof buf, v);
-  std::string text(buf, res.ptr);
-  if (text.find_first_of(".e") == std::string::npos) text += ".0";  // a double, not an int
-  return text[0] == '-' ? "(" + text + ")" : text;
+  const std::string_view text(buf, static_cast<std::size_t>(res.ptr - buf));
+  const bool negative = text.front() == '-';
+  if (negative) c += '(';
+  c += text;
+  if (text.find_first_of(".e") == std::string_view::npos) c += ".0";  // a double, not an int
+  if (negative) c += ')';
+}
+
+std::string cLiteral(double v) {
+  std::string c;
+  appendLiteral(c, v);
+  return c;
+}
+
+void appendNumber(std::string& c, std::uint64_t k) {
+  char buf[24];
+  const auto res = std::to_chars(buf, buf + sizeof buf, k);
+  c.append(buf, res.ptr);
 }
 
 // out = base^k as the interpreter's kPowInt computes it: r = 1; for m = |k|, halving m and
@@ -110,67 +131,129 @@ std::string Tape::cPrelude() {
   return c.str();
 }
 
-std::string Tape::cExpression(const Instr& ins,
-                              const std::function<std::string(std::uint32_t)>& sl) const {
-  std::string c;
+// Emission writes into one growing string: it runs on the loading thread of every run whose
+// model is in the compiled-model cache (the key is the hash of the C), so it is part of every
+// run's start (docs/native-cache.md).
+template <class SlotRef>
+void Tape::appendCExpression(std::string& c, const Instr& ins, SlotRef&& sl) const {
+  auto text = [&](std::uint32_t k) {
+    std::string t;
+    sl(k, t);
+    return t;
+  };
   switch (ins.op) {
     case kLinComb:
-      c = cLiteral(ins.c);
-      for (std::uint32_t k = 0; k < ins.b; ++k)
-        c += " + " + cLiteral(coefs_[ins.a + k]) + "*" + sl(args_[ins.a + k]);
-      break;
-    case kProdDiv:
-      c = cLiteral(ins.c);
-      for (std::uint32_t k = 0; k < ins.b; ++k) c += "*" + sl(args_[ins.a + k]);
-      if (ins.n2) {
-        c += "/(1.0";
-        for (std::uint32_t k = 0; k < ins.n2; ++k) c += "*" + sl(args_[ins.a + ins.b + k]);
-        c += ")";
+      appendLiteral(c, ins.c);
+      for (std::uint32_t k = 0; k < ins.b; ++k) {
+        c += " + ";
+        appendLiteral(c, coefs_[ins.a + k]);
+        c += '*';
+        sl(args_[ins.a + k], c);
       }
       break;
-    case kSquare: c = sl(ins.a) + "*" + sl(ins.a); break;
-    case kRecip: c = "1.0/" + sl(ins.a); break;
-    case kSqrt: c = "sqrt(" + sl(ins.a) + ")"; break;
-    case kPowInt: c = cIntegerPower(sl(ins.a), static_cast<int>(ins.c)); break;
-    case kPowConst: c = "pow(" + sl(ins.a) + ", " + cLiteral(ins.c) + ")"; break;
-    case kPow: c = "pow(" + sl(ins.a) + ", " + sl(ins.b) + ")"; break;
+    case kProdDiv:
+      appendLiteral(c, ins.c);
+      for (std::uint32_t k = 0; k < ins.b; ++k) {
+        c += '*';
+        sl(args_[ins.a + k], c);
+      }
+      if (ins.n2) {
+        c += "/(1.0";
+        for (std::uint32_t k = 0; k < ins.n2; ++k) {
+          c += '*';
+          sl(args_[ins.a + ins.b + k], c);
+        }
+        c += ')';
+      }
+      break;
+    case kSquare:
+      sl(ins.a, c);
+      c += '*';
+      sl(ins.a, c);
+      break;
+    case kRecip:
+      c += "1.0/";
+      sl(ins.a, c);
+      break;
+    case kSqrt:
+      c += "sqrt(";
+      sl(ins.a, c);
+      c += ')';
+      break;
+    case kPowInt: c += cIntegerPower(text(ins.a), static_cast<int>(ins.c)); break;
+    case kPowConst:
+      c += "pow(";
+      sl(ins.a, c);
+      c += ", ";
+      appendLiteral(c, ins.c);
+      c += ')';
+      break;
+    case kPow:
+      c += "pow(";
+      sl(ins.a, c);
+      c += ", ";
+      sl(ins.b, c);
+      c += ')';
+      break;
     case kPowLog:
-      c = "sensode_powlog(" + sl(ins.a) + ", " + sl(ins.b) + ", " +
-          std::to_string(static_cast<int>(ins.c)) + ")";
+      c += "sensode_powlog(";
+      sl(ins.a, c);
+      c += ", ";
+      sl(ins.b, c);
+      c += ", " + std::to_string(static_cast<int>(ins.c)) + ")";
       break;
     case kPowStep:
-      c = "sensode_powstep(" + sl(ins.a) + ", " + sl(ins.b) + ", " +
-          std::to_string(static_cast<int>(ins.c)) + ", " + sl(ins.n2) + ")";
+      c += "sensode_powstep(";
+      sl(ins.a, c);
+      c += ", ";
+      sl(ins.b, c);
+      c += ", " + std::to_string(static_cast<int>(ins.c)) + ", ";
+      sl(ins.n2, c);
+      c += ')';
       break;
     case kUnary: {
       const Op op = static_cast<Op>(ins.n2);
-      const std::string a = sl(ins.a);
-      switch (op) {
-        case Op::Exp: c = "exp(" + a + ")"; break;
-        case Op::Log: c = "log(" + a + ")"; break;
-        case Op::Sin: c = "sin(" + a + ")"; break;
-        case Op::Cos: c = "cos(" + a + ")"; break;
-        case Op::Tanh: c = "tanh(" + a + ")"; break;
-        case Op::Abs: c = "fabs(" + a + ")"; break;
-        case Op::Floor: c = "floor(" + a + ")"; break;
-        case Op::Ceil: c = "ceil(" + a + ")"; break;
-        default: c = "sensode_unary(" + std::to_string(static_cast<int>(op)) + ", " + a + ")";
-      }
+      const char* name = op == Op::Exp     ? "exp("
+                         : op == Op::Log   ? "log("
+                         : op == Op::Sin   ? "sin("
+                         : op == Op::Cos   ? "cos("
+                         : op == Op::Tanh  ? "tanh("
+                         : op == Op::Abs   ? "fabs("
+                         : op == Op::Floor ? "floor("
+                         : op == Op::Ceil  ? "ceil("
+                                           : nullptr;
+      if (name) c += name;
+      else c += "sensode_unary(" + std::to_string(static_cast<int>(op)) + ", ";
+      sl(ins.a, c);
+      c += ')';
       break;
     }
     case kBinary: {
       const Op op = static_cast<Op>(ins.n2);
       const char* rel = op == Op::Lt ? "<" : op == Op::Le ? "<=" : op == Op::Gt ? ">"
                       : op == Op::Ge ? ">=" : op == Op::Eq ? "==" : op == Op::Ne ? "!=" : nullptr;
-      if (rel) c = "(double)(" + sl(ins.a) + " " + rel + " " + sl(ins.b) + ")";
-      else c = "sensode_binary(" + std::to_string(static_cast<int>(op)) + ", " + sl(ins.a) + ", " + sl(ins.b) + ")";
+      if (rel) {
+        c += "(double)(";
+        sl(ins.a, c);
+        c += ' ';
+        c += rel;
+        c += ' ';
+        sl(ins.b, c);
+        c += ')';
+      } else {
+        c += "sensode_binary(" + std::to_string(static_cast<int>(op)) + ", ";
+        sl(ins.a, c);
+        c += ", ";
+        sl(ins.b, c);
+        c += ')';
+      }
       break;
     }
     case kNary: {
       const Op op = static_cast<Op>(ins.n2);
-      std::string acc = sl(args_[ins.a]);
+      std::string acc = text(args_[ins.a]);
       for (std::uint32_t k = 1; k < ins.b; ++k) {
-        const std::string y = sl(args_[ins.a + k]);
+        const std::string y = text(args_[ins.a + k]);
         if (op == Op::Min) acc = "sensode_min(" + acc + ", " + y + ")";
         else if (op == Op::Max) acc = "sensode_max(" + acc + ", " + y + ")";
         else if (op == Op::And) acc = "(double)((" + acc + ") != 0 && " + y + " != 0)";
@@ -179,18 +262,57 @@ std::string Tape::cExpression(const Instr& ins,
       }
       if (ins.b == 1 && (op == Op::And || op == Op::Or || op == Op::Xor))
         acc = "(double)(" + acc + " != 0)";
-      c = acc;
+      c += acc;
       break;
     }
     case kSelect: {
-      for (std::uint32_t k = 0; k + 1 < ins.b; k += 2)
-        c += "(" + sl(args_[ins.a + k + 1]) + " != 0) ? " + sl(args_[ins.a + k]) + " : ";
-      c += sl(args_[ins.a + ins.b - 1]);
+      for (std::uint32_t k = 0; k + 1 < ins.b; k += 2) {
+        c += '(';
+        sl(args_[ins.a + k + 1], c);
+        c += " != 0) ? ";
+        sl(args_[ins.a + k], c);
+        c += " : ";
+      }
+      sl(args_[ins.a + ins.b - 1], c);
       break;
     }
-    default: c = "NAN";
+    default: c += "NAN";
   }
-  return c;
+}
+
+template <class Read>
+void Tape::forEachSlotRead(const Instr& ins, Read&& read) const {
+  switch (ins.op) {
+    case kLinComb:
+    case kSelect:
+      for (std::uint32_t k = 0; k < ins.b; ++k) read(args_[ins.a + k]);
+      break;
+    case kNary:  // the first argument is read even when the count is 0, as appendCExpression does
+      read(args_[ins.a]);
+      for (std::uint32_t k = 1; k < ins.b; ++k) read(args_[ins.a + k]);
+      break;
+    case kProdDiv:
+      for (std::uint32_t k = 0; k < ins.b + ins.n2; ++k) read(args_[ins.a + k]);
+      break;
+    case kSquare:
+    case kRecip:
+    case kSqrt:
+    case kPowInt:
+    case kPowConst:
+    case kUnary: read(ins.a); break;
+    case kPow:
+    case kPowLog:
+    case kBinary:
+      read(ins.a);
+      read(ins.b);
+      break;
+    case kPowStep:
+      read(ins.a);
+      read(ins.b);
+      read(ins.n2);
+      break;
+    default: break;
+  }
 }
 
 std::string Tape::emitC(const std::string& name) const {
@@ -212,15 +334,33 @@ std::string Tape::emitC(const std::string& name) const {
   c << "  (void)t; (void)x; (void)p;\n";
   for (const auto& in : xInputs_) c << "  s[" << in.slot << "] = x[" << in.index << "];\n";
   for (const auto& in : pInputs_) c << "  s[" << in.slot << "] = p[" << in.index << "];\n";
-  auto sl = [](std::uint32_t k) { return "s[" + std::to_string(k) + "]"; };
-  for (const Instr& ins : code_) c << "  " << sl(ins.out) << " = " << cExpression(ins, sl) << ";\n";
+  auto sl = [](std::uint32_t k, std::string& out) {
+    out += "s[";
+    appendNumber(out, k);
+    out += ']';
+  };
+  std::string statement;
+  for (const Instr& ins : code_) {
+    statement = "  ";
+    sl(ins.out, statement);
+    statement += " = ";
+    appendCExpression(statement, ins, sl);
+    c << statement << ";\n";
+  }
   for (std::size_t i = 0; i < outputSlots_.size(); ++i)
-    c << "  out[" << i << "] = " << sl(outputSlots_[i]) << ";\n";
+    c << "  out[" << i << "] = s[" << outputSlots_[i] << "];\n";
   c << "}\n";
   return c.str();
 }
 
 std::string Tape::emitCScratch(const std::string& name, std::size_t chunkStatements) const {
+  std::string c;
+  appendCScratch(c, name, chunkStatements);
+  return c;
+}
+
+void Tape::appendCScratch(std::string& c, const std::string& name,
+                          std::size_t chunkStatements) const {
   // GCC and Clang need minutes for -O2 on one function with tens of thousands of statements over
   // one array (alias walking is quadratic), so this form is written for the compiler: every
   // instruction defines its own `const double` (SSA form: plain values, not memory), constants
@@ -244,66 +384,97 @@ std::string Tape::emitCScratch(const std::string& name, std::size_t chunkStateme
                                 : std::max<std::size_t>(1, chunkStatements);
   std::vector<std::uint32_t> current(slots_.size(), UINT32_MAX);
   std::vector<bool> stored(code_.size(), false);
-  std::vector<std::uint32_t> readVersions;
-  auto versionsRead = [&](std::size_t k) {
-    readVersions.clear();
-    auto note = [&](std::uint32_t slot) {
-      if (kind[slot] == kTemp) readVersions.push_back(current[slot]);
-      return std::string();
-    };
-    if (k < code_.size()) cExpression(code_[k], note);
-    else note(outputSlots_[k - code_.size()]);
-  };
   for (std::size_t k = 0; k < numStatements; ++k) {
-    versionsRead(k);
-    for (std::uint32_t v : readVersions)
-      if (v / chunk != k / chunk) stored[v] = true;
-    if (k < code_.size()) current[code_[k].out] = static_cast<std::uint32_t>(k);
+    // A value read in a later chunk than its own goes through the scratch array.
+    auto note = [&](std::uint32_t slot) {
+      if (kind[slot] == kTemp && current[slot] / chunk != k / chunk) stored[current[slot]] = true;
+    };
+    if (k < code_.size()) {
+      forEachSlotRead(code_[k], note);
+      current[code_[k].out] = static_cast<std::uint32_t>(k);
+    } else {
+      note(outputSlots_[k - code_.size()]);
+    }
   }
 
-  std::ostringstream c;
+  c.reserve(c.size() + 64 * numStatements + 256);
   std::fill(current.begin(), current.end(), UINT32_MAX);
   std::size_t k = 0;
-  auto ref = [&](std::uint32_t slot) -> std::string {
+  auto ref = [&](std::uint32_t slot, std::string& out) {
     switch (kind[slot]) {
-      case kConst: return cLiteral(slots_[slot]);
-      case kTime: return "t";
-      case kX: return "x[" + std::to_string(inputIndex[slot]) + "]";
-      case kP: return "p[" + std::to_string(inputIndex[slot]) + "]";
+      case kConst: appendLiteral(out, slots_[slot]); return;
+      case kTime: out += 't'; return;
+      case kX:
+        out += "x[";
+        appendNumber(out, inputIndex[slot]);
+        out += ']';
+        return;
+      case kP:
+        out += "p[";
+        appendNumber(out, inputIndex[slot]);
+        out += ']';
+        return;
       default: break;
     }
     const std::uint32_t v = current[slot];
-    if (v / chunk == k / chunk) return "v" + std::to_string(v);
-    return "s[" + std::to_string(slot) + "]";
+    if (v / chunk == k / chunk) {
+      out += 'v';
+      appendNumber(out, v);
+    } else {
+      out += "s[";
+      appendNumber(out, slot);
+      out += ']';
+    }
   };
   const std::size_t numChunks = std::max<std::size_t>(1, (numStatements + chunk - 1) / chunk);
   const char* params =
       "(double t, const double* restrict x, const double* restrict p, double* restrict out, "
       "double* restrict s)";
   for (std::size_t ch = 0; ch < numChunks; ++ch) {
-    if (numChunks > 1) c << "static __attribute__((noinline)) void " << name << "_" << ch;
-    else c << "void " << name;
-    c << params << " {\n  (void)t; (void)x; (void)p; (void)out; (void)s;\n";
+    if (numChunks > 1) {
+      c += "static __attribute__((noinline)) void " + name + "_";
+      appendNumber(c, ch);
+    } else {
+      c += "void " + name;
+    }
+    c += params;
+    c += " {\n  (void)t; (void)x; (void)p; (void)out; (void)s;\n";
     for (k = ch * chunk; k < std::min(numStatements, (ch + 1) * chunk); ++k) {
       if (k < code_.size()) {
         const Instr& ins = code_[k];
-        c << "  const double v" << k << " = " << cExpression(ins, ref) << ";\n";
+        c += "  const double v";
+        appendNumber(c, k);
+        c += " = ";
+        appendCExpression(c, ins, ref);
+        c += ";\n";
         current[ins.out] = static_cast<std::uint32_t>(k);
-        if (stored[k]) c << "  s[" << ins.out << "] = v" << k << ";\n";
+        if (stored[k]) {
+          c += "  s[";
+          appendNumber(c, ins.out);
+          c += "] = v";
+          appendNumber(c, k);
+          c += ";\n";
+        }
       } else {
         const std::size_t i = k - code_.size();
-        c << "  out[" << i << "] = " << ref(outputSlots_[i]) << ";\n";
+        c += "  out[";
+        appendNumber(c, i);
+        c += "] = ";
+        ref(outputSlots_[i], c);
+        c += ";\n";
       }
     }
-    c << "}\n";
+    c += "}\n";
   }
   if (numChunks > 1) {
-    c << "void " << name << params << " {\n";
-    for (std::size_t ch = 0; ch < numChunks; ++ch)
-      c << "  " << name << "_" << ch << "(t, x, p, out, s);\n";
-    c << "}\n";
+    c += "void " + name + params + " {\n";
+    for (std::size_t ch = 0; ch < numChunks; ++ch) {
+      c += "  " + name + "_";
+      appendNumber(c, ch);
+      c += "(t, x, p, out, s);\n";
+    }
+    c += "}\n";
   }
-  return c.str();
 }
 
 }  // namespace sensode::symbolic

@@ -418,6 +418,15 @@ class TestNativeCache : public QObject {
   void digestAndCompilerIdentity() {
     QCOMPARE(QString::fromStdString(sensode::symbolic::sha256Hex("abc")),
              QString("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+    // In parts (the cache key hashes a header and the model's C without joining them): the
+    // digest of the concatenation, also across OpenSSL's 64-byte blocks.
+    QCOMPARE(QString::fromStdString(sensode::symbolic::sha256Hex({"a", "", "bc"})),
+             QString("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+    const std::string longText(1000, 'x');
+    QCOMPARE(sensode::symbolic::sha256Hex({std::string_view(longText).substr(0, 99),
+                                           std::string_view(longText).substr(99)}),
+             sensode::symbolic::sha256Hex(longText));
+    QVERIFY(sensode::symbolic::sha256Hex({longText, "y"}) != sensode::symbolic::sha256Hex(longText));
     const QString fake = tmp_.filePath("fake-cc");
     QFile f(fake);
     QVERIFY(f.open(QIODevice::WriteOnly));

@@ -240,6 +240,10 @@ void TestTapeEmitC::chunkedScratchFormMatchesTape() {
   roots.push_back(pool.add(terms));
   const Tape tape(pool, in, roots);
   QVERIFY(tape.numInstructions() > 1000);
+  // Appending to a model's C writes the same text after what is there.
+  std::string appended = "/* before */\n";
+  tape.appendCScratch(appended, "chain", 50);
+  QCOMPARE(appended, "/* before */\n" + tape.emitCScratch("chain", 50));
   bool noCompiler = false;
   void* h = compile(Tape::cPrelude() + tape.emitCScratch("chain", 50), "chain", noCompiler);
   if (noCompiler) QSKIP("no system C compiler (cc)");
