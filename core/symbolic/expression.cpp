@@ -274,6 +274,36 @@ bool ExprPool::findSymbol(const std::string& name, Expr& out) const {
 // ---------------------------------------------------------------------------------------------
 // Simplifying builders.
 
+void ExprPool::Weights::sorted() {
+  std::stable_sort(entries_.begin(), entries_.end(),
+                   [](const Entry& a, const Entry& b) { return a.first < b.first; });
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < entries_.size();) {
+    const Expr key = entries_[i].first;
+    double sum = 0;  // as map[key] += value from a value-initialised 0
+    for (; i < entries_.size() && entries_[i].first == key; ++i) sum += entries_[i].second;
+    entries_[out++] = {key, sum};
+  }
+  entries_.resize(out);
+}
+
+std::vector<ExprPool::Weights::Entry>::iterator ExprPool::Weights::find(Expr key) {
+  const auto it = std::lower_bound(entries_.begin(), entries_.end(), key,
+                                   [](const Entry& e, Expr k) { return e.first < k; });
+  return it != entries_.end() && it->first == key ? it : entries_.end();
+}
+
+void ExprPool::Weights::erase(Expr key) {
+  if (const auto it = find(key); it != end()) entries_.erase(it);
+}
+
+double& ExprPool::Weights::operator[](Expr key) {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), key,
+                             [](const Entry& e, Expr k) { return e.first < k; });
+  if (it == entries_.end() || it->first != key) it = entries_.insert(it, {key, 0.0});
+  return it->second;
+}
+
 Expr ExprPool::add(Expr a, Expr b) {
   const Expr t[2] = {a, b};
   return add(std::span<const Expr>(t, 2));
@@ -282,8 +312,11 @@ Expr ExprPool::add(Expr a, Expr b) {
 Expr ExprPool::add(std::span<const Expr> terms) {
   // Flatten, fold constants and combine like terms c1·u + c2·u = (c1+c2)·u.
   double constantSum = 0;
-  std::map<Expr, double> coefficient;  // ordered by handle: canonical operand order
-  std::vector<Expr> stack(terms.begin(), terms.end());
+  ScratchPool<Weights::Entry>::Lease weights(weightScratch_);
+  Weights coefficient(*weights);  // ordered by handle: canonical operand order
+  ScratchPool<Expr>::Lease stackLease(exprScratch_), outLease(exprScratch_);
+  std::vector<Expr>& stack = *stackLease;
+  stack.assign(terms.begin(), terms.end());
   while (!stack.empty()) {
     const Expr t = stack.back();
     stack.pop_back();
@@ -300,11 +333,11 @@ Expr ExprPool::add(std::span<const Expr> terms) {
         auto rest = children(t).subspan(1);
         base = rest.size() == 1 ? rest[0] : intern(Op::Mul, 0, 0, rest);
       }
-      coefficient[base] += c;
+      coefficient.collect(base, c);
     }
   }
-  std::vector<Expr> out;
-  out.reserve(coefficient.size() + 1);
+  coefficient.sorted();
+  std::vector<Expr>& out = *outLease;
   if (constantSum != 0.0 || std::isnan(constantSum)) out.push_back(constant(constantSum));
   for (auto [base, c] : coefficient) {
     if (c == 0.0) continue;
@@ -328,9 +361,11 @@ Expr ExprPool::mul(std::span<const Expr> factors) {
   // Flatten, fold constants, drop ones, combine powers of one base: u^a·u^b = u^(a+b) for
   // constant exponents (so x·x is x^2 and x/x is 1).
   double coef = 1;
-  std::map<Expr, double> exponent;
-  std::vector<Expr> others;  // factors whose exponent is not constant
-  std::vector<Expr> stack(factors.begin(), factors.end());
+  ScratchPool<Weights::Entry>::Lease weights(weightScratch_);
+  Weights exponent(*weights);
+  ScratchPool<Expr>::Lease stackLease(exprScratch_), outLease(exprScratch_);
+  std::vector<Expr>& stack = *stackLease;
+  stack.assign(factors.begin(), factors.end());
   while (!stack.empty()) {
     const Expr f = stack.back();
     stack.pop_back();
@@ -340,15 +375,16 @@ Expr ExprPool::mul(std::span<const Expr> factors) {
     } else if (n.op == Op::Mul) {
       for (Expr c : children(f)) stack.push_back(c);
     } else if (n.op == Op::Pow && isConstant(children(f)[1])) {
-      exponent[children(f)[0]] += nodes_[children(f)[1]].value;
+      exponent.collect(children(f)[0], nodes_[children(f)[1]].value);
     } else {
-      exponent[f] += 1.0;
+      exponent.collect(f, 1.0);
     }
   }
   if (coef == 0.0) return zero_;
+  exponent.sorted();
   mergeSymbolicPowers(exponent);
   foldLogFactors(exponent);
-  std::vector<Expr> out;
+  std::vector<Expr>& out = *outLease;
   for (auto [base, e] : exponent) {
     if (e == 0.0) continue;
     out.push_back(e == 1.0 ? base : pow(base, constant(e)));
@@ -364,7 +400,7 @@ Expr ExprPool::mul(std::span<const Expr> factors) {
 // x^n·x^(n−1) (the quotient rule on a Hill term) is 0·∞ = NaN at x = 0 for n < 1, while
 // x^(2n−1) is the limit (+∞ there, a genuinely infinite derivative that must stay infinite,
 // not turn into NaN).
-void ExprPool::mergeSymbolicPowers(std::map<Expr, double>& exponent) {
+void ExprPool::mergeSymbolicPowers(Weights& exponent) {
   std::map<Expr, std::vector<std::pair<Expr, double>>> byBase;  // base → (power node, count)
   for (auto [f, e] : exponent) {
     if (nodes_[f].op == Op::Pow && !isConstant(children(f)[1]))
@@ -395,7 +431,7 @@ void ExprPool::mergeSymbolicPowers(std::map<Expr, double>& exponent) {
 // becomes the guarded u^v·(ln u)^k, whose value at u = 0 is the limit 0 instead of 0·(−∞) = NaN
 // (u·ln u, x^n·ln x from ∂(x^n)/∂n divided by a denominator, ...). Only positive integer k:
 // the other powers of ln u have no such limit to take.
-void ExprPool::foldLogFactors(std::map<Expr, double>& exponent) {
+void ExprPool::foldLogFactors(Weights& exponent) {
   std::vector<std::pair<Expr, double>> logs;
   for (auto [f, k] : exponent) {
     if (nodes_[f].op == Op::Log && k >= 1 && k <= 16 && k == std::floor(k)) logs.push_back({f, k});
@@ -555,7 +591,9 @@ Expr ExprPool::diff(Expr e, Expr sym) {
 
 Expr ExprPool::diffNode(Expr e, Expr sym) {
   const Node n = nodes_[e];  // copy: building nodes may reallocate nodes_
-  const std::vector<Expr> c(children(e).begin(), children(e).end());
+  ScratchPool<Expr>::Lease childLease(exprScratch_);
+  std::vector<Expr>& c = *childLease;  // a copy too: children_ may be reallocated
+  c.assign(children(e).begin(), children(e).end());
   auto u = [&]() { return c[0]; };
   auto du = [&]() { return diff(c[0], sym); };
   auto sq = [&](Expr x) { return pow(x, constant(2.0)); };
@@ -563,22 +601,23 @@ Expr ExprPool::diffNode(Expr e, Expr sym) {
     case Op::Constant: return zero_;
     case Op::Symbol: return e == sym ? one_ : zero_;
     case Op::Add: {
-      std::vector<Expr> t;
-      for (Expr x : c) t.push_back(diff(x, sym));
-      return add(t);
+      ScratchPool<Expr>::Lease terms(exprScratch_);
+      for (Expr x : c) (*terms).push_back(diff(x, sym));
+      return add(*terms);
     }
     case Op::Mul: {
-      std::vector<Expr> t;
+      ScratchPool<Expr>::Lease terms(exprScratch_), factors(exprScratch_);
       for (std::size_t i = 0; i < c.size(); ++i) {
         const Expr di = diff(c[i], sym);
         if (di == zero_) continue;
-        std::vector<Expr> f;
+        std::vector<Expr>& f = *factors;
+        f.clear();
         for (std::size_t j = 0; j < c.size(); ++j)
           if (j != i) f.push_back(c[j]);
         f.push_back(di);
-        t.push_back(mul(f));
+        (*terms).push_back(mul(f));
       }
-      return add(t);
+      return add(*terms);
     }
     case Op::Pow: {
       const Expr base = c[0], ex = c[1];

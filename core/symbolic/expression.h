@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <map>
 #include <span>
@@ -161,8 +162,61 @@ class ExprPool {
   Expr intern(Op op, double value, std::uint32_t symbol, std::span<const Expr> kids);
   Expr diffNode(Expr e, Expr sym);
   Expr rebuildNode(Expr e, std::span<const Expr> kids);
-  void foldLogFactors(std::map<Expr, double>& exponent);
-  void mergeSymbolicPowers(std::map<Expr, double>& exponent);
+  // An ordered map Expr → double in a sorted vector, for the builders' like terms and powers: a
+  // std::map allocated a node per operand, and with the vectors around it malloc and free were
+  // a fifth of loading a large model. collect() then sorted() gives each key the sum of its
+  // values in the order they were collected, as map[key] += value did.
+  class Weights {
+   public:
+    using Entry = std::pair<Expr, double>;
+    explicit Weights(std::vector<Entry>& storage) : entries_(storage) {}
+    void collect(Expr key, double value) { entries_.push_back({key, value}); }
+    void sorted();
+    std::vector<Entry>::iterator begin() { return entries_.begin(); }
+    std::vector<Entry>::iterator end() { return entries_.end(); }
+    std::vector<Entry>::iterator find(Expr key);
+    std::size_t count(Expr key) { return find(key) != end() ? 1 : 0; }
+    void erase(std::vector<Entry>::iterator it) { entries_.erase(it); }
+    void erase(Expr key);
+    double& operator[](Expr key);  // inserted as 0 when absent, in order
+    std::size_t size() const { return entries_.size(); }
+
+   private:
+    std::vector<Entry>& entries_;
+  };
+  // Buffers the builders and diff() reuse, one per depth of their recursion (a Lease takes the
+  // next and gives it back when it goes out of scope): allocating them afresh on every call was
+  // most of the malloc and free above.
+  template <class T>
+  class ScratchPool {
+   public:
+    class Lease {
+     public:
+      explicit Lease(ScratchPool& pool) : pool_(pool), buffer_(pool.acquire()) {}
+      ~Lease() { --pool_.used_; }
+      Lease(const Lease&) = delete;
+      Lease& operator=(const Lease&) = delete;
+      std::vector<T>& operator*() { return buffer_; }
+
+     private:
+      ScratchPool& pool_;
+      std::vector<T>& buffer_;
+    };
+
+   private:
+    std::vector<T>& acquire() {
+      if (used_ == buffers_.size()) buffers_.emplace_back();  // a deque keeps the others in place
+      std::vector<T>& b = buffers_[used_++];
+      b.clear();
+      return b;
+    }
+    std::deque<std::vector<T>> buffers_;
+    std::size_t used_ = 0;
+  };
+  ScratchPool<Expr> exprScratch_;
+  ScratchPool<Weights::Entry> weightScratch_;
+  void foldLogFactors(Weights& exponent);
+  void mergeSymbolicPowers(Weights& exponent);
 
   std::vector<Node> nodes_;
   std::vector<Expr> children_;
