@@ -141,6 +141,13 @@ void Tape::appendCExpression(std::string& c, const Instr& ins, SlotRef&& sl) con
     sl(k, t);
     return t;
   };
+  // `open` then the two slots, comma-separated: "pow(a, b", "sensode_powlog(a, b", ...
+  auto twoSlots = [&](const char* open, std::uint32_t a, std::uint32_t b) {
+    c += open;
+    sl(a, c);
+    c += ", ";
+    sl(b, c);
+  };
   switch (ins.op) {
     case kLinComb:
       appendLiteral(c, ins.c);
@@ -189,24 +196,15 @@ void Tape::appendCExpression(std::string& c, const Instr& ins, SlotRef&& sl) con
       c += ')';
       break;
     case kPow:
-      c += "pow(";
-      sl(ins.a, c);
-      c += ", ";
-      sl(ins.b, c);
+      twoSlots("pow(", ins.a, ins.b);
       c += ')';
       break;
     case kPowLog:
-      c += "sensode_powlog(";
-      sl(ins.a, c);
-      c += ", ";
-      sl(ins.b, c);
+      twoSlots("sensode_powlog(", ins.a, ins.b);
       c += ", " + std::to_string(static_cast<int>(ins.c)) + ")";
       break;
     case kPowStep:
-      c += "sensode_powstep(";
-      sl(ins.a, c);
-      c += ", ";
-      sl(ins.b, c);
+      twoSlots("sensode_powstep(", ins.a, ins.b);
       c += ", " + std::to_string(static_cast<int>(ins.c)) + ", ";
       sl(ins.n2, c);
       c += ')';
@@ -242,9 +240,7 @@ void Tape::appendCExpression(std::string& c, const Instr& ins, SlotRef&& sl) con
         c += ')';
       } else {
         c += "sensode_binary(" + std::to_string(static_cast<int>(op)) + ", ";
-        sl(ins.a, c);
-        c += ", ";
-        sl(ins.b, c);
+        twoSlots("", ins.a, ins.b);
         c += ')';
       }
       break;
