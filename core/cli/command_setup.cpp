@@ -37,7 +37,9 @@ CommandModel loadCommandModel(const std::string& path,
     std::cerr << "sensode: warning: " << path << ": " << w << "\n";
   CommandModel loaded;
   loaded.modelId = m.id;
-  loaded.model = std::make_shared<const symbolic::CompiledModel>(symbolic::buildOdeSystem(m), native);
+  loaded.model = namingFileOfErrors(path, [&] {
+    return std::make_shared<const symbolic::CompiledModel>(symbolic::buildOdeSystem(m), native);
+  });
   loaded.loadSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   try {

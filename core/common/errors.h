@@ -38,6 +38,18 @@ class SbmlError : public Error {
   std::string file_, element_, reason_;
 };
 
+// Runs build(); an SbmlError it throws without a file (one raised after the import, while the
+// model is compiled: CompiledModel names only the element) leaves with `file` as its file.
+template <class Build>
+auto namingFileOfErrors(const std::string& file, Build&& build) -> decltype(build()) {
+  try {
+    return build();
+  } catch (const SbmlError& e) {
+    if (!e.file().empty()) throw;
+    throw SbmlError(file, e.element(), e.reason());
+  }
+}
+
 // A feature the model uses that Sensode declares unsupported (the test-suite runner skips such
 // cases and reports the reason).
 class UnsupportedFeature : public SbmlError {

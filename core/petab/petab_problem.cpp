@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include "core/common/errors.h"
 #include "core/petab/petab_problem.h"
 
 #include <algorithm>
@@ -192,7 +193,9 @@ Problem loadProblem(const fs::path& yamlFile) {
   const std::vector<FreedTarget> freed = freeInitialAssignmentTargets(m, conditionTargets);
   symbolic::OdeSystem built = symbolic::buildOdeSystem(m);
   pr.initialAssignmentDefaults = takeInitialAssignmentDefaults(built, freed);
-  auto compiled = std::make_shared<symbolic::CompiledModel>(std::move(built));
+  auto compiled = namingFileOfErrors(pr.sbmlFile.string(), [&] {
+    return std::make_shared<symbolic::CompiledModel>(std::move(built));
+  });
   const symbolic::OdeSystem& sys = compiled->system();
   ExprPool& pool = *sys.pool;
 

@@ -108,7 +108,9 @@ void runCaseBody(const fs::path& casesDir, const std::string& id, const IndexEnt
 
   // (model::importSbmlFile serialises the libSBML part itself; the rest runs in parallel.)
   const model::Model m = model::importSbmlFile(c.sbmlFile);
-  auto compiled = std::make_shared<const symbolic::CompiledModel>(symbolic::buildOdeSystem(m));
+  auto compiled = namingFileOfErrors(c.sbmlFile.string(), [&] {
+    return std::make_shared<const symbolic::CompiledModel>(symbolic::buildOdeSystem(m));
+  });
 
   tasks::TimeCourseProblem problem;
   problem.model = compiled;

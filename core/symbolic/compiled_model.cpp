@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <ranges>
 #include <tuple>
@@ -59,6 +60,11 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
+namespace {
+// Row i of a derivative's rows → (the model element it belongs to, what of it the row is).
+using RowElement = std::function<std::pair<std::string, std::string>(int)>;
+}  // namespace
+
 CompiledModel::CompiledModel(OdeSystem system, const NativeOptions& native)
     : system_(std::move(system)), delayInputs_(system_) {
   ExprPool& pool = *system_.pool;
@@ -74,23 +80,37 @@ CompiledModel::CompiledModel(OdeSystem system, const NativeOptions& native)
   const std::unordered_map<Expr, DelayInputChain> chain = delayChainRule(system_);
   // Non-zero total derivatives of `rows` w.r.t. states (wrt = stateOf) or parameters (paramOf):
   // ∂row/∂v plus, for every delay input u the row depends on, ∂row/∂u · du/dv.
+  // A row that cannot be differentiated (factorial of a state, say) is named in the error as
+  // the model element it belongs to (rowElement), for the loaders to add the file.
   auto jacobianOf = [&](const std::vector<Expr>& rows, const std::vector<int>& indexOf,
-                        const auto& varSymbol, int cols, SparsePattern& pattern) {
+                        const auto& varSymbol, int cols, SparsePattern& pattern,
+                        const RowElement& rowElement = {}) {
     const bool byState = &indexOf == &stateOf;
     std::vector<Entry> entries;
+    auto rowError = [&](int i, const Error& e) -> SbmlError {
+      auto [element, what] = rowElement ? rowElement(i) : std::pair<std::string, std::string>{};
+      return SbmlError("", element, (what.empty() ? "" : what + ": ") + e.what());
+    };
     if (chain.empty()) {  // no delays: the plain partial derivatives (the load-time path)
       for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
         throwIfCancelled();
         for (Expr s : pool.dependencies(rows[static_cast<std::size_t>(i)])) {
           const int j = indexOf[pool.node(s).symbol];
           if (j < 0) continue;
-          const Expr d = pool.diff(rows[static_cast<std::size_t>(i)], varSymbol(j));
+          Expr d;
+          try {
+            d = pool.diff(rows[static_cast<std::size_t>(i)], varSymbol(j));
+          } catch (const SbmlError&) {
+            throw;
+          } catch (const Error& e) {
+            throw rowError(i, e);
+          }
           if (d != pool.zero()) entries.push_back({i, j, d});
         }
       }
       return toCsc(std::move(entries), static_cast<int>(rows.size()), cols, pattern);
     }
-    for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
+    for (int i = 0; i < static_cast<int>(rows.size()); ++i) try {
       throwIfCancelled();
       const Expr row = rows[static_cast<std::size_t>(i)];
       std::map<int, std::vector<Expr>> terms;  // column → terms of the derivative
@@ -110,8 +130,23 @@ CompiledModel::CompiledModel(OdeSystem system, const NativeOptions& native)
         const Expr d = pool.add(t);
         if (d != pool.zero()) entries.push_back({i, j, d});
       }
+    } catch (const SbmlError&) {
+      throw;
+    } catch (const Error& e) {
+      throw rowError(i, e);
     }
     return toCsc(std::move(entries), static_cast<int>(rows.size()), cols, pattern);
+  };
+  // Rows of f, a and x0 are the states'; rows of y the outputs' (value, amount, concentration).
+  auto stateRows = [&](const char* what) -> RowElement {
+    return [this, what](int i) {
+      return std::pair<std::string, std::string>{system_.states[static_cast<std::size_t>(i)].id, what};
+    };
+  };
+  const RowElement outputRows = [this](int i) {
+    const auto& outs = system_.outputs;
+    return std::pair<std::string, std::string>{
+        outs[static_cast<std::size_t>(i) % outs.size()].id, "its value as an output"};
   };
   // Total ∂e/∂t (delay inputs move with t along the history).
   auto timeDerivativeOf = [&](Expr e) {
@@ -127,13 +162,22 @@ CompiledModel::CompiledModel(OdeSystem system, const NativeOptions& native)
   auto paramSym = [&](int k) { return system_.params[static_cast<std::size_t>(k)].symbol; };
 
   const std::vector<Expr>& f = system_.rhs;
-  const std::vector<Expr> jValues = jacobianOf(f, stateOf, stateSym, n, jPattern_);
-  const std::vector<Expr> fpValues = jacobianOf(f, paramOf, paramSym, m, fpPattern_);
+  const std::vector<Expr> jValues =
+      jacobianOf(f, stateOf, stateSym, n, jPattern_, stateRows("its rate of change"));
+  const std::vector<Expr> fpValues =
+      jacobianOf(f, paramOf, paramSym, m, fpPattern_, stateRows("its rate of change"));
 
   // ∂f/∂t and a = J·f + ∂f/∂t, built from the J entries already differentiated.
   std::vector<Expr> ft(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
-    ft[static_cast<std::size_t>(i)] = timeDerivativeOf(f[static_cast<std::size_t>(i)]);
+    try {
+      ft[static_cast<std::size_t>(i)] = timeDerivativeOf(f[static_cast<std::size_t>(i)]);
+    } catch (const SbmlError&) {
+      throw;
+    } catch (const Error& e) {
+      throw SbmlError("", system_.states[static_cast<std::size_t>(i)].id,
+                      std::string("its rate of change: ") + e.what());
+    }
     autonomous_ = autonomous_ && ft[static_cast<std::size_t>(i)] == pool.zero();
   }
   std::vector<std::vector<Expr>> aTerms(static_cast<std::size_t>(n));
@@ -146,7 +190,8 @@ CompiledModel::CompiledModel(OdeSystem system, const NativeOptions& native)
     aTerms[static_cast<std::size_t>(i)].push_back(ft[static_cast<std::size_t>(i)]);
     a[static_cast<std::size_t>(i)] = pool.add(aTerms[static_cast<std::size_t>(i)]);
   }
-  const std::vector<Expr> jjValues = jacobianOf(a, stateOf, stateSym, n, jjPattern_);
+  const std::vector<Expr> jjValues = jacobianOf(a, stateOf, stateSym, n, jjPattern_,
+                                                 stateRows("its rate of change's time derivative"));
   // a_p = ∂(J·f + f_t)/∂p = J·f_p + A_mix, A_mix = (∂J/∂p)·f + ∂f_t/∂p: only A_mix is taped, and
   // J·f_p is formed from the J and f_p values (secondParamJacobian). Taped whole, J·f_p's
   // products were most of a_p's tape (Alkan: 3024 instructions against A_mix's 1271; Lang 23345
@@ -172,7 +217,8 @@ CompiledModel::CompiledModel(OdeSystem system, const NativeOptions& native)
     return toCsc(std::move(entries), n, m, apMixPattern_);
   }();
   planSecondParamJacobian();
-  std::vector<Expr> s0Values = jacobianOf(system_.initial, paramOf, paramSym, m, s0Pattern_);
+  std::vector<Expr> s0Values = jacobianOf(system_.initial, paramOf, paramSym, m, s0Pattern_,
+                                          stateRows("its initial value"));
   dae_ = system_.isDae();
   if (dae_) {
     // The algebraic rows of S0 come from the constraints (dae_consistency.h), not from the
@@ -195,8 +241,8 @@ CompiledModel::CompiledModel(OdeSystem system, const NativeOptions& native)
   for (const auto& o : system_.outputs) y.push_back(o.value);
   for (const auto& o : system_.outputs) y.push_back(o.amount);
   for (const auto& o : system_.outputs) y.push_back(o.concentration);
-  const std::vector<Expr> yxValues = jacobianOf(y, stateOf, stateSym, n, yxPattern_);
-  const std::vector<Expr> ypValues = jacobianOf(y, paramOf, paramSym, m, ypPattern_);
+  const std::vector<Expr> yxValues = jacobianOf(y, stateOf, stateSym, n, yxPattern_, outputRows);
+  const std::vector<Expr> ypValues = jacobianOf(y, paramOf, paramSym, m, ypPattern_, outputRows);
   timings_.derivativeSeconds = secondsSince(start);
 
   const auto tapeStart = std::chrono::steady_clock::now();

@@ -2,12 +2,25 @@
 // ExprPool's differentiation (expression.h: diff): derivative rules per operation, memoised per
 // (node, symbol), built with the simplifying builders of expression.cpp.
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "core/common/errors.h"
 #include "core/symbolic/expression.h"
 
 namespace sensode::symbolic {
+
+namespace {
+// An expression's or symbol's text as its model reads: the builder's "@x:" (state) and "@p:"
+// (parameter) prefixes dropped, for messages (SBML ids contain neither '@' nor ':').
+std::string asModelReads(std::string text) {
+  for (const char* prefix : {"@x:", "@p:"}) {
+    for (std::size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at))
+      text.erase(at, 3);
+  }
+  return text;
+}
+}  // namespace
 
 Expr ExprPool::diff(Expr e, Expr sym) {
   if (!isSymbol(sym)) throw Error("ExprPool::diff: can only differentiate by a symbol");
@@ -118,8 +131,8 @@ Expr ExprPool::diffNode(Expr e, Expr sym) {
       return zero_;  // piecewise constant: zero almost everywhere
     case Op::Factorial:
       if (du() == zero_) return zero_;
-      throw Error("cannot differentiate factorial(" + toString(u()) +
-                  ") with respect to '" + symbolName(nodes_[sym].symbol) +
+      throw Error("cannot differentiate factorial(" + asModelReads(toString(u())) +
+                  ") with respect to '" + asModelReads(symbolName(nodes_[sym].symbol)) +
                   "': factorial of a varying argument is not supported");
     case Op::Rem:  // rem(a, b) = a − b·trunc(a/b), trunc piecewise constant
       return sub(diff(c[0], sym), mul(diff(c[1], sym), binary(Op::Quotient, c[0], c[1])));
@@ -139,8 +152,8 @@ Expr ExprPool::diffNode(Expr e, Expr sym) {
       // The driver's history supplies delayed values as input symbols (symbolic/delays.h), whose
       // derivatives the chain rule there adds; a delay node itself is never differentiated.
       if (!dependsOn(e, sym)) return zero_;
-      throw Error("cannot differentiate " + toString(e) + " with respect to '" +
-                  symbolName(nodes_[sym].symbol) + "' before its delay is resolved");
+      throw Error("cannot differentiate " + asModelReads(toString(e)) + " with respect to '" +
+                  asModelReads(symbolName(nodes_[sym].symbol)) + "' before its delay is resolved");
     case Op::Piecewise: {
       std::vector<Expr> p;
       for (std::size_t i = 0; i + 1 < c.size(); i += 2) {

@@ -82,8 +82,9 @@ LoadedModel loadModel(const QString& pathIn, const std::function<void(const QStr
   symbolic::NativeOptions native;
   const QVariant useCache = qApp ? qApp->property(gui::kNativeCacheProperty) : QVariant();
   native.useCache = !useCache.isValid() || useCache.toBool();
-  auto prototype =
-      std::make_shared<const symbolic::CompiledModel>(symbolic::buildOdeSystem(m), native);
+  auto prototype = namingFileOfErrors(loaded.path.toStdString(), [&] {
+    return std::make_shared<const symbolic::CompiledModel>(symbolic::buildOdeSystem(m), native);
+  });
   if (sha256OfFile(loaded.path) != loaded.sha256) {
     throw Error(loaded.path.toStdString() + ": the file changed while it was being read; run again");
   }

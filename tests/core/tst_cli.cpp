@@ -290,6 +290,15 @@ void TestCli::badInputs_data() {
   QTest::newRow("bad --cases") << QStringList{"test-suite", kCases, "--cases", "5-x"} << "5-x" << 2;
   QTest::newRow("missing cases dir")
       << QStringList{"test-suite", "/nonexistent/cases"} << "/nonexistent/cases" << 1;
+  // Imports, then cannot be compiled: the message still names the file and the element.
+  const QString factorial =
+      QStringLiteral(SENSODE_TEST_DATA_DIR) + "/bad_sbml/factorial_of_state.xml";
+  for (const char* command : {"simulate", "sensitivities"}) {
+    QTest::newRow(qPrintable(QString("%1: factorial of a state").arg(command)))
+        << QStringList{command, factorial, "--t-end", "1"}
+        << factorial + ": element 'x': its rate of change: cannot differentiate factorial((1 + x))"
+        << 1;
+  }
   QTest::newRow("unwritable --out")
       << QStringList{"simulate", model, "--out", "/nonexistent/dir/out.csv"}
       << "/nonexistent/dir/out.csv" << 1;

@@ -309,6 +309,13 @@ class TestTasksPlugin : public QObject {
     QCOMPARE(int(result->status()), int(api::TaskStatus::Failed));
     QVERIFY2(result->message().contains(QStringLiteral("delay.xml")), qPrintable(result->message()));
 
+    // Imports, then its Jacobian cannot be formed: the file and the element are still named.
+    const QString factorial = QStringLiteral(SENSODE_TEST_DATA_DIR "/bad_sbml/factorial_of_state.xml");
+    result = runAndWait(*runner, {factorial, QStringLiteral("sbml"), {}}, {});
+    QCOMPARE(int(result->status()), int(api::TaskStatus::Failed));
+    QVERIFY2(result->message().contains(factorial + ": element 'x': its rate of change"),
+             qPrintable(result->message()));
+
     result = runAndWait(*runner, {kRepressilator, QStringLiteral("sbml"), {}}, {{"rtol", 2.0}});
     QCOMPARE(int(result->status()), int(api::TaskStatus::Failed));
     QVERIFY2(result->message().contains(QStringLiteral("rtol")), qPrintable(result->message()));
