@@ -220,7 +220,8 @@ class TestOdeSdLinearSolvers : public QObject {
   }
 
   // Auto's choice between dense and KLU beyond 16 states (SparseLu::denseIsFaster): a banded
-  // pattern stays sparse, a pattern whose LU fills in goes dense, and no pattern beyond
+  // pattern stays sparse, a pattern whose LU fills in goes dense, as does one of full diagonal
+  // blocks (against the blocks' flops, not the whole matrix's), and no pattern beyond
   // kDenseLimitStates does.
   void denseChosenWhereKluWouldSaveLittle() {
     const auto pattern = [](int n, auto inPattern) {
@@ -244,6 +245,11 @@ class TestOdeSdLinearSolvers : public QObject {
     for (char& c : on) c = std::uniform_real_distribution<double>(0, 1)(rng) < 0.35;
     const auto random = [&](int i, int j) { return on[static_cast<std::size_t>(i * 36 + j)] != 0; };
     QVERIFY(SparseLu::denseIsFaster(pattern(36, random)));
+    // Four full 10 × 10 diagonal blocks, coupled below: KLU's flops are about the blocks' own,
+    // far below the whole matrix's 2n³/3, but the dense backend factorises the blocks alone
+    // (BlockDenseLu), so there is nothing for KLU to save.
+    const auto blocks = [](int i, int j) { return i / 10 == j / 10 || (i / 10 > j / 10 && i % 7 == j % 5); };
+    QVERIFY(SparseLu::denseIsFaster(pattern(40, blocks)));
     const auto all = [](int, int) { return true; };
     QVERIFY(SparseLu::denseIsFaster(pattern(SparseLu::kDenseLimitStates, all)));
     QVERIFY(!SparseLu::denseIsFaster(pattern(SparseLu::kDenseLimitStates + 1, all)));
