@@ -419,16 +419,26 @@ struct EventSimulation::Impl {
       // A trigger that has switched by the candidate (or by the end) without a root function
       // changing sign there (t > c just after c; a non-relational trigger) switched earlier:
       // bisect on its value.
+      // The values at `right` are at hand: each evaluation of odeSD's dense output on a stiff
+      // step is an implicit sub-step (BIOMD0000000149: 313 of them for 101 outputs, a third
+      // of them repeats of the one just made).
       const double check = candidate == kInf ? right : candidate;
-      evaluateAt(check, dense, xs, gs, trig);
+      if (check == right) {
+        xs = xR, gs = gR, trig = trigR;
+      } else {
+        evaluateAt(check, dense, xs, gs, trig);
+      }
       double earliest = kInf;
+      bool bisected = false;  // bisectTrigger leaves xs, gs, trig at its last midpoint
       for (int e = 0; e < ne(); ++e)
-        if (trig[static_cast<std::size_t>(e)] != triggerState[static_cast<std::size_t>(e)])
+        if (trig[static_cast<std::size_t>(e)] != triggerState[static_cast<std::size_t>(e)]) {
           earliest = std::min(earliest, bisectTrigger(e, left, check, dense, tol));
+          bisected = true;
+        }
       if (earliest < check - tol || candidate == kInf) consider(earliest, {Cause::Bisected, 0});
       if (candidate == kInf) break;
 
-      evaluateAt(candidate, dense, xs, gs, trig);
+      if (bisected || candidate != check) evaluateAt(candidate, dense, xs, gs, trig);
       bool stop = candidate == due;
       for (std::size_t e = 0; e < static_cast<std::size_t>(ne()); ++e)
         stop = stop || (triggerState[e] == 0 && trig[e] != 0);
