@@ -255,9 +255,12 @@ struct EventSimulation::Impl {
     events.roots(t, x.data(), pp(), gLeft.data());
   }
 
+  // x is left as it was where the triggers and root functions read no state, unless
+  // withState (a stop's state): the dense output of a stiff odeSD step is an implicit sub-step,
+  // and triggers on time alone (BIOMD0000000153's 21 pulses, 0000000301's) need none.
   void evaluateAt(double t, integrators::StepDenseOutput& dense, std::vector<double>& x,
-                  std::vector<double>& g, std::vector<double>& tr) {
-    dense.state(t, x.data());
+                  std::vector<double>& g, std::vector<double>& tr, bool withState = false) {
+    if (withState || events.readsStates()) dense.state(t, x.data());
     events.roots(t, x.data(), pp(), g.data());
     events.triggers(t, x.data(), pp(), tr.data());
   }
@@ -438,7 +441,8 @@ struct EventSimulation::Impl {
       if (earliest < check - tol || candidate == kInf) consider(earliest, {Cause::Bisected, 0});
       if (candidate == kInf) break;
 
-      if (bisected || candidate != check) evaluateAt(candidate, dense, xs, gs, trig);
+      if (bisected || candidate != check || !events.readsStates())
+        evaluateAt(candidate, dense, xs, gs, trig, true);
       bool stop = candidate == due;
       for (std::size_t e = 0; e < static_cast<std::size_t>(ne()); ++e)
         stop = stop || (triggerState[e] == 0 && trig[e] != 0);

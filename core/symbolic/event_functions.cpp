@@ -72,6 +72,8 @@ EventFunctions::EventFunctions(const OdeSystem& system) : system_(&system), dela
       rootSides_.emplace_back(a, b);
     }
   }
+  readsStates_ = std::ranges::any_of(triggers, dependsOnStates) ||
+                 std::ranges::any_of(roots, dependsOnStates);
   triggerTape_ = Tape(pool, withDelays, triggers);
   rootTape_ = Tape(pool, withDelays, roots);
   sides_.resize(roots.size());

@@ -30,6 +30,10 @@ class EventFunctions {
   int numRoots() const { return static_cast<int>(rootTape_.numOutputs() / 2); }
   void roots(double t, const double* x, const double* p, double* out) const;
 
+  // Whether a trigger or a root function reads the states (or a delayed value): where none does,
+  // the driver scans a step for switches without the states inside it.
+  bool readsStates() const { return readsStates_; }
+
   // The times c(p) of relationals t ⋚ c(p) (time events): hit exactly rather than root-found.
   int numTimeRoots() const { return static_cast<int>(timeRootTape_.numOutputs()); }
   void timeRoots(const double* p, double* out) const;
@@ -72,6 +76,7 @@ class EventFunctions {
   std::vector<Expr> timeRootExprs_;               // c_j of time root j
   std::vector<Tape> rootGradients_, timeRootGradients_;
   bool derivatives_ = false;
+  bool readsStates_ = true;
   Tape triggerTape_, rootTape_, timeRootTape_;
   std::vector<PerEvent> events_;
   mutable std::vector<double> sides_;  // a_k, b_k of every root function

@@ -354,6 +354,34 @@ class TestEvents : public QObject {
   }
 
   // Suite case 00026 imports with its event (it was refused before events were supported).
+  // A stiff decay (k = 1000): inside odeSD's long steps each dense output is an implicit
+  // sub-step. A trigger on time alone reads no state, so scanning the steps for it evaluates
+  // none: with a time event that never fires (t ≥ 1000, outputs to t = 10) the run costs the
+  // evaluations and LUs of the run without it, and gives the same values.
+  void triggersOnTimeAloneCostNoDenseOutput() {
+    auto stiff = [](const std::string& events) {
+      std::string xml = decay("", events);
+      const std::string k = R"(id="k" value="0.3")";
+      xml.replace(xml.find(k), k.size(), R"(id="k" value="1000")");
+      return compile(xml);
+    };
+    std::vector<double> times;
+    for (int i = 0; i <= 100; ++i) times.push_back(0.1 * i);
+    const auto plain = timeCourse(stiff(""), Method::OdeSd, times, {"x"});
+    const auto withEvent = timeCourse(
+        stiff(eventXml("never", "<apply><geq/>" + std::string(kTime) + "<cn>1000</cn></apply>",
+                       assign("x", "<cn>0</cn>"))),
+        Method::OdeSd, times, {"x"});
+    QVERIFY2(plain.termination == sensode::tasks::Termination::Success, plain.message.c_str());
+    QVERIFY2(withEvent.termination == sensode::tasks::Termination::Success,
+             withEvent.message.c_str());
+    QVERIFY2(plain.stats.luFactorizations > 50,  // the dense output's sub-steps are there
+             qPrintable(QString::number(plain.stats.luFactorizations)));
+    QCOMPARE(withEvent.stats.rhsEvals, plain.stats.rhsEvals);
+    QCOMPARE(withEvent.stats.luFactorizations, plain.stats.luFactorizations);
+    for (std::size_t i = 0; i < times.size(); ++i) QCOMPARE(withEvent.at(i, 0), plain.at(i, 0));
+  }
+
   void suiteEventImports() {
     const auto path = std::filesystem::path(SENSODE_SHARED_DIR) / "sbml-test-suite" / "cases" /
                       "00026" / "00026-sbml-l3v2.xml";
