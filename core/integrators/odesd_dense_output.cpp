@@ -3,6 +3,8 @@
 // rule on stiff ones.
 #include "core/integrators/odesd_impl.h"
 
+#include <algorithm>
+
 namespace sensode::integrators {
 
 void OdeSdIntegrator::Impl::dense(double tq, double* out, double* outS) {
@@ -14,7 +16,31 @@ void OdeSdIntegrator::Impl::dense(double tq, double* out, double* outS) {
     return;
   }
   const double th = (tq - tPrev) / hm1;
-  if (zLast >= sd.denseSwitch && subStep(th, out, outS)) return;
+  if (zLast >= sd.denseSwitch) {
+    SubStepMemo& memo = subStepMemo;
+    const auto un = static_cast<std::size_t>(n);
+    if (!withS && memo.generation == stepGeneration) {
+      for (std::size_t i = 0; i < memo.count; ++i) {
+        const std::size_t k = (memo.cursor + i) % memo.count;
+        if (memo.tq[k] != tq) continue;
+        std::copy_n(memo.x.get() + k * un, n, out);
+        memo.cursor = k + 1;
+        return;
+      }
+    }
+    if (subStep(th, out, outS)) {
+      if (memo.generation != stepGeneration) {
+        memo.generation = stepGeneration;
+        memo.count = memo.next = memo.cursor = 0;
+      }
+      const std::size_t k = memo.next;
+      memo.tq[k] = tq;
+      std::copy_n(out, n, memo.x.get() + k * un);
+      memo.next = (k + 1) % memo.capacity;
+      memo.count = std::min(memo.count + 1, memo.capacity);
+      return;
+    }
+  }
   hermite(th, out);
   if (withS) {
     const auto k = odesd::hermiteDense(th);

@@ -32,6 +32,7 @@ void OdeSdIntegrator::Impl::restartAt(double tt, const std::vector<double>& xx,
   x = xx;
   if (sens) S = ss;
   history = 0;
+  ++stepGeneration;
   zLast = 0;
   hNext = 0;
   failedRecently = false;

@@ -130,6 +130,20 @@ struct OdeSdIntegrator::Impl {
   // ---- work (allocated in initialize) ----
   std::vector<double> xPred, y, fy, ay, g, c, w, dvec, f1, a1;
   std::vector<double> gFiltered;  // dense output: W(stepLuSize)⁻¹ G of the Hermite value
+  // The stiff dense values already solved on the current step (states only): the event driver
+  // scans a step at the output times inside it, and the outputs then ask again. Valid while
+  // subStepGeneration == stepGeneration (bumped by every accepted step and restart).
+  // Up to `capacity` of them (a step of a stiff run near its steady state can hold hundreds of
+  // output times), then the oldest are overwritten. The buffers are allocated in initialize,
+  // uninitialised: steps do not allocate, and pages no step reaches are never touched. Lookups
+  // come in increasing tq, as the values were stored: the search starts after the last hit.
+  struct SubStepMemo {
+    static constexpr std::size_t kValues = std::size_t{1} << 18;  // capacity × n: 2 MB
+    std::uint64_t generation = ~std::uint64_t{0};
+    std::size_t capacity = 0, count = 0, next = 0, cursor = 0;
+    std::unique_ptr<double[]> tq, x;  // capacity, capacity × n
+  } subStepMemo;
+  std::uint64_t stepGeneration = 0;
   std::vector<double> wIterate;   // Newton: error weights at the current iterate
   std::vector<double> pcDiff;     // x_{n+1} − predictor (OdeSdStepInfo::predictorDistance)
   double pcDistance = 0;          // its weighted RMS norm on the attempt just solved

@@ -348,6 +348,7 @@ void OdeSdIntegrator::Impl::accept(double tStep, double hs, bool landing, int q,
   // lu is W(luStepSize) when kept across steps, else the W(hs) this step was solved with.
   stepLuSize = luStepSize > 0 ? luStepSize : hs;
   ++own.steps;
+  ++stepGeneration;
   ++jacAge;
   failureLoad *= sd.failureLoadDecay;
   if (sens) acceptSensitivities();

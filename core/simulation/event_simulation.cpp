@@ -306,16 +306,28 @@ struct EventSimulation::Impl {
 
   // The step is scanned in pieces no longer than the output spacing: the integrator's step size
   // follows the states, not the triggers, and a trigger such as sin(10 t) < 0 over states that
-  // barely move (suite case 00936) changes sign several times inside one long step.
+  // barely move (suite case 00936) changes sign several times inside one long step. The pieces
+  // end at the output times inside the step, where the outputs will ask for the states too
+  // (odeSD keeps a stiff step's dense values for them), then at the step's end.
   void onStep(double tStart, double tEnd, integrators::StepDenseOutput& dense) {
     if (history) history->addStep(tStart, tEnd, dense);
     if (!scanning) return;
-    const double from = tLeft = std::max(tLeft, tStart);
-    const double pieces =
-        std::clamp(std::ceil((tEnd - from) / sampleSpacing), 1.0, kMaxPiecesPerStep);
-    try {
+    double left = tLeft = std::max(tLeft, tStart);
+    auto scanTo = [&](double right) {
+      // (1e-9: a gap of one spacing, 0.3 − 0.2 = 0.09999999999999998 / 0.1, is one piece)
+      const double pieces =
+          std::clamp(std::ceil((right - left) / sampleSpacing - 1e-9), 1.0, kMaxPiecesPerStep);
       for (double i = 1; i <= pieces; ++i)
-        scan(i == pieces ? tEnd : from + (tEnd - from) * (i / pieces), dense);
+        scan(i == pieces ? right : left + (right - left) * (i / pieces), dense);
+      left = right;
+    };
+    // Nothing after the last output time is reported: a step that ends beyond it (a stiff run's
+    // last step can be ten output spacings long) is scanned up to it.
+    const double end = times->empty() ? tEnd : std::min(tEnd, times->back());
+    try {
+      for (std::size_t k = nextOutput; k < times->size() && (*times)[k] < end; ++k)
+        if ((*times)[k] > left) scanTo((*times)[k]);
+      if (end > left) scanTo(end);
     } catch (const RootStop&) {
       if (propagator) propagateToStop(dense);
       throw;

@@ -355,10 +355,17 @@ class TestEvents : public QObject {
 
   // Suite case 00026 imports with its event (it was refused before events were supported).
   // A stiff decay (k = 1000): inside odeSD's long steps each dense output is an implicit
-  // sub-step. A trigger on time alone reads no state, so scanning the steps for it evaluates
-  // none: with a time event that never fires (t ≥ 1000, outputs to t = 10) the run costs the
-  // evaluations and LUs of the run without it, and gives the same values.
-  void triggersOnTimeAloneCostNoDenseOutput() {
+  // sub-step. Scanning the steps for a trigger adds none: on time alone it reads no state, and on
+  // a state it is sampled at the output times inside the step, whose values the outputs then
+  // reuse. With an event that never fires (t ≥ 1000, or x > 1e6; outputs every 0.1 to t = 10)
+  // the run costs the evaluations and LUs of the run without it, and gives the same values.
+  void scanningForTriggersCostsNoDenseOutput_data() {
+    QTest::addColumn<QString>("trigger");
+    QTest::newRow("time") << "<apply><geq/>" + QString(kTime) + "<cn>1000</cn></apply>";
+    QTest::newRow("state") << "<apply><gt/><ci>x</ci><cn>1e6</cn></apply>";
+  }
+  void scanningForTriggersCostsNoDenseOutput() {
+    QFETCH(QString, trigger);
     auto stiff = [](const std::string& events) {
       std::string xml = decay("", events);
       const std::string k = R"(id="k" value="0.3")";
@@ -369,9 +376,8 @@ class TestEvents : public QObject {
     for (int i = 0; i <= 100; ++i) times.push_back(0.1 * i);
     const auto plain = timeCourse(stiff(""), Method::OdeSd, times, {"x"});
     const auto withEvent = timeCourse(
-        stiff(eventXml("never", "<apply><geq/>" + std::string(kTime) + "<cn>1000</cn></apply>",
-                       assign("x", "<cn>0</cn>"))),
-        Method::OdeSd, times, {"x"});
+        stiff(eventXml("never", trigger.toStdString(), assign("x", "<cn>0</cn>"))), Method::OdeSd,
+        times, {"x"});
     QVERIFY2(plain.termination == sensode::tasks::Termination::Success, plain.message.c_str());
     QVERIFY2(withEvent.termination == sensode::tasks::Termination::Success,
              withEvent.message.c_str());
