@@ -126,6 +126,7 @@ struct EventSimulation::Impl {
   };
   std::deque<Propagated> propagated;
   std::vector<double> xs, gs, trig, xR, gR, trigR;  // scratch
+  std::vector<int> switchedScratch;
 
   const double* pp() const { return p->data(); }
   int ne() const { return events.numEvents(); }
@@ -274,6 +275,9 @@ struct EventSimulation::Impl {
     int side = 0;
     for (int it = 0; b - a > tol && it < kIllinoisIterations + 200; ++it) {
       double m = it < kIllinoisIterations ? b - gb * (b - a) / (gb - ga) : 0.5 * (a + b);
+      // g_k = 0 at b (a time, a threshold hit exactly): the secant stays at b; one value a
+      // tolerance before b decides, where halving took a dozen (BIOMD0000000144).
+      if (gb == 0 && b - tol > a) m = b - tol;
       if (!(m > a && m < b)) m = 0.5 * (a + b);
       evaluateAt(m, dense, xs, gs, trig);
       const double gm = gs[ki];
@@ -445,11 +449,26 @@ struct EventSimulation::Impl {
       }
       double earliest = kInf;
       bool bisected = false;  // bisectTrigger leaves xs, gs, trig at its last midpoint
+      std::vector<int>& switched = switchedScratch;
+      switched.clear();
       for (int e = 0; e < ne(); ++e)
-        if (trig[static_cast<std::size_t>(e)] != triggerState[static_cast<std::size_t>(e)]) {
-          earliest = std::min(earliest, bisectTrigger(e, left, check, dense, tol));
-          bisected = true;
-        }
+        if (trig[static_cast<std::size_t>(e)] != triggerState[static_cast<std::size_t>(e)])
+          switched.push_back(e);
+      // A trigger that switched at the located root, as its relational's does, has not switched
+      // a tolerance before it: one value there instead of bisecting [left, check] again (30–50
+      // sub-steps per event on BIOMD0000000144). A bisection would only matter if it ended
+      // before check − tol.
+      if (!switched.empty() && candidate != kInf && check - tol > left) {
+        evaluateAt(check - tol, dense, xs, gs, trig);
+        bisected = true;
+        std::erase_if(switched, [&](int e) {
+          return trig[static_cast<std::size_t>(e)] == triggerState[static_cast<std::size_t>(e)];
+        });
+      }
+      for (int e : switched) {
+        earliest = std::min(earliest, bisectTrigger(e, left, check, dense, tol));
+        bisected = true;
+      }
       if (earliest < check - tol || candidate == kInf) consider(earliest, {Cause::Bisected, 0});
       if (candidate == kInf) break;
 
