@@ -18,26 +18,24 @@ void OdeSdIntegrator::Impl::dense(double tq, double* out, double* outS) {
   const double th = (tq - tPrev) / hm1;
   if (zLast >= sd.denseSwitch) {
     SubStepMemo& memo = subStepMemo;
+    if (memo.generation != stepGeneration) {
+      memo.generation = stepGeneration;
+      memo.count = 0;
+    }
     const auto un = static_cast<std::size_t>(n);
-    if (!withS && memo.generation == stepGeneration) {
-      for (std::size_t i = 0; i < memo.count; ++i) {
-        const std::size_t k = (memo.cursor + i) % memo.count;
+    if (!withS) {
+      for (std::size_t k = 0; k < memo.count; ++k) {
         if (memo.tq[k] != tq) continue;
-        std::copy_n(memo.x.get() + k * un, n, out);
-        memo.cursor = k + 1;
+        std::copy_n(memo.x.begin() + static_cast<long>(k * un), n, out);
         return;
       }
     }
     if (subStep(th, out, outS)) {
-      if (memo.generation != stepGeneration) {
-        memo.generation = stepGeneration;
-        memo.count = memo.next = memo.cursor = 0;
+      if (memo.count < SubStepMemo::kEntries) {
+        memo.tq[memo.count] = tq;
+        std::copy_n(out, n, memo.x.begin() + static_cast<long>(memo.count * un));
+        ++memo.count;
       }
-      const std::size_t k = memo.next;
-      memo.tq[k] = tq;
-      std::copy_n(out, n, memo.x.get() + k * un);
-      memo.next = (k + 1) % memo.capacity;
-      memo.count = std::min(memo.count + 1, memo.capacity);
       return;
     }
   }

@@ -130,18 +130,17 @@ struct OdeSdIntegrator::Impl {
   // ---- work (allocated in initialize) ----
   std::vector<double> xPred, y, fy, ay, g, c, w, dvec, f1, a1;
   std::vector<double> gFiltered;  // dense output: W(stepLuSize)⁻¹ G of the Hermite value
-  // The stiff dense values already solved on the current step (states only): the event driver
-  // scans a step at the output times inside it, and the outputs then ask again. Valid while
-  // subStepGeneration == stepGeneration (bumped by every accepted step and restart).
-  // Up to `capacity` of them (a step of a stiff run near its steady state can hold hundreds of
-  // output times), then the oldest are overwritten. The buffers are allocated in initialize,
-  // uninitialised: steps do not allocate, and pages no step reaches are never touched. Lookups
-  // come in increasing tq, as the values were stored: the search starts after the last hit.
+  // The first kEntries stiff dense values (states only) solved on the current step: the event
+  // driver scans a step before advanceTo reports its output time, whose implicit sub-step would
+  // otherwise be solved twice (core/simulation/event_simulation.cpp keeps the step's later
+  // outputs itself). Valid while generation == stepGeneration, which every accepted step and
+  // every restart bumps.
   struct SubStepMemo {
-    static constexpr std::size_t kValues = std::size_t{1} << 18;  // capacity × n: 2 MB
+    static constexpr std::size_t kEntries = 8;
     std::uint64_t generation = ~std::uint64_t{0};
-    std::size_t capacity = 0, count = 0, next = 0, cursor = 0;
-    std::unique_ptr<double[]> tq, x;  // capacity, capacity × n
+    std::size_t count = 0;
+    double tq[kEntries] = {};
+    std::vector<double> x;  // kEntries × n, allocated in initialize
   } subStepMemo;
   std::uint64_t stepGeneration = 0;
   std::vector<double> wIterate;   // Newton: error weights at the current iterate

@@ -100,16 +100,7 @@ void OdeSdIntegrator::initialize(std::shared_ptr<const symbolic::CompiledModel> 
   ++d.jacobianWrites;  // jv zeroed: no ‖J‖₁ cached from an earlier run stays valid
   d.initialized = true;
   ++d.stepGeneration;  // no dense value of an earlier run is reused
-  {
-    auto& memo = d.subStepMemo;
-    const auto states = static_cast<std::size_t>(std::max(nx, 1));
-    const std::size_t capacity = std::max<std::size_t>(32, Impl::SubStepMemo::kValues / states);
-    if (capacity != memo.capacity) {  // kept across the restarts of a run with events
-      memo.capacity = capacity;
-      memo.tq.reset(new double[capacity]);
-      memo.x.reset(new double[capacity * states]);
-    }
-  }
+  d.subStepMemo.x.assign(Impl::SubStepMemo::kEntries * static_cast<std::size_t>(nx), 0.0);
   if (nx == 0) return;
   d.buildNewtonPattern();
   // Auto: besides tiny systems, a Newton matrix whose sparse LU would save too little

@@ -127,6 +127,13 @@ struct EventSimulation::Impl {
   std::deque<Propagated> propagated;
   std::vector<double> xs, gs, trig, xR, gR, trigR;  // scratch
   std::vector<int> switchedScratch;
+  // The states the scan found at the output times inside the last step (scannedTimes[i] with
+  // nx values from scannedStates[i·nx]): run() reports them instead of asking the integrator
+  // again, which on a stiff odeSD step would solve the same implicit sub-step a second time.
+  // Only without sensitivities and delays, and for the step just scanned.
+  std::vector<double> scannedTimes, scannedStates;
+  std::size_t scannedNext = 0;
+  static constexpr std::size_t kMaxScannedValues = std::size_t{1} << 19;  // 4 MB
 
   const double* pp() const { return p->data(); }
   int ne() const { return events.numEvents(); }
@@ -315,29 +322,54 @@ struct EventSimulation::Impl {
   // (odeSD keeps a stiff step's dense values for them), then at the step's end.
   void onStep(double tStart, double tEnd, integrators::StepDenseOutput& dense) {
     if (history) history->addStep(tStart, tEnd, dense);
+    forgetScannedOutputs();
     if (!scanning) return;
     double left = tLeft = std::max(tLeft, tStart);
-    auto scanTo = [&](double right) {
+    // The scan reads the states wherever a trigger or root function does; then its values at the
+    // output times are the outputs' own (the same dense output at the same time).
+    const bool keep = events.readsStates() && !sens && !propagator && !history;
+    auto scanTo = [&](double right, bool isOutput) {
       // (1e-9: a gap of one spacing, 0.3 − 0.2 = 0.09999999999999998 / 0.1, is one piece)
       const double pieces =
           std::clamp(std::ceil((right - left) / sampleSpacing - 1e-9), 1.0, kMaxPiecesPerStep);
       for (double i = 1; i <= pieces; ++i)
         scan(i == pieces ? right : left + (right - left) * (i / pieces), dense);
       left = right;
+      if (keep && isOutput && scannedStates.size() + xR.size() <= kMaxScannedValues) {
+        scannedTimes.push_back(right);
+        scannedStates.insert(scannedStates.end(), xR.begin(), xR.end());
+      }
     };
     // Nothing after the last output time is reported: a step that ends beyond it (a stiff run's
     // last step can be ten output spacings long) is scanned up to it.
     const double end = times->empty() ? tEnd : std::min(tEnd, times->back());
     try {
-      for (std::size_t k = nextOutput; k < times->size() && (*times)[k] < end; ++k)
-        if ((*times)[k] > left) scanTo((*times)[k]);
-      if (end > left) scanTo(end);
+      for (std::size_t k = nextOutput; k < times->size() && (*times)[k] <= end; ++k)
+        if ((*times)[k] > left) scanTo((*times)[k], true);
+      if (end > left) scanTo(end, false);
     } catch (const RootStop&) {
+      forgetScannedOutputs();  // run() reports the outputs before the stop (emitOutputsBefore)
       if (propagator) propagateToStop(dense);
       throw;
     }
     tLeft = tEnd;
     if (propagator) propagateOver(tEnd, dense);
+  }
+
+  void forgetScannedOutputs() {
+    scannedTimes.clear();
+    scannedStates.clear();
+    scannedNext = 0;
+  }
+
+  // The scan's states at output time T of the step just taken, if it kept them.
+  bool takeScannedOutput(double T, std::vector<double>& x) {
+    while (scannedNext < scannedTimes.size() && scannedTimes[scannedNext] < T) ++scannedNext;
+    if (scannedNext == scannedTimes.size() || scannedTimes[scannedNext] != T) return false;
+    const auto nx = x.size();
+    const auto from = scannedStates.begin() + static_cast<long>(scannedNext * nx);
+    std::copy(from, from + static_cast<long>(nx), x.begin());
+    return true;
   }
 
   // ---- propagated sensitivities (TrajectorySensitivities) ----
@@ -527,6 +559,7 @@ struct EventSimulation::Impl {
   }
 
   void restart(double t, const std::vector<double>& x) {
+    forgetScannedOutputs();
     if (integrator) integrators::accumulate(finished, integrator->stats());
     else {
       integrator = integrators::makeIntegrator(method);
@@ -735,7 +768,8 @@ void EventSimulation::run(double t0, std::vector<double> x, const std::vector<do
         markSafe();
         continue;
       }
-      d.integrator->advanceTo(T, x, monitor);
+      // An output inside the step the scan went through: its states are at hand.
+      if (d.sens || !d.takeScannedOutput(T, x)) d.integrator->advanceTo(T, x, monitor);
       if (d.propagator) d.takePropagated(T);
       else if (d.sens) d.integrator->sensitivities(d.S);
       t = T;
