@@ -11,9 +11,13 @@
 // value; times of time events (t ⋚ c(p)) and of delayed executions are taken exactly. Both
 // brackets end on the side where the trigger has switched, 1e-12 × max(|t|, piece) wide. Steps
 // are scanned in pieces no longer than the smallest output spacing (the step size follows the
-// states, not the triggers). A switch to true stops the integration there: the callback throws a
-// private exception out of advanceTo(), outputs inside the aborted step come from its dense
-// output, and the integrator is initialized again after the events (odeSD: its start procedure).
+// states, not the triggers), ending at the output times inside the step and going no further
+// than the last one; the states the scan finds at output times are the ones reported there, and
+// where no trigger and no root function reads the states the scan evaluates none (on a stiff
+// odeSD step each dense value is an implicit sub-step). A switch to true stops the integration
+// there: the callback throws a private exception out of advanceTo(), outputs inside the aborted
+// step come from its dense output, and the integrator is initialized again after the events
+// (odeSD: its start procedure). The scan is event_scan.cpp; the rest event_simulation.cpp.
 //
 // Delay differential equations (delay() in rates, rules and outputs): the method of steps. The
 // driver keeps the solution's history from every accepted step's dense output (DelayHistory),
