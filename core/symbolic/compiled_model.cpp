@@ -58,11 +58,9 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-}  // namespace
-
-namespace {
 // Row i of a derivative's rows → (the model element it belongs to, what of it the row is).
 using RowElement = std::function<std::pair<std::string, std::string>(int)>;
+
 }  // namespace
 
 CompiledModel::CompiledModel(OdeSystem system, const NativeOptions& native)
@@ -78,18 +76,30 @@ CompiledModel::CompiledModel(OdeSystem system, const NativeOptions& native)
 
   // Delayed values are inputs whose total derivatives follow the chain rule of delays.h.
   const std::unordered_map<Expr, DelayInputChain> chain = delayChainRule(system_);
+  // Runs compute() for row i of a derivative: an Error it throws (a derivative that cannot be
+  // formed, factorial of a state say) leaves as an SbmlError naming the row's element (`where`),
+  // for the loaders to add the file. Cancellation and errors that name an element pass through.
+  auto namingRow = [](const RowElement& where, int i, auto&& compute) {
+    try {
+      return compute();
+    } catch (const SbmlError&) {
+      throw;
+    } catch (const Cancelled&) {
+      throw;
+    } catch (const Error& e) {
+      auto [element, what] = where ? where(i) : std::pair<std::string, std::string>{};
+      throw SbmlError("", element, (what.empty() ? "" : what + ": ") + e.what());
+    }
+  };
   // Non-zero total derivatives of `rows` w.r.t. states (wrt = stateOf) or parameters (paramOf):
   // ∂row/∂v plus, for every delay input u the row depends on, ∂row/∂u · du/dv.
-  // A row that cannot be differentiated (factorial of a state, say) is named in the error as
-  // the model element it belongs to (rowElement), for the loaders to add the file.
   auto jacobianOf = [&](const std::vector<Expr>& rows, const std::vector<int>& indexOf,
                         const auto& varSymbol, int cols, SparsePattern& pattern,
                         const RowElement& rowElement = {}) {
     const bool byState = &indexOf == &stateOf;
     std::vector<Entry> entries;
-    auto rowError = [&](int i, const Error& e) -> SbmlError {
-      auto [element, what] = rowElement ? rowElement(i) : std::pair<std::string, std::string>{};
-      return SbmlError("", element, (what.empty() ? "" : what + ": ") + e.what());
+    auto diffRow = [&](int i, Expr e, Expr by) {
+      return namingRow(rowElement, i, [&] { return pool.diff(e, by); });
     };
     if (chain.empty()) {  // no delays: the plain partial derivatives (the load-time path)
       for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
@@ -97,32 +107,25 @@ CompiledModel::CompiledModel(OdeSystem system, const NativeOptions& native)
         for (Expr s : pool.dependencies(rows[static_cast<std::size_t>(i)])) {
           const int j = indexOf[pool.node(s).symbol];
           if (j < 0) continue;
-          Expr d;
-          try {
-            d = pool.diff(rows[static_cast<std::size_t>(i)], varSymbol(j));
-          } catch (const SbmlError&) {
-            throw;
-          } catch (const Error& e) {
-            throw rowError(i, e);
-          }
+          const Expr d = diffRow(i, rows[static_cast<std::size_t>(i)], varSymbol(j));
           if (d != pool.zero()) entries.push_back({i, j, d});
         }
       }
       return toCsc(std::move(entries), static_cast<int>(rows.size()), cols, pattern);
     }
-    for (int i = 0; i < static_cast<int>(rows.size()); ++i) try {
+    for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
       throwIfCancelled();
       const Expr row = rows[static_cast<std::size_t>(i)];
       std::map<int, std::vector<Expr>> terms;  // column → terms of the derivative
       for (Expr s : pool.dependencies(row)) {
         const int j = indexOf[pool.node(s).symbol];
         if (j >= 0) {
-          terms[j].push_back(pool.diff(row, varSymbol(j)));
+          terms[j].push_back(diffRow(i, row, varSymbol(j)));
           continue;
         }
         const auto link = chain.find(s);
         if (link == chain.end()) continue;
-        const Expr outer = pool.diff(row, s);
+        const Expr outer = diffRow(i, row, s);
         for (const auto& [col, inner] : byState ? link->second.byState : link->second.byParam)
           terms[col].push_back(pool.mul(outer, inner));
       }
@@ -130,10 +133,6 @@ CompiledModel::CompiledModel(OdeSystem system, const NativeOptions& native)
         const Expr d = pool.add(t);
         if (d != pool.zero()) entries.push_back({i, j, d});
       }
-    } catch (const SbmlError&) {
-      throw;
-    } catch (const Error& e) {
-      throw rowError(i, e);
     }
     return toCsc(std::move(entries), static_cast<int>(rows.size()), cols, pattern);
   };
@@ -170,14 +169,9 @@ CompiledModel::CompiledModel(OdeSystem system, const NativeOptions& native)
   // ∂f/∂t and a = J·f + ∂f/∂t, built from the J entries already differentiated.
   std::vector<Expr> ft(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
-    try {
-      ft[static_cast<std::size_t>(i)] = timeDerivativeOf(f[static_cast<std::size_t>(i)]);
-    } catch (const SbmlError&) {
-      throw;
-    } catch (const Error& e) {
-      throw SbmlError("", system_.states[static_cast<std::size_t>(i)].id,
-                      std::string("its rate of change: ") + e.what());
-    }
+    ft[static_cast<std::size_t>(i)] = namingRow(stateRows("its rate of change"), i, [&] {
+      return timeDerivativeOf(f[static_cast<std::size_t>(i)]);
+    });
     autonomous_ = autonomous_ && ft[static_cast<std::size_t>(i)] == pool.zero();
   }
   std::vector<std::vector<Expr>> aTerms(static_cast<std::size_t>(n));
