@@ -132,7 +132,7 @@ struct OdeSdIntegrator::Impl {
   std::vector<double> gFiltered;  // dense output: W(stepLuSize)⁻¹ G of the Hermite value
   // The first kEntries stiff dense values (states only) solved on the current step: the event
   // driver scans a step before advanceTo reports its output time, whose implicit sub-step would
-  // otherwise be solved twice (core/simulation/event_simulation.cpp keeps the step's later
+  // otherwise be solved twice (core/simulation/event_scan.cpp keeps the step's later
   // outputs itself). Valid while generation == stepGeneration, which every accepted step and
   // every restart bumps.
   struct SubStepMemo {
