@@ -64,6 +64,10 @@ struct Settings {
   double referenceRtol = 0, referenceAtol = 0;
   // Finite differences cannot confirm to kFdAgreement (why); they still run and print.
   std::string fdLimit;
+  // Forward, adjoint and ssASA cannot agree to kAnalyticAgreement at any tolerance a double
+  // can carry (why): their spread is checked against analyticBound instead, and noted.
+  std::string analyticLimit;
+  double analyticBound = 0;
   // The collection's simulatedData are not the model at the nominal parameters (why).
   std::string simulatedDataMismatch;
 };
@@ -79,10 +83,18 @@ Settings settingsFor(const std::string& id) {
   if (id == "Crauste_CellSystems2017") {
     // The nominal point lies within 1e-7 (relative, in rho_P) of a finite-time blow-up of the
     // pathogen: rho_P·(1 + 1e-6) blows up at t ≈ 10.8. Local errors are amplified ~1e6, the
-    // gradient is one direction whose size depends on the distance to the blow-up: forward and
-    // adjoint differed by a common factor (147 at rtol 1e-10 with the sensitivities in the error
-    // test); at rtol 1e-14 they agree to 5.5e-6.
-    s.rtol = 1e-14;
+    // gradient is one direction whose size depends on the distance to the blow-up, and each
+    // integrator converges to it from its own side (dJ/d rho_P, atol 1e-12, 2026-11-30):
+    //   rtol    1e-12  1e-13  1e-14  1e-15
+    //   CVODES   67.9  101.6  105.5  106.2   (forward and adjoint alike)
+    //   odeSD   114.6  107.8  106.7  106.55  (adjoint; forward sensitivities 126, 109.6, 107.0, 106.6)
+    // CVODES's forward and adjoint agree with each other to 5.5e-6 at 1e-14, but both are 1 %
+    // off the limit; across the two integrators the spread is 1.4e-2 at 1e-14 and 4e-3 at 1e-15.
+    s.rtol = 1e-15;
+    s.analyticLimit =
+        "the gradient near the blow-up converges from opposite sides with CVODES and odeSD "
+        "(dJ/d rho_P 106.2 and 106.55 at rtol 1e-15); they agree to 4e-3, not 1e-4";
+    s.analyticBound = 1e-2;
     // Sensode's objective by tolerance: 191.183 (rtol 1e-6, atol 1e-12), 190.965407 (1e-8,
     // 1e-16: AMICI's defaults), 190.963979 (1e-10, 1e-12), 190.9639775726 (1e-12, 1e-16) and
     // 190.9639775757 (1e-14, 1e-16): converged to the simulatedData's llh, while the published
@@ -96,6 +108,22 @@ Settings settingsFor(const std::string& id) {
     s.fdLimit =
         "every finite-difference step >= 2.3e-6 (relative) in rho_P reaches the blow-up, and "
         "smaller ones are noise";
+  }
+  if (id == "Bachmann_MSB2011") {
+    // The nominal point is the published optimum: the gradient (0.26 at most, priors included)
+    // is what is left of terms that cancel. Against a reference at rtol 1e-13, atol 1e-16, at
+    // rtol 1e-10 CVODES's forward is 5.9e-5 off, odeSD's forward 1.0e-4 and its adjoint 4.5e-5,
+    // on different sides (spread 1.4e-4); at rtol 1e-12, atol 1e-14 each is within 1.3e-6.
+    s.rtol = 1e-12;
+    s.atol = 1e-14;
+  }
+  if (id == "Borghans_BiophysChem1997") {
+    // An oscillator: CVODES's states carry a phase error that the gradient amplifies. Against a
+    // reference at rtol 1e-13, atol 1e-16: at rtol 1e-10 CVODES's forward and adjoint gradients
+    // are 1.3e-4 and 1.0e-4 off, odeSD's forward and adjoint 3.5e-6 and 1.5e-6; at rtol 1e-11
+    // CVODES's 2.2e-5, at rtol 1e-12, atol 1e-14 2.6e-6 (odeSD's 4.5e-7).
+    s.rtol = 1e-12;
+    s.atol = 1e-14;
   }
   if (id == "Liu_IFACPapersOnLine2025") {
     // The gradient at the nominal point is 1e-5 of the objective (states up to 1e9): forward
@@ -400,8 +428,12 @@ class TestPetabCollection : public QObject {
     for (const auto& r : check.runs)
       if (r.label == "forward" || r.label == "adjoint" || r.label == "ssasa" || r.label == "fd best")
         line << " t(" << r.label << ")=" << fmt(r.seconds) << "s";
-    if (!(spread <= kAnalyticAgreement))
-      failures.push_back("forward/adjoint/ssASA differ by " + fmt(spread));
+    if (!(spread <= kAnalyticAgreement)) {
+      if (!settings.analyticLimit.empty() && spread <= settings.analyticBound)
+        notes.push_back(settings.analyticLimit);
+      else
+        failures.push_back("forward/adjoint/ssASA differ by " + fmt(spread));
+    }
     for (const auto& r : check.runs)
       for (const auto& f : r.result.fallbacks) notes.push_back("fallback: " + f);
     if (!(fd <= kFdAgreement)) {
