@@ -15,7 +15,6 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
-#include <map>
 #include <span>
 #include <string>
 #include <unordered_map>
